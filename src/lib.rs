@@ -1,0 +1,2 @@
+//! nodeimg: pinned node blueprints for GPU Kubernetes nodes.
+pub mod blueprint;
