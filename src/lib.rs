@@ -1,2 +1,8 @@
-//! nodeimg: pinned node blueprints for GPU Kubernetes nodes.
+//! nodeimg: pinned node blueprints for GPU Kubernetes nodes — rendered
+//! configuration, a reproducible OCI layer, and a boot-time verifier, all
+//! from one checked model.
+
+pub mod atomic;
 pub mod blueprint;
+pub mod cli;
+pub mod command;

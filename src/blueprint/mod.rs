@@ -1,1 +1,150 @@
-//! stub
+//! The node blueprint: loading, checking and the checked [`Blueprint`].
+//!
+//! `load` is the only way to get a `Blueprint`: it reads the YAML with
+//! positions, checks the structure against the schema (all problems at once),
+//! deserialises the typed model, then runs the semantic rules. Later stages
+//! (render, package, verify) take a `Blueprint` and never re-check it.
+
+pub mod cmdline;
+pub mod compat;
+pub mod diagnostic;
+pub mod identity;
+pub mod known_fields;
+pub mod model;
+pub mod reservation;
+pub mod resolve;
+mod rules;
+pub mod schema;
+pub mod source;
+pub mod value;
+pub mod yaml_path;
+
+use std::path::{Path, PathBuf};
+
+use compat::Matrix;
+use diagnostic::{Collector, Diagnostic, Severity};
+use model::RawBlueprint;
+use yaml_path::YamlPath;
+
+/// A blueprint that passed every check.
+#[derive(Debug, Clone)]
+pub struct Blueprint {
+    raw: RawBlueprint,
+    id: String,
+    file: PathBuf,
+}
+
+impl Blueprint {
+    /// The checked model.
+    pub fn spec(&self) -> &RawBlueprint {
+        &self.raw
+    }
+
+    /// `sha256:…` of the canonical resolved form.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The file it was read from.
+    pub fn file(&self) -> &Path {
+        &self.file
+    }
+
+    pub fn name(&self) -> &str {
+        self.raw.metadata.name.as_str()
+    }
+
+    /// Resolved kubelet values (reservations with their arithmetic).
+    pub fn kubelet(&self) -> resolve::Kubelet {
+        resolve::kubelet(&self.raw)
+    }
+}
+
+/// A successful load: the blueprint and any warnings.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    pub blueprint: Blueprint,
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// Reads and checks a blueprint file. Relative paths inside it (overlay,
+/// certificates) are resolved against the file's folder and must exist.
+pub fn load_file(path: &Path, matrix: &Matrix) -> Result<Loaded, Vec<Diagnostic>> {
+    let bytes = std::fs::read(path).map_err(|e| {
+        let mut c = Collector::new(path, None);
+        c.error_pos(
+            "unreadable",
+            &YamlPath::root(),
+            None,
+            format!("cannot read the file: {e}"),
+        );
+        c.finish()
+    })?;
+    let base = path.parent().map(|p| {
+        if p.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            p
+        }
+    });
+    load_bytes(&bytes, path, base, matrix)
+}
+
+/// Checks blueprint text. `base_dir` resolves relative paths; `None` skips
+/// the checks that they exist.
+pub fn load_bytes(
+    bytes: &[u8],
+    file: &Path,
+    base_dir: Option<&Path>,
+    matrix: &Matrix,
+) -> Result<Loaded, Vec<Diagnostic>> {
+    let located = |e: source::SourceError, code: &str| {
+        let mut c = Collector::new(file, None);
+        c.error_pos(code, &e.path, e.pos, e.message);
+        c.finish()
+    };
+    let text = source::decode(bytes).map_err(|e| located(e, "unreadable"))?;
+    let mut doc = source::parse(text).map_err(|e| located(e, "syntax"))?;
+    schema::drop_nulls(&mut doc.value);
+    let mut out = Collector::new(file, Some(&doc.map));
+    if !doc.value.is_object() {
+        out.error(
+            "wrong-type",
+            &YamlPath::root(),
+            "a blueprint is a YAML mapping (`apiVersion: …`, `kind: …`, …)",
+        );
+        return Err(out.finish());
+    }
+    schema::check(&doc.value, &mut out);
+    if out.has_errors() {
+        return Err(out.finish());
+    }
+    let raw: RawBlueprint = match serde_path_to_error::deserialize(&doc.value) {
+        Ok(raw) => raw,
+        Err(e) => {
+            let path = YamlPath::parse(&e.path().to_string());
+            out.error("invalid-value", &path, e.inner().to_string());
+            return Err(out.finish());
+        }
+    };
+    rules::check(&raw, &rules::Context { matrix, base_dir }, &mut out);
+    if out.has_errors() {
+        return Err(out.finish());
+    }
+    let id = identity::id(&raw);
+    Ok(Loaded {
+        blueprint: Blueprint {
+            raw,
+            id,
+            file: file.to_path_buf(),
+        },
+        warnings: out.finish(),
+    })
+}
+
+/// True when any diagnostic is an error (or a warning, under `strict`).
+pub fn fails(diags: &[Diagnostic], strict: bool) -> bool {
+    diags
+        .iter()
+        .any(|d| d.severity == Severity::Error || (strict && d.severity == Severity::Warning))
+}

@@ -1,0 +1,80 @@
+//! A blueprint's id: `sha256:` over its canonical resolved form.
+//!
+//! Canonical means: defaults applied, mapping keys sorted, and absent
+//! optional fields, empty lists and empty mappings omitted — so that adding
+//! an optional field to a later schema, or reordering keys in the YAML, does
+//! not change the id of a blueprint that means the same thing.
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use super::model::RawBlueprint;
+
+/// The canonical JSON text of a blueprint.
+pub fn canonical_json(bp: &RawBlueprint) -> String {
+    let mut v = serde_json::to_value(bp).expect("a blueprint always serialises");
+    prune(&mut v);
+    let mut out = String::new();
+    write(&v, &mut out);
+    out
+}
+
+/// `sha256:<hex>` of the canonical JSON.
+pub fn id(bp: &RawBlueprint) -> String {
+    let digest = Sha256::digest(canonical_json(bp).as_bytes());
+    let mut hex = String::with_capacity(71);
+    hex.push_str("sha256:");
+    for b in digest.iter() {
+        hex.push_str(&format!("{b:02x}"));
+    }
+    hex
+}
+
+/// Drops nulls, empty lists and empty mappings, bottom-up.
+fn prune(v: &mut Value) -> bool {
+    match v {
+        Value::Null => false,
+        Value::Array(a) => {
+            for x in a.iter_mut() {
+                prune(x);
+            }
+            !a.is_empty()
+        }
+        Value::Object(o) => {
+            o.retain(|_, x| prune(x));
+            !o.is_empty()
+        }
+        _ => true,
+    }
+}
+
+/// Writes JSON with keys in byte order and no whitespace.
+fn write(v: &Value, out: &mut String) {
+    match v {
+        Value::Object(o) => {
+            let mut keys: Vec<&String> = o.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, k) in keys.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String((*k).clone()).to_string());
+                out.push(':');
+                write(&o[*k], out);
+            }
+            out.push('}');
+        }
+        Value::Array(a) => {
+            out.push('[');
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write(x, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}

@@ -1,0 +1,267 @@
+//! `kubernetes`: version, declared node capacity, kubelet settings, device
+//! injection (device plugin or DRA), NFD and platform labels, taints.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::blueprint::value::{LabelKey, LabelValue, Quantity, Taint, Version};
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Kubernetes {
+    /// Kubernetes (kubelet) release, e.g. `1.31.4`.
+    pub version: Version,
+    /// What the node has, for reservations and allocatable.
+    pub capacity: Capacity,
+    #[serde(default)]
+    pub kubelet: Kubelet,
+    #[serde(default)]
+    pub device_injection: DeviceInjection,
+    #[serde(default)]
+    pub nfd: Nfd,
+    /// Static labels the node registers with.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<LabelKey, LabelValue>,
+    /// Taints the node registers with (`key=value:Effect`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub taints: Vec<Taint>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Capacity {
+    /// Logical CPUs the kernel sees (with SMT on, twice the cores).
+    pub cpu: u32,
+    pub memory: Quantity,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ephemeral_storage: Option<Quantity>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Kubelet {
+    /// Pods per node (default 110); also feeds reservation policies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_pods: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kube_reserved: Option<Reservation>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_reserved: Option<Reservation>,
+    /// Hard eviction thresholds, e.g. `memory.available: 100Mi`, `nodefs.available: 10%`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub eviction_hard: BTreeMap<EvictionSignal, Threshold>,
+    #[serde(default)]
+    pub cgroup_driver: CgroupDriver,
+    #[serde(default)]
+    pub cpu_manager_policy: CpuManagerPolicy,
+    #[serde(default)]
+    pub topology_manager_policy: TopologyManagerPolicy,
+    #[serde(default)]
+    pub topology_manager_scope: TopologyManagerScope,
+    #[serde(default)]
+    pub memory_manager_policy: MemoryManagerPolicy,
+    /// Further KubeletConfiguration fields, checked against the known fields of
+    /// the pinned Kubernetes version. Fields the typed settings own are refused.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub extra_config: BTreeMap<String, serde_json::Value>,
+}
+
+/// Resources held back from pods: a named policy, explicit values, or both
+/// (explicit values override the policy's).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Reservation {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<ReservationPolicy>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<Quantity>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<Quantity>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ephemeral_storage: Option<Quantity>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ReservationPolicy {
+    /// Amazon EKS: CPU bands; memory 11 MiB × maxPods + 255 MiB; 1Gi ephemeral storage.
+    Eks,
+    /// GKE: CPU bands; memory 25/20/10/6/2 % bands.
+    Gke,
+    /// Only the explicit values given.
+    Static,
+}
+
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+pub enum EvictionSignal {
+    #[serde(rename = "memory.available")]
+    MemoryAvailable,
+    #[serde(rename = "nodefs.available")]
+    NodefsAvailable,
+    #[serde(rename = "nodefs.inodesFree")]
+    NodefsInodesFree,
+    #[serde(rename = "imagefs.available")]
+    ImagefsAvailable,
+    #[serde(rename = "imagefs.inodesFree")]
+    ImagefsInodesFree,
+    #[serde(rename = "containerfs.available")]
+    ContainerfsAvailable,
+    #[serde(rename = "pid.available")]
+    PidAvailable,
+}
+
+impl EvictionSignal {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EvictionSignal::MemoryAvailable => "memory.available",
+            EvictionSignal::NodefsAvailable => "nodefs.available",
+            EvictionSignal::NodefsInodesFree => "nodefs.inodesFree",
+            EvictionSignal::ImagefsAvailable => "imagefs.available",
+            EvictionSignal::ImagefsInodesFree => "imagefs.inodesFree",
+            EvictionSignal::ContainerfsAvailable => "containerfs.available",
+            EvictionSignal::PidAvailable => "pid.available",
+        }
+    }
+}
+
+/// An eviction threshold: a quantity (`100Mi`) or a percentage (`10%`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Threshold {
+    Quantity(Quantity),
+    Percent(crate::blueprint::value::Percent),
+}
+
+impl std::fmt::Display for Threshold {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Threshold::Quantity(q) => q.fmt(f),
+            Threshold::Percent(p) => p.fmt(f),
+        }
+    }
+}
+
+impl std::str::FromStr for Threshold {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s.ends_with('%') {
+            s.parse().map(Threshold::Percent)
+        } else {
+            s.parse().map(Threshold::Quantity)
+        }
+    }
+}
+
+crate::blueprint::value::text_value!(
+    Threshold,
+    "eviction-threshold",
+    "An eviction threshold: a quantity such as 100Mi or a percentage such as 10%.",
+    numbers = true
+);
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CgroupDriver {
+    #[default]
+    Systemd,
+    Cgroupfs,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CpuManagerPolicy {
+    #[default]
+    None,
+    Static,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum TopologyManagerPolicy {
+    #[default]
+    None,
+    BestEffort,
+    Restricted,
+    SingleNumaNode,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TopologyManagerScope {
+    #[default]
+    Container,
+    Pod,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum MemoryManagerPolicy {
+    #[default]
+    None,
+    Static,
+}
+
+/// How pods get devices.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DeviceInjection {
+    #[serde(default)]
+    pub mode: InjectionMode,
+    /// Device plugin or DRA driver release, e.g. `0.17.0`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<Version>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum InjectionMode {
+    /// No devices to inject (CPU-only).
+    #[default]
+    None,
+    DevicePlugin,
+    Dra,
+}
+
+/// Node Feature Discovery and the mapping of vendor labels to stable platform labels.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Nfd {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<NfdSource>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub platform_labels: Vec<PlatformLabel>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum NfdSource {
+    Cpu,
+    Kernel,
+    Memory,
+    Network,
+    Pci,
+    Storage,
+    System,
+    Usb,
+    Custom,
+    Local,
+}
+
+/// When a discovered label has a value, set a platform label.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PlatformLabel {
+    /// Vendor label to match, e.g. `feature.node.kubernetes.io/pci-10de.present`.
+    pub from: LabelKey,
+    /// Value it must have (any value when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub equals: Option<LabelValue>,
+    /// Platform label to set.
+    pub to: LabelKey,
+    pub value: LabelValue,
+}

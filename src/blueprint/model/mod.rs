@@ -1,0 +1,115 @@
+//! The blueprint as written: serde types with `deny_unknown_fields`, one file
+//! per section, each field documented (the docs become the JSON Schema and the
+//! README's blueprint reference).
+//!
+//! These types are only ever built by [`crate::blueprint::load`], which checks
+//! the structure against the schema, every leaf value's syntax, and every
+//! semantic rule before handing out a [`crate::blueprint::Blueprint`].
+
+mod accelerators;
+mod boot;
+mod firmware;
+mod kubernetes;
+mod network;
+mod os;
+mod runtime;
+mod security;
+mod system;
+
+pub use accelerators::*;
+pub use boot::*;
+pub use firmware::*;
+pub use kubernetes::*;
+pub use network::*;
+pub use os::*;
+pub use runtime::*;
+pub use security::*;
+pub use system::*;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::value::{AbsPath, DnsLabel, FileMode, RelPath};
+
+/// The only apiVersion this release reads.
+pub const API_VERSION: &str = "nodeimg.dev/v1alpha1";
+
+/// A pinned, declarative description of one kind of GPU Kubernetes node.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(title = "NodeBlueprint")]
+pub struct RawBlueprint {
+    /// Always `nodeimg.dev/v1alpha1`.
+    pub api_version: ApiVersion,
+    /// Always `NodeBlueprint`.
+    pub kind: Kind,
+    pub metadata: Metadata,
+    pub os: Os,
+    #[serde(default)]
+    pub boot: Boot,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub firmware: Option<Firmware>,
+    /// Absent on a CPU-only node.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accelerators: Option<Accelerators>,
+    #[serde(default)]
+    pub network: Network,
+    pub runtime: Runtime,
+    pub kubernetes: Kubernetes,
+    #[serde(default)]
+    pub system: System,
+    #[serde(default)]
+    pub security: Security,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files: Option<Files>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum ApiVersion {
+    #[serde(rename = "nodeimg.dev/v1alpha1")]
+    V1alpha1,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum Kind {
+    NodeBlueprint,
+}
+
+/// Who this blueprint is and which revision.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Metadata {
+    /// DNS-1123 label naming the node class, e.g. `h100-sxm-ubuntu`.
+    pub name: DnsLabel,
+    /// The blueprint's own revision, e.g. `2026.11.1`.
+    pub version: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+/// A folder copied verbatim into the image layer.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Files {
+    /// Folder relative to the blueprint file; its tree maps onto `/`.
+    pub overlay: RelPath,
+    /// Modes for overlay files (default 0644, or 0755 when the source is executable).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub modes: Vec<FileModeOverride>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FileModeOverride {
+    /// Path on the node, e.g. `/usr/local/bin/gpu-burn-in`.
+    pub path: AbsPath,
+    pub mode: FileMode,
+}
+
+/// `enabled` / `disabled` switches, as BIOS setup screens name them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Toggle {
+    Enabled,
+    Disabled,
+}

@@ -1,0 +1,56 @@
+//! `os`: distribution, patch level and the exact kernel.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::blueprint::value::Version;
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Os {
+    pub distro: Distro,
+    /// Distribution release, e.g. `22.04` or `9.4` (quote it).
+    pub version: Version,
+    /// Patch level: a package snapshot date (`2026-11-15`) or a point release id.
+    pub patch_level: String,
+    /// Exact kernel release as `uname -r` prints it, e.g. `5.15.0-126-generic`.
+    pub kernel: Version,
+    /// cgroup hierarchy; Kubernetes 1.35+ needs v2.
+    #[serde(default)]
+    pub cgroup: CgroupMode,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Distro {
+    Ubuntu,
+    Debian,
+    Rhel,
+    Rocky,
+    Almalinux,
+}
+
+impl Distro {
+    /// RHEL and its rebuilds share paths (trust store, grub, kernel packages).
+    pub fn is_rhel_family(self) -> bool {
+        matches!(self, Distro::Rhel | Distro::Rocky | Distro::Almalinux)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Distro::Ubuntu => "ubuntu",
+            Distro::Debian => "debian",
+            Distro::Rhel => "rhel",
+            Distro::Rocky => "rocky",
+            Distro::Almalinux => "almalinux",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CgroupMode {
+    V1,
+    #[default]
+    V2,
+}

@@ -1,0 +1,160 @@
+//! `runtime`: containerd (version, directories, default runtime, registries)
+//! and CDI (where specs live, who writes them, when they refresh, rollback).
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::blueprint::value::{AbsPath, Version};
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Runtime {
+    pub containerd: Containerd,
+    #[serde(default)]
+    pub cdi: Cdi,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Containerd {
+    /// containerd release, e.g. `1.7.22` or `2.0.4` (decides the config format).
+    pub version: Version,
+    /// Persistent data directory.
+    #[serde(default = "default_root")]
+    pub root: AbsPath,
+    /// Runtime state directory.
+    #[serde(default = "default_state")]
+    pub state: AbsPath,
+    /// Runtime handler pods get by default.
+    #[serde(default)]
+    pub default_runtime: DefaultRuntime,
+    /// Extra sandboxed runtimes to register.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extra_runtimes: Vec<ExtraRuntime>,
+    /// Registry mirrors and private CAs, one entry per registry host.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub registries: Vec<Registry>,
+    /// Further config.toml settings as dotted TOML keys, checked against the
+    /// pinned version's known keys. Keys the typed fields own are refused.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub extra_config: BTreeMap<String, serde_json::Value>,
+}
+
+fn default_root() -> AbsPath {
+    AbsPath::from_const("/var/lib/containerd")
+}
+
+fn default_state() -> AbsPath {
+    AbsPath::from_const("/run/containerd")
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DefaultRuntime {
+    #[default]
+    Runc,
+    /// The NVIDIA runtime (needs NVIDIA accelerators).
+    Nvidia,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ExtraRuntime {
+    /// Kata Containers (VM-isolated pods; needs the IOMMU for device passthrough).
+    Kata,
+    Gvisor,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Registry {
+    /// Registry host as images name it, e.g. `docker.io` or `registry.corp:5000`.
+    pub host: String,
+    /// Mirror endpoints tried in order before the host itself.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mirrors: Vec<String>,
+    /// CA certificate (PEM) for this registry, relative to the blueprint file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_file: Option<crate::blueprint::value::RelPath>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Cdi {
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// Directories containerd reads CDI specs from.
+    #[serde(default = "default_spec_dirs")]
+    pub spec_dirs: Vec<AbsPath>,
+    /// Who writes the specs.
+    #[serde(default)]
+    pub generator: CdiGenerator,
+    /// When the specs are regenerated.
+    #[serde(default = "default_refresh")]
+    pub refresh_on: Vec<CdiRefresh>,
+    /// What happens when regeneration fails.
+    #[serde(default)]
+    pub rollback: CdiRollback,
+}
+
+impl Default for Cdi {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            spec_dirs: default_spec_dirs(),
+            generator: CdiGenerator::default(),
+            refresh_on: default_refresh(),
+            rollback: CdiRollback::default(),
+        }
+    }
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn default_spec_dirs() -> Vec<AbsPath> {
+    vec![
+        AbsPath::from_const("/etc/cdi"),
+        AbsPath::from_const("/var/run/cdi"),
+    ]
+}
+
+fn default_refresh() -> Vec<CdiRefresh> {
+    vec![CdiRefresh::Boot, CdiRefresh::DriverChange]
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum CdiGenerator {
+    /// `nvidia-ctk cdi generate` on the node, before kubelet.
+    NvidiaCtk,
+    /// `amd-ctk cdi generate` on the node, before kubelet.
+    AmdCtk,
+    /// The GPU operator's toolkit container writes them.
+    Operator,
+    /// No generator: no CDI specs (CPU-only nodes).
+    #[default]
+    None,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum CdiRefresh {
+    /// At every boot, before kubelet.
+    Boot,
+    /// When the driver's kernel module changes (module load / package update).
+    DriverChange,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum CdiRollback {
+    /// Keep the previous spec when generation fails, and fail the unit.
+    #[default]
+    KeepPrevious,
+    /// Remove the spec when generation fails (pods then fail to start).
+    Remove,
+}

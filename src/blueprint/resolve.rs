@@ -1,0 +1,124 @@
+//! Values a blueprint implies but does not spell out: the effective maxPods,
+//! the reservations its policies compute, the eviction thresholds kubelet
+//! will use, hugepage memory and the resulting allocatable resources — each
+//! with the sentence that derives it, for `explain`, `diff` and rendering.
+
+use super::model::*;
+use super::reservation::{self, Explained};
+use super::value::Quantity;
+
+/// kubelet's own default for maxPods.
+pub const DEFAULT_MAX_PODS: u32 = 110;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Kubelet {
+    pub max_pods: u32,
+    pub max_pods_how: String,
+    pub kube_reserved: reservation::Resolved,
+    pub system_reserved: reservation::Resolved,
+    /// Thresholds kubelet enforces, with their origin.
+    pub eviction_hard: Vec<(EvictionSignal, Threshold, String)>,
+    /// Memory held by boot-time hugepage pools.
+    pub hugepages: Quantity,
+    pub allocatable_cpu: Explained,
+    pub allocatable_memory: Explained,
+    /// Exact allocatable memory in bytes; negative when over-reserved.
+    pub allocatable_memory_bytes: i128,
+}
+
+/// kubelet's default hard eviction thresholds (used when none are given).
+pub fn default_eviction() -> Vec<(EvictionSignal, Threshold)> {
+    let t = |s: &str| s.parse::<Threshold>().expect("default thresholds parse");
+    vec![
+        (EvictionSignal::MemoryAvailable, t("100Mi")),
+        (EvictionSignal::NodefsAvailable, t("10%")),
+        (EvictionSignal::NodefsInodesFree, t("5%")),
+        (EvictionSignal::ImagefsAvailable, t("15%")),
+    ]
+}
+
+/// Bytes a memory threshold holds back on a node of `capacity` bytes.
+pub fn memory_threshold_bytes(t: &Threshold, capacity: i128) -> i128 {
+    match t {
+        Threshold::Quantity(q) => q.units_ceil(),
+        Threshold::Percent(p) => ((capacity as f64) * p.value() / 100.0).ceil() as i128,
+    }
+}
+
+pub fn kubelet(bp: &RawBlueprint) -> Kubelet {
+    let k = &bp.kubernetes.kubelet;
+    let cap = &bp.kubernetes.capacity;
+    let (max_pods, max_pods_how) = match k.max_pods {
+        Some(n) => (n, "explicit".to_string()),
+        None => (DEFAULT_MAX_PODS, "kubelet default".to_string()),
+    };
+    let empty = Reservation::default();
+    let kube_reserved =
+        reservation::resolve(k.kube_reserved.as_ref().unwrap_or(&empty), cap, max_pods);
+    let system_reserved =
+        reservation::resolve(k.system_reserved.as_ref().unwrap_or(&empty), cap, max_pods);
+    let eviction_hard: Vec<_> = if k.eviction_hard.is_empty() {
+        default_eviction()
+            .into_iter()
+            .map(|(s, t)| (s, t, "kubelet default".to_string()))
+            .collect()
+    } else {
+        k.eviction_hard
+            .iter()
+            .map(|(s, t)| (*s, t.clone(), "explicit".to_string()))
+            .collect()
+    };
+    let hugepages_bytes: i128 = bp
+        .boot
+        .hugepages
+        .iter()
+        .map(|p| p.size.units_ceil() * i128::from(p.count))
+        .sum();
+    let hugepages = Quantity::from_bytes(hugepages_bytes);
+
+    let millis = |e: &Option<Explained>| e.as_ref().map_or(0, |x| x.value.millis_ceil());
+    let cap_m = i128::from(cap.cpu) * 1000;
+    let kr_m = millis(&kube_reserved.cpu);
+    let sr_m = millis(&system_reserved.cpu);
+    let alloc_cpu = cap_m - kr_m - sr_m;
+    let allocatable_cpu = Explained {
+        value: Quantity::from_millis(alloc_cpu),
+        how: format!(
+            "capacity {cap_m}m − kubeReserved {kr_m}m − systemReserved {sr_m}m = {alloc_cpu}m"
+        ),
+    };
+
+    let cap_b = cap.memory.units_ceil();
+    let bytes = |e: &Option<Explained>| e.as_ref().map_or(0, |x| x.value.units_ceil());
+    let kr_b = bytes(&kube_reserved.memory);
+    let sr_b = bytes(&system_reserved.memory);
+    let ev_b = eviction_hard
+        .iter()
+        .find(|(s, _, _)| *s == EvictionSignal::MemoryAvailable)
+        .map_or(0, |(_, t, _)| memory_threshold_bytes(t, cap_b));
+    let alloc_b = cap_b - kr_b - sr_b - ev_b - hugepages_bytes;
+    let mib = |b: i128| format!("{}Mi", b.div_euclid(1 << 20));
+    let allocatable_memory = Explained {
+        value: Quantity::from_bytes(alloc_b.max(0) / (1 << 20) * (1 << 20)),
+        how: format!(
+            "capacity {} − kubeReserved {} − systemReserved {} − eviction {} − hugepages {} = {}",
+            mib(cap_b),
+            mib(kr_b),
+            mib(sr_b),
+            mib(ev_b),
+            mib(hugepages_bytes),
+            mib(alloc_b)
+        ),
+    };
+    Kubelet {
+        max_pods,
+        max_pods_how,
+        kube_reserved,
+        system_reserved,
+        eviction_hard,
+        hugepages,
+        allocatable_cpu,
+        allocatable_memory,
+        allocatable_memory_bytes: alloc_b,
+    }
+}

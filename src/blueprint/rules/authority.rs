@@ -1,0 +1,331 @@
+//! Exactly one owner for the GPU driver, and vendor-consistent choices
+//! around it: the toolkit (CUDA or ROCm), the default runtime, the CDI
+//! generator, the operator, Fabric Manager on NVSwitch systems.
+//!
+//! Two components that both believe they own the driver is the classic way
+//! a GPU node breaks after an upgrade; this is where it is stopped.
+
+use super::p;
+use crate::blueprint::diagnostic::Collector;
+use crate::blueprint::model::*;
+
+pub fn check(bp: &RawBlueprint, out: &mut Collector<'_>) {
+    let rt = &bp.runtime;
+    let Some(acc) = &bp.accelerators else {
+        if rt.containerd.default_runtime == DefaultRuntime::Nvidia {
+            out.error(
+                "vendor-mismatch",
+                &p("runtime.containerd.defaultRuntime"),
+                "the nvidia runtime needs NVIDIA accelerators, and this blueprint declares none",
+            );
+        }
+        if !matches!(rt.cdi.generator, CdiGenerator::None) {
+            out.error(
+                "vendor-mismatch",
+                &p("runtime.cdi.generator"),
+                "a CDI generator needs accelerators, and this blueprint declares none",
+            );
+        }
+        if bp.kubernetes.device_injection.mode != InjectionMode::None {
+            out.error(
+                "vendor-mismatch",
+                &p("kubernetes.deviceInjection.mode"),
+                "device injection needs accelerators, and this blueprint declares none",
+            );
+        }
+        return;
+    };
+    let nvidia = acc.vendor == Vendor::Nvidia;
+
+    // The single driver authority.
+    let op_manages_driver = acc
+        .operator
+        .as_ref()
+        .is_some_and(|o| o.manages.contains(&OperatorComponent::Driver));
+    match acc.driver.authority {
+        DriverAuthority::Preinstalled => {
+            if op_manages_driver {
+                out.error(
+                    "driver-authority",
+                    &p("accelerators.operator.manages"),
+                    "the driver is preinstalled in the image, but the operator is also told to manage it; exactly one component may own the driver",
+                )
+                .hint = Some("remove `driver` from accelerators.operator.manages, or set accelerators.driver.authority: operator".into());
+            }
+            if acc.driver.version.exact().is_none() {
+                out.error(
+                    "driver-authority",
+                    &p("accelerators.driver.version"),
+                    format!(
+                        "a preinstalled driver is pinned to one version; `{}` is a range",
+                        acc.driver.version
+                    ),
+                );
+            }
+        }
+        DriverAuthority::Operator => {
+            if !op_manages_driver {
+                out.error(
+                    "driver-authority",
+                    &p("accelerators.driver.authority"),
+                    "the driver authority is `operator`, but no operator manages the driver; nothing would install it",
+                )
+                .hint = Some("add accelerators.operator with `driver` in manages".into());
+            }
+        }
+    }
+
+    if let Some(op) = &acc.operator {
+        let fits = matches!(
+            (op.name, acc.vendor),
+            (OperatorName::GpuOperator, Vendor::Nvidia)
+                | (OperatorName::AmdGpuOperator, Vendor::Amd)
+        );
+        if !fits {
+            out.error(
+                "vendor-mismatch",
+                &p("accelerators.operator.name"),
+                format!("this operator does not serve {} GPUs", acc.vendor.as_str()),
+            );
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for (i, c) in op.manages.iter().enumerate() {
+            if !seen.insert(*c) {
+                out.error(
+                    "duplicate",
+                    &p("accelerators.operator.manages").index(i),
+                    "listed twice",
+                );
+            }
+        }
+        if op.manages.contains(&OperatorComponent::Toolkit) && acc.container_toolkit.is_some() {
+            out.error(
+                "toolkit-authority",
+                &p("accelerators.containerToolkit"),
+                "the container toolkit is pinned in the image and also managed by the operator; choose one",
+            );
+        }
+    }
+
+    // Toolkit per vendor.
+    match acc.vendor {
+        Vendor::Nvidia => {
+            if acc.rocm.is_some() {
+                out.error(
+                    "vendor-mismatch",
+                    &p("accelerators.rocm"),
+                    "ROCm applies to AMD GPUs, not NVIDIA",
+                );
+            }
+            if acc.cuda.is_none() {
+                out.error(
+                    "missing-field",
+                    &p("accelerators"),
+                    "NVIDIA accelerators need `cuda` (the CUDA release workloads use)",
+                );
+            }
+        }
+        Vendor::Amd => {
+            if acc.cuda.is_some() {
+                out.error(
+                    "vendor-mismatch",
+                    &p("accelerators.cuda"),
+                    "CUDA applies to NVIDIA GPUs, not AMD",
+                );
+            }
+            if acc.rocm.is_none() {
+                out.error(
+                    "missing-field",
+                    &p("accelerators"),
+                    "AMD accelerators need `rocm` (the ROCm release)",
+                );
+            }
+            if rt.containerd.default_runtime == DefaultRuntime::Nvidia {
+                out.error(
+                    "vendor-mismatch",
+                    &p("runtime.containerd.defaultRuntime"),
+                    "the nvidia runtime does not serve AMD GPUs; use runc with CDI",
+                );
+            }
+            if acc.driver.kernel_module.is_some() {
+                out.error(
+                    "vendor-mismatch",
+                    &p("accelerators.driver.kernelModule"),
+                    "kernelModule (open/proprietary) applies to NVIDIA drivers",
+                );
+            }
+        }
+    }
+
+    // CDI generator per vendor and authority.
+    let gen_path = p("runtime.cdi.generator");
+    match rt.cdi.generator {
+        CdiGenerator::NvidiaCtk if !nvidia => {
+            out.error(
+                "vendor-mismatch",
+                &gen_path,
+                "nvidia-ctk generates specs for NVIDIA GPUs only",
+            );
+        }
+        CdiGenerator::AmdCtk if nvidia => {
+            out.error(
+                "vendor-mismatch",
+                &gen_path,
+                "amd-ctk generates specs for AMD GPUs only",
+            );
+        }
+        CdiGenerator::Operator if acc.operator.is_none() => {
+            out.error(
+                "cdi-generator",
+                &gen_path,
+                "CDI specs are to come from the operator, but no operator is declared",
+            );
+        }
+        CdiGenerator::None if rt.cdi.enabled => {
+            out.error(
+                "cdi-generator",
+                &gen_path,
+                "CDI is enabled for GPUs, but nothing generates the specs",
+            )
+            .hint = Some(format!(
+                "set generator: {} (or operator)",
+                if nvidia { "nvidia-ctk" } else { "amd-ctk" }
+            ));
+        }
+        _ => {}
+    }
+    if rt.cdi.generator == CdiGenerator::NvidiaCtk && acc.container_toolkit.is_none() {
+        let owned = acc
+            .operator
+            .as_ref()
+            .is_some_and(|o| o.manages.contains(&OperatorComponent::Toolkit));
+        if !owned {
+            out.error(
+                "cdi-generator",
+                &p("accelerators.containerToolkit"),
+                "nvidia-ctk generates the CDI specs, so the image needs the NVIDIA container toolkit; pin its version",
+            );
+        }
+    }
+
+    // Device injection needs something to run it.
+    let inj = &bp.kubernetes.device_injection;
+    if inj.mode == InjectionMode::None {
+        out.error(
+            "device-injection",
+            &p("kubernetes.deviceInjection.mode"),
+            "accelerators are declared, but no device plugin or DRA driver hands them to pods",
+        );
+    }
+    if inj.mode == InjectionMode::Dra && !rt.cdi.enabled {
+        out.error(
+            "device-injection",
+            &p("runtime.cdi.enabled"),
+            "DRA drivers inject devices through CDI; enable CDI",
+        );
+    }
+
+    // Sharing.
+    let sh = &acc.sharing;
+    let path = p("accelerators.sharing");
+    match sh.mode {
+        SharingMode::Mig => {
+            if !nvidia {
+                out.error("sharing", &path.key("mode"), "MIG is an NVIDIA feature");
+            }
+            if sh.mig_profile.is_none() {
+                out.error(
+                    "sharing",
+                    &path,
+                    "MIG needs `migProfile` (e.g. all-1g.10gb)",
+                );
+            }
+            if sh.replicas.is_some() {
+                out.error(
+                    "sharing",
+                    &path.key("replicas"),
+                    "replicas apply to time-slicing and MPS, not MIG",
+                );
+            }
+        }
+        SharingMode::TimeSlicing | SharingMode::Mps => {
+            if sh.replicas.is_none_or(|r| r < 2) {
+                out.error(
+                    "sharing",
+                    &path,
+                    "time-slicing and MPS need `replicas` of 2 or more",
+                );
+            }
+            if sh.mig_profile.is_some() || sh.mig_strategy.is_some() {
+                out.error(
+                    "sharing",
+                    &path,
+                    "migProfile and migStrategy apply only to mode: mig",
+                );
+            }
+            if sh.mode == SharingMode::Mps && !nvidia {
+                out.error("sharing", &path.key("mode"), "MPS is an NVIDIA feature");
+            }
+        }
+        SharingMode::None => {
+            if sh.mig_profile.is_some() || sh.mig_strategy.is_some() || sh.replicas.is_some() {
+                out.error(
+                    "sharing",
+                    &path,
+                    "sharing settings are given, but mode is none",
+                );
+            }
+        }
+    }
+
+    // Fabric Manager on NVSwitch systems, at the driver's version.
+    let ic = &acc.interconnect;
+    if ic.nvswitch {
+        if !nvidia {
+            out.error(
+                "fabric-manager",
+                &p("accelerators.interconnect.nvswitch"),
+                "NVSwitch is an NVIDIA baseboard part",
+            );
+        }
+        match &ic.fabric_manager {
+            None => {
+                out.error(
+                    "fabric-manager",
+                    &p("accelerators.interconnect"),
+                    "NVSwitch systems need Fabric Manager; without it CUDA fails to initialise on every GPU",
+                )
+                .hint = Some("add fabricManager: {version: <the driver version>}".into());
+            }
+            Some(fm) => {
+                if let Some(driver) = acc.driver.version.exact() {
+                    if fm.version != *driver {
+                        out.error(
+                            "fabric-manager",
+                            &p("accelerators.interconnect.fabricManager.version"),
+                            format!(
+                                "Fabric Manager {} must equal the driver version {driver}",
+                                fm.version
+                            ),
+                        );
+                    }
+                } else if !acc.driver.version.matches(&fm.version) {
+                    out.error(
+                        "fabric-manager",
+                        &p("accelerators.interconnect.fabricManager.version"),
+                        format!(
+                            "Fabric Manager {} is outside the driver constraint {}",
+                            fm.version, acc.driver.version
+                        ),
+                    );
+                }
+            }
+        }
+    } else if ic.fabric_manager.is_some() {
+        out.warning(
+            "fabric-manager",
+            &p("accelerators.interconnect.fabricManager"),
+            "Fabric Manager is only needed on NVSwitch systems (interconnect.nvswitch: true)",
+        );
+    }
+}

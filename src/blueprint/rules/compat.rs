@@ -1,0 +1,312 @@
+//! Checks the blueprint against the compatibility matrix: minimum driver for
+//! the CUDA release, ROCm support for the GPU and OS, what the GPU model can
+//! do (MIG, NVSwitch, PCIe link), and the matrix's generic version rules.
+
+use std::collections::BTreeMap;
+
+use super::p;
+use crate::blueprint::compat::{Component, Have, Matrix, RuleSeverity};
+use crate::blueprint::diagnostic::{Collector, suggest};
+use crate::blueprint::model::*;
+use crate::blueprint::value::VersionReq;
+use crate::blueprint::yaml_path::YamlPath;
+
+pub fn check(bp: &RawBlueprint, m: &Matrix, out: &mut Collector<'_>) {
+    if let Some(acc) = &bp.accelerators {
+        models(acc, m, out);
+        toolkits(bp, acc, m, out);
+    }
+    rules(bp, m, out);
+}
+
+fn models(acc: &Accelerators, m: &Matrix, out: &mut Collector<'_>) {
+    let vendor = acc.vendor.as_str();
+    let Some(model) = m.model(vendor, &acc.model) else {
+        let names = m.model_names(vendor);
+        let d = out.warning(
+            "unknown-model",
+            &p("accelerators.model"),
+            format!(
+                "`{}` is not in the compatibility matrix; MIG, NVSwitch and PCIe expectations cannot be checked",
+                acc.model
+            ),
+        );
+        d.hint = Some(match suggest(&acc.model, names.iter().copied()) {
+            Some(s) => format!("did you mean `{s}`? (or extend the matrix with --matrix)"),
+            None => format!("known {vendor} models: {}", names.join(", ")),
+        });
+        return;
+    };
+    if acc.sharing.mode == SharingMode::Mig && !model.mig {
+        out.error(
+            "mig-capable",
+            &p("accelerators.sharing.mode"),
+            format!("{} does not support MIG", model.model),
+        )
+        .hint = Some(format!("source: {}", model.source));
+    }
+    if acc.interconnect.nvswitch && model.nvswitch == Some(false) {
+        out.error(
+            "nvswitch",
+            &p("accelerators.interconnect.nvswitch"),
+            format!("{} is not built on an NVSwitch baseboard", model.model),
+        );
+    }
+    if let Some(gen_) = model.pcie_gen {
+        if acc.pcie.generation > gen_ {
+            out.error(
+                "pcie-link",
+                &p("accelerators.pcie.generation"),
+                format!(
+                    "{} links at PCIe Gen{gen_} at most; Gen{} can never be reached",
+                    model.model, acc.pcie.generation
+                ),
+            );
+        } else if acc.pcie.generation < gen_ {
+            out.warning(
+                "pcie-link",
+                &p("accelerators.pcie.generation"),
+                format!(
+                    "{} is a PCIe Gen{gen_} part; expecting Gen{} accepts a downgraded link",
+                    model.model, acc.pcie.generation
+                ),
+            );
+        }
+    }
+    if let Some(w) = model.pcie_width
+        && acc.pcie.width != w
+    {
+        out.warning(
+            "pcie-link",
+            &p("accelerators.pcie.width"),
+            format!(
+                "{} is designed for x{w}; expecting x{}",
+                model.model, acc.pcie.width
+            ),
+        );
+    }
+}
+
+fn toolkits(bp: &RawBlueprint, acc: &Accelerators, m: &Matrix, out: &mut Collector<'_>) {
+    if let Some(cuda) = &acc.cuda {
+        match m.cuda_driver(cuda) {
+            None => {
+                out.warning(
+                    "unknown-cuda",
+                    &p("accelerators.cuda"),
+                    format!("CUDA {cuda} is not in the compatibility matrix; its minimum driver cannot be checked"),
+                );
+            }
+            Some(row) => {
+                let need: VersionReq = format!(">={}", row.driver)
+                    .parse()
+                    .expect("a version makes a constraint");
+                let ok = Have::Version(acc.driver.version.clone()).satisfies(need.as_str());
+                let all = acc.driver.version.exact().map(|v| need.matches(v));
+                if !ok || all == Some(false) {
+                    out.error(
+                        "cuda-driver",
+                        &p("accelerators.driver.version"),
+                        format!(
+                            "CUDA {cuda} needs driver {} or later; the driver is {}",
+                            row.driver, acc.driver.version
+                        ),
+                    )
+                    .hint = Some(format!("source: {}", row.source));
+                }
+            }
+        }
+    }
+    if let Some(rocm) = &acc.rocm {
+        match m.rocm_release(rocm) {
+            None => {
+                out.warning(
+                    "unknown-rocm",
+                    &p("accelerators.rocm"),
+                    format!("ROCm {rocm} is not in the compatibility matrix"),
+                );
+            }
+            Some(rel) => {
+                if !rel.gpus.is_empty()
+                    && !rel.gpus.iter().any(|g| g.eq_ignore_ascii_case(&acc.model))
+                {
+                    out.error(
+                        "rocm-gpu",
+                        &p("accelerators.model"),
+                        format!(
+                            "ROCm {} does not list {} ({})",
+                            rel.rocm,
+                            acc.model,
+                            rel.gpus.join(", ")
+                        ),
+                    )
+                    .hint = Some(format!("source: {}", rel.source));
+                }
+                let os = format!("{} {}", bp.os.distro.as_str(), bp.os.version);
+                if !rel.os.is_empty() && !rel.os.iter().any(|o| o.eq_ignore_ascii_case(&os)) {
+                    out.warning(
+                        "rocm-os",
+                        &p("os.version"),
+                        format!("ROCm {} does not list {os} as supported", rel.rocm),
+                    )
+                    .hint = Some(format!(
+                        "supported: {}; source: {}",
+                        rel.os.join(", "),
+                        rel.source
+                    ));
+                }
+            }
+        }
+    }
+}
+
+/// Every component the matrix rules can name, with where it is set.
+fn components(bp: &RawBlueprint) -> BTreeMap<Component, (Have, YamlPath)> {
+    let mut c = BTreeMap::new();
+    let exact = |v: &crate::blueprint::value::Version| {
+        Have::Version(
+            format!("={v}")
+                .parse()
+                .expect("a version makes a constraint"),
+        )
+    };
+    c.insert(
+        Component::Kubernetes,
+        (exact(&bp.kubernetes.version), p("kubernetes.version")),
+    );
+    c.insert(
+        Component::Containerd,
+        (
+            exact(&bp.runtime.containerd.version),
+            p("runtime.containerd.version"),
+        ),
+    );
+    c.insert(Component::Kernel, (exact(&bp.os.kernel), p("os.kernel")));
+    let cgroup = match bp.os.cgroup {
+        CgroupMode::V1 => "v1",
+        CgroupMode::V2 => "v2",
+    };
+    c.insert(
+        Component::Cgroup,
+        (Have::Name(cgroup.into()), p("os.cgroup")),
+    );
+    let inj = &bp.kubernetes.device_injection;
+    let mode = match inj.mode {
+        InjectionMode::None => "none",
+        InjectionMode::DevicePlugin => "device-plugin",
+        InjectionMode::Dra => "dra",
+    };
+    c.insert(
+        Component::DeviceInjection,
+        (
+            Have::Name(mode.into()),
+            p("kubernetes.deviceInjection.mode"),
+        ),
+    );
+    let generator = match bp.runtime.cdi.generator {
+        CdiGenerator::NvidiaCtk => "nvidia-ctk",
+        CdiGenerator::AmdCtk => "amd-ctk",
+        CdiGenerator::Operator => "operator",
+        CdiGenerator::None => "none",
+    };
+    c.insert(
+        Component::CdiGenerator,
+        (Have::Name(generator.into()), p("runtime.cdi.generator")),
+    );
+    if let Some(acc) = &bp.accelerators {
+        let nvidia = acc.vendor == Vendor::Nvidia;
+        if nvidia {
+            c.insert(
+                Component::NvidiaDriver,
+                (
+                    Have::Version(acc.driver.version.clone()),
+                    p("accelerators.driver.version"),
+                ),
+            );
+            if let Some(v) = &acc.container_toolkit {
+                c.insert(
+                    Component::NvidiaContainerToolkit,
+                    (exact(v), p("accelerators.containerToolkit")),
+                );
+            }
+            if let Some(v) = &inj.version {
+                let comp = match inj.mode {
+                    InjectionMode::Dra => Some(Component::NvidiaDraDriver),
+                    InjectionMode::DevicePlugin => Some(Component::NvidiaDevicePlugin),
+                    InjectionMode::None => None,
+                };
+                if let Some(comp) = comp {
+                    c.insert(comp, (exact(v), p("kubernetes.deviceInjection.version")));
+                }
+            }
+        }
+        if let Some(v) = &acc.cuda {
+            c.insert(Component::Cuda, (exact(v), p("accelerators.cuda")));
+        }
+        if let Some(v) = &acc.rocm {
+            c.insert(Component::Rocm, (exact(v), p("accelerators.rocm")));
+        }
+        if let Some(op) = &acc.operator {
+            let comp = match op.name {
+                OperatorName::GpuOperator => Component::GpuOperator,
+                OperatorName::AmdGpuOperator => Component::AmdGpuOperator,
+            };
+            c.insert(
+                comp,
+                (exact(&op.version), p("accelerators.operator.version")),
+            );
+        }
+    }
+    c
+}
+
+fn rules(bp: &RawBlueprint, m: &Matrix, out: &mut Collector<'_>) {
+    let have = components(bp);
+    for rule in &m.rules {
+        let applies = rule
+            .when
+            .iter()
+            .all(|(comp, want)| have.get(comp).is_some_and(|(h, _)| h.satisfies(want)));
+        if !applies {
+            continue;
+        }
+        for (comp, want) in &rule.require {
+            let Some((h, path)) = have.get(comp) else {
+                continue;
+            };
+            if h.satisfies(want) {
+                continue;
+            }
+            let message = format!(
+                "{} is {}, needs {want}: {}",
+                comp_name(*comp),
+                h.describe(),
+                rule.message
+            );
+            let d = match rule.severity {
+                RuleSeverity::Error => out.error(&rule.id, path, message),
+                RuleSeverity::Warning => out.warning(&rule.id, path, message),
+            };
+            d.hint = Some(format!("source: {}", rule.source));
+        }
+    }
+}
+
+fn comp_name(c: Component) -> &'static str {
+    match c {
+        Component::Kubernetes => "Kubernetes",
+        Component::Containerd => "containerd",
+        Component::NvidiaDriver => "the NVIDIA driver",
+        Component::Cuda => "CUDA",
+        Component::Rocm => "ROCm",
+        Component::Kernel => "the kernel",
+        Component::NvidiaContainerToolkit => "the NVIDIA container toolkit",
+        Component::NvidiaDevicePlugin => "the NVIDIA device plugin",
+        Component::NvidiaDraDriver => "the NVIDIA DRA driver",
+        Component::GpuOperator => "the GPU Operator",
+        Component::AmdGpuOperator => "the AMD GPU Operator",
+        Component::Cgroup => "the cgroup mode",
+        Component::DeviceInjection => "device injection",
+        Component::CdiGenerator => "the CDI generator",
+    }
+}

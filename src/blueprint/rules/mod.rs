@@ -1,0 +1,38 @@
+//! Semantic rules: what the schema cannot say. Each file holds one family of
+//! rules; every rule reports through the collector with the YAML path it is
+//! about, so semantic errors are located like syntax errors.
+
+mod authority;
+mod compat;
+mod iommu;
+mod kernel_args;
+mod kubelet;
+mod system;
+
+use std::path::Path;
+
+use super::compat::Matrix;
+use super::diagnostic::Collector;
+use super::model::RawBlueprint;
+use super::yaml_path::YamlPath;
+
+/// What rules may consult besides the blueprint.
+pub struct Context<'a> {
+    pub matrix: &'a Matrix,
+    /// Folder that relative paths in the blueprint are resolved against;
+    /// `None` skips the file-existence checks (in-memory loads).
+    pub base_dir: Option<&'a Path>,
+}
+
+pub fn check(bp: &RawBlueprint, cx: &Context<'_>, out: &mut Collector<'_>) {
+    authority::check(bp, out);
+    compat::check(bp, cx.matrix, out);
+    iommu::check(bp, out);
+    kernel_args::check(bp, out);
+    kubelet::check(bp, out);
+    system::check(bp, cx.base_dir, out);
+}
+
+fn p(text: &str) -> YamlPath {
+    YamlPath::parse(text)
+}

@@ -1,0 +1,372 @@
+//! The blueprint's JSON Schema, derived from the model types, and the
+//! structural check that runs a parsed document against it.
+//!
+//! One schema serves two readers: editors (`nodeimg schema`, with every
+//! field's documentation) and the loader, which reports every structural
+//! problem at once — unknown fields with a "did you mean", wrong types,
+//! missing fields, bad enum values and bad typed values — each at its line.
+
+use std::sync::OnceLock;
+
+use serde_json::{Map, Value};
+
+use super::diagnostic::{Collector, suggest};
+use super::model::RawBlueprint;
+use super::value::{FORMATS, check_model_format};
+use super::yaml_path::YamlPath;
+
+/// The schema as published: documented, draft 2020-12.
+pub fn document() -> Value {
+    let schema = schemars::schema_for!(RawBlueprint);
+    let mut v = schema.to_value();
+    if let Some(o) = v.as_object_mut() {
+        o.insert(
+            "$id".into(),
+            Value::String("https://nodeimg.dev/schemas/v1alpha1/blueprint.json".into()),
+        );
+    }
+    v
+}
+
+/// The schema the loader validates with: nullable wrappers removed (a null
+/// is treated as an absent field before validation) and `oneOf` lists of
+/// constants folded into `enum`, so that errors name the field at fault.
+fn validation_schema() -> &'static Value {
+    static SCHEMA: OnceLock<Value> = OnceLock::new();
+    SCHEMA.get_or_init(|| {
+        let mut v = document();
+        simplify(&mut v);
+        v
+    })
+}
+
+fn validator() -> &'static jsonschema::Validator {
+    static VALIDATOR: OnceLock<jsonschema::Validator> = OnceLock::new();
+    VALIDATOR.get_or_init(|| {
+        let mut opts = jsonschema::options().should_validate_formats(true);
+        for &format in FORMATS.iter().chain(["eviction-threshold"].iter()) {
+            opts = opts.with_format(format, move |s: &str| {
+                check_model_format(format, s).is_none_or(|r| r.is_ok())
+            });
+        }
+        opts.build(validation_schema())
+            .expect("the derived blueprint schema is a valid JSON Schema")
+    })
+}
+
+fn simplify(v: &mut Value) {
+    match v {
+        Value::Object(o) => {
+            for key in ["anyOf", "oneOf"] {
+                let Some(Value::Array(branches)) = o.get(key) else {
+                    continue;
+                };
+                let non_null: Vec<Value> = branches
+                    .iter()
+                    .filter(|b| b.get("type") != Some(&Value::String("null".into())))
+                    .cloned()
+                    .collect();
+                if non_null.iter().all(|b| b.get("const").is_some()) && !non_null.is_empty() {
+                    let values = non_null
+                        .iter()
+                        .filter_map(|b| b.get("const").cloned())
+                        .collect();
+                    o.remove(key);
+                    o.insert("enum".into(), Value::Array(values));
+                } else if non_null.len() == 1 && non_null.len() < branches.len() {
+                    o.remove(key);
+                    if let Value::Object(inner) = &non_null[0] {
+                        for (k, val) in inner {
+                            o.entry(k.clone()).or_insert(val.clone());
+                        }
+                    }
+                }
+            }
+            if let Some(Value::Array(types)) = o.get_mut("type") {
+                types.retain(|t| t != "null");
+                if types.len() == 1 {
+                    let t = types[0].clone();
+                    o.insert("type".into(), t);
+                }
+            }
+            if let Some(Value::Array(e)) = o.get_mut("enum") {
+                e.retain(|x| !x.is_null());
+            }
+            for val in o.values_mut() {
+                simplify(val);
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(simplify),
+        _ => {}
+    }
+}
+
+/// Removes null-valued mapping entries (`firmware:` with nothing after it
+/// means "absent"), recursively.
+pub fn drop_nulls(v: &mut Value) {
+    match v {
+        Value::Object(o) => {
+            o.retain(|_, x| !x.is_null());
+            o.values_mut().for_each(drop_nulls);
+        }
+        Value::Array(a) => a.iter_mut().for_each(drop_nulls),
+        _ => {}
+    }
+}
+
+/// Checks `doc` against the schema, adding one diagnostic per problem.
+pub fn check(doc: &Value, out: &mut Collector<'_>) {
+    let root = validation_schema();
+    for err in validator().iter_errors(doc) {
+        let path = pointer_to_path(err.instance_path().as_str());
+        let instance = lookup(doc, &path);
+        use jsonschema::error::ValidationErrorKind as K;
+        match err.kind() {
+            K::AdditionalProperties { unexpected } => {
+                let known = properties_at(root, doc, &path);
+                for name in unexpected {
+                    let field = path.key(name.clone());
+                    let d = out.error_at_key(
+                        "unknown-field",
+                        &field,
+                        format!("unknown field `{name}`"),
+                    );
+                    match suggest(name, known.iter().map(String::as_str)) {
+                        Some(s) => d.hint = Some(format!("did you mean `{s}`?")),
+                        None if !known.is_empty() => {
+                            d.hint = Some(format!("known fields here: {}", known.join(", ")))
+                        }
+                        None => {}
+                    }
+                }
+            }
+            K::Required { property } => {
+                let name = property.as_str().unwrap_or_default();
+                out.error(
+                    "missing-field",
+                    &path,
+                    format!("missing required field `{name}`"),
+                );
+            }
+            K::Type { .. } => {
+                let want = expected_type(root, doc, &path);
+                let d = out.error(
+                    "wrong-type",
+                    &path,
+                    format!("expected {want}, found {}", describe(instance)),
+                );
+                if let Some(h) = type_hint(&want, instance) {
+                    d.hint = Some(h);
+                }
+            }
+            K::Enum { options } => {
+                let allowed: Vec<String> = options
+                    .as_array()
+                    .map(|a| {
+                        a.iter()
+                            .map(|o| o.as_str().map_or(o.to_string(), str::to_string))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let shown = describe(instance);
+                let d = out.error(
+                    "invalid-value",
+                    &path,
+                    format!("{shown} is not one of: {}", allowed.join(", ")),
+                );
+                if let Some(s) = instance
+                    .and_then(Value::as_str)
+                    .and_then(|w| suggest(w, allowed.iter().map(String::as_str)))
+                {
+                    d.hint = Some(format!("did you mean `{s}`?"));
+                }
+            }
+            K::Format { format } => {
+                let text = instance.and_then(Value::as_str).unwrap_or_default();
+                let message = check_model_format(format, text)
+                    .and_then(Result::err)
+                    .unwrap_or_else(|| format!("`{text}` is not a valid {format}"));
+                out.error("invalid-value", &path, message);
+            }
+            K::PropertyNames { error } => {
+                // A map key that is not allowed (eviction signals, label keys).
+                let key = error
+                    .instance()
+                    .as_str()
+                    .map(str::to_string)
+                    .unwrap_or_default();
+                let field = path.key(key.clone());
+                let names = property_name_enum(root, doc, &path);
+                let d = out.error_at_key(
+                    "invalid-key",
+                    &field,
+                    match check_key_format(root, doc, &path, &key) {
+                        Some(m) => m,
+                        None if !names.is_empty() => {
+                            format!("`{key}` is not one of: {}", names.join(", "))
+                        }
+                        None => format!("`{key}` is not allowed here"),
+                    },
+                );
+                if let Some(s) = suggest(&key, names.iter().map(String::as_str)) {
+                    d.hint = Some(format!("did you mean `{s}`?"));
+                }
+            }
+            _ => {
+                out.error("invalid-value", &path, err.to_string());
+            }
+        }
+    }
+}
+
+fn pointer_to_path(pointer: &str) -> YamlPath {
+    let mut path = YamlPath::root();
+    for raw in pointer.split('/').skip(1) {
+        let seg = raw.replace("~1", "/").replace("~0", "~");
+        path = match seg.parse::<usize>() {
+            Ok(i) if !seg.is_empty() => path.index(i),
+            _ => path.key(seg),
+        };
+    }
+    path
+}
+
+fn lookup<'v>(doc: &'v Value, path: &YamlPath) -> Option<&'v Value> {
+    use super::yaml_path::Segment;
+    let mut cur = doc;
+    for seg in path.segments() {
+        cur = match seg {
+            Segment::Key(k) => cur.get(k)?,
+            Segment::Index(i) => cur.get(*i)?,
+        };
+    }
+    Some(cur)
+}
+
+fn resolve<'s>(root: &'s Value, mut node: &'s Value) -> &'s Value {
+    for _ in 0..16 {
+        match node.get("$ref").and_then(Value::as_str) {
+            Some(r) => {
+                let Some(target) = r.strip_prefix('#').and_then(|p| root.pointer(p)) else {
+                    return node;
+                };
+                node = target;
+            }
+            None => return node,
+        }
+    }
+    node
+}
+
+/// The schema node that describes the value at `path`.
+fn schema_at<'s>(root: &'s Value, doc: &Value, path: &YamlPath) -> Option<&'s Value> {
+    use super::yaml_path::Segment;
+    let mut node = resolve(root, root);
+    let mut cur = Some(doc);
+    for seg in path.segments() {
+        node = match seg {
+            Segment::Key(k) => node
+                .get("properties")
+                .and_then(|p| p.get(k))
+                .or_else(|| node.get("additionalProperties").filter(|a| a.is_object()))?,
+            Segment::Index(_) => node.get("items")?,
+        };
+        node = resolve(root, node);
+        cur = cur.and_then(|c| match seg {
+            Segment::Key(k) => c.get(k),
+            Segment::Index(i) => c.get(*i),
+        });
+    }
+    Some(node)
+}
+
+fn properties_at(root: &Value, doc: &Value, path: &YamlPath) -> Vec<String> {
+    schema_at(root, doc, path)
+        .and_then(|s| s.get("properties"))
+        .and_then(Value::as_object)
+        .map(|o| o.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+fn property_name_enum(root: &Value, doc: &Value, path: &YamlPath) -> Vec<String> {
+    schema_at(root, doc, path)
+        .and_then(|s| s.get("propertyNames"))
+        .map(|p| resolve(root, p))
+        .and_then(|p| p.get("enum"))
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn check_key_format(root: &Value, doc: &Value, path: &YamlPath, key: &str) -> Option<String> {
+    let names = schema_at(root, doc, path)?.get("propertyNames")?;
+    let format = resolve(root, names).get("format")?.as_str()?;
+    check_model_format(format, key)?.err()
+}
+
+fn expected_type(root: &Value, doc: &Value, path: &YamlPath) -> String {
+    let Some(s) = schema_at(root, doc, path) else {
+        return "another type".into();
+    };
+    let name = |t: &str| match t {
+        "object" => "a mapping",
+        "array" => "a list",
+        "string" => "text",
+        "integer" => "an integer",
+        "number" => "a number",
+        "boolean" => "true or false",
+        _ => "another type",
+    };
+    match s.get("type") {
+        Some(Value::String(t)) => name(t).to_string(),
+        Some(Value::Array(ts)) => ts
+            .iter()
+            .filter_map(Value::as_str)
+            .map(name)
+            .collect::<Vec<_>>()
+            .join(" or "),
+        _ if s.get("enum").is_some() => "one of the allowed values".into(),
+        _ => "another type".into(),
+    }
+}
+
+fn describe(v: Option<&Value>) -> String {
+    match v {
+        None => "nothing".into(),
+        Some(Value::Null) => "nothing".into(),
+        Some(Value::Bool(b)) => format!("the boolean `{b}`"),
+        Some(Value::Number(n)) => format!("the number `{n}`"),
+        Some(Value::String(s)) => format!("the text `{s}`"),
+        Some(Value::Array(_)) => "a list".into(),
+        Some(Value::Object(_)) => "a mapping".into(),
+    }
+}
+
+fn type_hint(want: &str, got: Option<&Value>) -> Option<String> {
+    match got? {
+        Value::Number(n) if want.contains("text") => Some(format!(
+            "YAML read `{n}` as a number; quote it (\"{n}\") so that e.g. 1.30 is not read as 1.3"
+        )),
+        Value::String(s)
+            if want.contains("true or false")
+                && ["yes", "no", "on", "off"].contains(&s.to_lowercase().as_str()) =>
+        {
+            Some("YAML 1.2 reads yes/no/on/off as text; write true or false".into())
+        }
+        _ => None,
+    }
+}
+
+/// Every schema node's `properties`, for tests and the README reference.
+pub fn definitions() -> Map<String, Value> {
+    document()
+        .get("$defs")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default()
+}

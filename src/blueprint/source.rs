@@ -1,0 +1,601 @@
+//! Reads a YAML document into a JSON value plus a source map from every
+//! [`YamlPath`] to its line and column.
+//!
+//! Parsing keeps positions so that every later diagnostic — structural or
+//! semantic — can point at the line a user must edit. The reader follows the
+//! YAML 1.2 core schema (so `yes` is a string, not a boolean), refuses
+//! duplicate keys, multi-document streams and unknown tags, and bounds what
+//! hostile input can cost: file size, nesting depth and alias expansion.
+
+use std::collections::HashMap;
+
+use saphyr_parser::{Event, Parser, ScalarStyle, ScanError, Span};
+use serde_json::{Map, Number, Value};
+
+use super::yaml_path::YamlPath;
+
+/// Largest blueprint accepted. Real blueprints are a few kilobytes.
+pub const MAX_BYTES: usize = 4 * 1024 * 1024;
+/// Deepest nesting accepted; the model itself is under ten levels deep.
+pub const MAX_DEPTH: usize = 64;
+/// Most nodes a document may expand to once aliases are resolved.
+pub const MAX_NODES: usize = 100_000;
+
+/// A line and column, both counted from 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Pos {
+    pub line: usize,
+    pub column: usize,
+}
+
+/// Where a node's key (inside a mapping) and its value start.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    key: Option<Pos>,
+    value: Pos,
+}
+
+/// Positions of every node of one document.
+#[derive(Debug, Default, Clone)]
+pub struct SourceMap {
+    entries: HashMap<YamlPath, Entry>,
+}
+
+impl SourceMap {
+    /// Position of the value at `path`, or of its nearest ancestor that has one.
+    pub fn value_pos(&self, path: &YamlPath) -> Option<Pos> {
+        self.nearest(path).map(|e| e.value)
+    }
+
+    /// Position of the key that introduces `path` (falls back to the value).
+    pub fn key_pos(&self, path: &YamlPath) -> Option<Pos> {
+        self.nearest(path).map(|e| e.key.unwrap_or(e.value))
+    }
+
+    fn nearest(&self, path: &YamlPath) -> Option<&Entry> {
+        let mut cur = Some(path.clone());
+        while let Some(p) = cur {
+            if let Some(e) = self.entries.get(&p) {
+                return Some(e);
+            }
+            cur = p.parent();
+        }
+        None
+    }
+}
+
+/// Why a document could not be read; always located.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceError {
+    pub pos: Option<Pos>,
+    pub path: YamlPath,
+    pub message: String,
+}
+
+impl SourceError {
+    fn at(pos: Pos, path: &YamlPath, message: impl Into<String>) -> Self {
+        Self {
+            pos: Some(pos),
+            path: path.clone(),
+            message: message.into(),
+        }
+    }
+}
+
+/// A parsed document.
+#[derive(Debug, Clone)]
+pub struct Document {
+    pub value: Value,
+    pub map: SourceMap,
+}
+
+/// Decodes raw file bytes: enforces the size limit and UTF-8.
+pub fn decode(bytes: &[u8]) -> Result<&str, SourceError> {
+    if bytes.len() > MAX_BYTES {
+        return Err(SourceError {
+            pos: None,
+            path: YamlPath::root(),
+            message: format!(
+                "file is {} bytes; a blueprint may be at most {} bytes",
+                bytes.len(),
+                MAX_BYTES
+            ),
+        });
+    }
+    std::str::from_utf8(bytes).map_err(|e| {
+        let good = &bytes[..e.valid_up_to()];
+        let line = good.iter().filter(|&&b| b == b'\n').count() + 1;
+        let line_start = good.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let column = String::from_utf8_lossy(&good[line_start..]).chars().count() + 1;
+        SourceError {
+            pos: Some(Pos { line, column }),
+            path: YamlPath::root(),
+            message: format!(
+                "file is not UTF-8 text (invalid byte at offset {})",
+                e.valid_up_to()
+            ),
+        }
+    })
+}
+
+/// Parses one YAML document.
+pub fn parse(text: &str) -> Result<Document, SourceError> {
+    if text.contains('\0') {
+        let before = &text[..text.find('\0').unwrap_or(0)];
+        let line = before.matches('\n').count() + 1;
+        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        return Err(SourceError::at(
+            Pos { line, column },
+            &YamlPath::root(),
+            "file contains a NUL byte; a blueprint is YAML text",
+        ));
+    }
+    Builder::default().run(Parser::new_from_str(text))
+}
+
+fn pos_of(span: &Span) -> Pos {
+    Pos {
+        line: span.start.line(),
+        column: span.start.col() + 1,
+    }
+}
+
+fn scan_error(e: &ScanError) -> SourceError {
+    let m = e.marker();
+    SourceError {
+        pos: Some(Pos {
+            line: m.line(),
+            column: m.col() + 1,
+        }),
+        path: YamlPath::root(),
+        message: format!("YAML syntax error: {}", e.info()),
+    }
+}
+
+enum Frame {
+    Seq {
+        path: YamlPath,
+        items: Vec<Value>,
+        anchor: usize,
+    },
+    Map {
+        path: YamlPath,
+        entries: Map<String, Value>,
+        key: Option<(String, Pos)>,
+        anchor: usize,
+    },
+}
+
+#[derive(Default)]
+struct Builder {
+    stack: Vec<Frame>,
+    anchors: HashMap<usize, (Value, usize)>,
+    map: SourceMap,
+    nodes: usize,
+    root: Option<Value>,
+    documents: usize,
+}
+
+impl Builder {
+    fn run(
+        mut self,
+        parser: Parser<'_, saphyr_parser::StrInput<'_>>,
+    ) -> Result<Document, SourceError> {
+        for event in parser {
+            let (event, span) = event.map_err(|e| scan_error(&e))?;
+            let pos = pos_of(&span);
+            match event {
+                Event::DocumentStart(_) => {
+                    self.documents += 1;
+                    if self.documents > 1 {
+                        return Err(SourceError::at(
+                            pos,
+                            &YamlPath::root(),
+                            "a blueprint file holds one YAML document; found a second one (`---`)",
+                        ));
+                    }
+                }
+                Event::Scalar(text, style, anchor, tag) => {
+                    if self.expecting_key() {
+                        self.set_key(text.into_owned(), pos)?;
+                        continue;
+                    }
+                    let path = self.child_path();
+                    let tag = tag.map(|t| format!("{}{}", t.handle, t.suffix));
+                    let value = scalar(&text, style, tag.as_deref())
+                        .map_err(|m| SourceError::at(pos, &path, m))?;
+                    self.leaf(value, pos, anchor, 1)?;
+                }
+                Event::Alias(id) => {
+                    let path = self.child_path();
+                    let Some((value, size)) = self.anchors.get(&id).cloned() else {
+                        return Err(SourceError::at(
+                            pos,
+                            &path,
+                            "alias refers to an unknown anchor",
+                        ));
+                    };
+                    if self.expecting_key() {
+                        return Err(SourceError::at(
+                            pos,
+                            &path,
+                            "an alias cannot be used as a mapping key",
+                        ));
+                    }
+                    self.leaf(value, pos, 0, size)?;
+                }
+                Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
+                    if self.expecting_key() {
+                        let path = self.current_path();
+                        return Err(SourceError::at(
+                            pos,
+                            &path,
+                            "mapping keys must be plain text, not a list or a mapping",
+                        ));
+                    }
+                    let path = self.child_path();
+                    if self.stack.len() >= MAX_DEPTH {
+                        return Err(SourceError::at(
+                            pos,
+                            &path,
+                            format!("nesting is deeper than {MAX_DEPTH} levels"),
+                        ));
+                    }
+                    self.count(1, pos, &path)?;
+                    self.record(&path, pos);
+                    self.stack
+                        .push(if matches!(event, Event::SequenceStart(..)) {
+                            Frame::Seq {
+                                path,
+                                items: Vec::new(),
+                                anchor,
+                            }
+                        } else {
+                            Frame::Map {
+                                path,
+                                entries: Map::new(),
+                                key: None,
+                                anchor,
+                            }
+                        });
+                }
+                Event::SequenceEnd | Event::MappingEnd => {
+                    let (value, anchor) = match self.stack.pop() {
+                        Some(Frame::Seq { items, anchor, .. }) => (Value::Array(items), anchor),
+                        Some(Frame::Map {
+                            entries, anchor, ..
+                        }) => (Value::Object(entries), anchor),
+                        None => continue,
+                    };
+                    if anchor != 0 {
+                        let size = count_nodes(&value);
+                        self.anchors.insert(anchor, (value.clone(), size));
+                    }
+                    self.attach(value);
+                }
+                _ => {}
+            }
+        }
+        match self.root {
+            None | Some(Value::Null) => Err(SourceError {
+                pos: Some(Pos { line: 1, column: 1 }),
+                path: YamlPath::root(),
+                message:
+                    "file is empty; a blueprint starts with `apiVersion: nodeimg.dev/v1alpha1`"
+                        .into(),
+            }),
+            Some(value) => Ok(Document {
+                value,
+                map: self.map,
+            }),
+        }
+    }
+
+    fn expecting_key(&self) -> bool {
+        matches!(self.stack.last(), Some(Frame::Map { key: None, .. }))
+    }
+
+    fn current_path(&self) -> YamlPath {
+        match self.stack.last() {
+            Some(Frame::Seq { path, .. } | Frame::Map { path, .. }) => path.clone(),
+            None => YamlPath::root(),
+        }
+    }
+
+    /// The path the next value will have.
+    fn child_path(&self) -> YamlPath {
+        match self.stack.last() {
+            Some(Frame::Seq { path, items, .. }) => path.index(items.len()),
+            Some(Frame::Map {
+                path,
+                key: Some((k, _)),
+                ..
+            }) => path.key(k.clone()),
+            Some(Frame::Map { path, .. }) => path.clone(),
+            None => YamlPath::root(),
+        }
+    }
+
+    fn set_key(&mut self, key: String, pos: Pos) -> Result<(), SourceError> {
+        if let Some(Frame::Map {
+            path,
+            entries,
+            key: slot,
+            ..
+        }) = self.stack.last_mut()
+        {
+            if entries.contains_key(&key) {
+                let first = self
+                    .map
+                    .entries
+                    .get(&path.key(key.clone()))
+                    .and_then(|e| e.key)
+                    .map(|p| format!(" (first at line {})", p.line))
+                    .unwrap_or_default();
+                return Err(SourceError::at(
+                    pos,
+                    &path.key(key.clone()),
+                    format!("duplicate key `{key}`{first}"),
+                ));
+            }
+            *slot = Some((key, pos));
+        }
+        Ok(())
+    }
+
+    fn record(&mut self, path: &YamlPath, value: Pos) {
+        let key = match self.stack.last() {
+            Some(Frame::Map {
+                key: Some((_, p)), ..
+            }) => Some(*p),
+            _ => None,
+        };
+        self.map.entries.insert(path.clone(), Entry { key, value });
+    }
+
+    fn count(&mut self, n: usize, pos: Pos, path: &YamlPath) -> Result<(), SourceError> {
+        self.nodes = self.nodes.saturating_add(n);
+        if self.nodes > MAX_NODES {
+            return Err(SourceError::at(
+                pos,
+                path,
+                format!(
+                    "document expands to more than {MAX_NODES} nodes (aliases included); refusing it"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn leaf(
+        &mut self,
+        value: Value,
+        pos: Pos,
+        anchor: usize,
+        size: usize,
+    ) -> Result<(), SourceError> {
+        let path = self.child_path();
+        self.count(size, pos, &path)?;
+        self.record(&path, pos);
+        if anchor != 0 {
+            self.anchors.insert(anchor, (value.clone(), size));
+        }
+        self.attach(value);
+        Ok(())
+    }
+
+    fn attach(&mut self, value: Value) {
+        match self.stack.last_mut() {
+            Some(Frame::Seq { items, .. }) => items.push(value),
+            Some(Frame::Map { entries, key, .. }) => {
+                if let Some((k, _)) = key.take() {
+                    entries.insert(k, value);
+                }
+            }
+            None => self.root = Some(value),
+        }
+    }
+}
+
+fn count_nodes(v: &Value) -> usize {
+    match v {
+        Value::Array(a) => 1 + a.iter().map(count_nodes).sum::<usize>(),
+        Value::Object(o) => 1 + o.values().map(count_nodes).sum::<usize>(),
+        _ => 1,
+    }
+}
+
+/// Resolves one scalar per the YAML 1.2 core schema.
+fn scalar(text: &str, style: ScalarStyle, tag: Option<&str>) -> Result<Value, String> {
+    match tag {
+        Some("tag:yaml.org,2002:str") | Some("!!str") => return Ok(Value::String(text.into())),
+        Some("tag:yaml.org,2002:int") | Some("!!int") => {
+            return int(text)
+                .ok_or_else(|| format!("`{text}` is tagged !!int but is not an integer"));
+        }
+        Some("tag:yaml.org,2002:float") | Some("!!float") => {
+            return float(text)
+                .ok_or_else(|| format!("`{text}` is tagged !!float but is not a number"));
+        }
+        Some("tag:yaml.org,2002:bool") | Some("!!bool") => {
+            return boolean(text)
+                .ok_or_else(|| format!("`{text}` is tagged !!bool but is not true or false"));
+        }
+        Some("tag:yaml.org,2002:null") | Some("!!null") => return Ok(Value::Null),
+        Some("!") | None => {}
+        Some(other) => return Err(format!("unsupported YAML tag `{other}`")),
+    }
+    if style != ScalarStyle::Plain || tag == Some("!") {
+        return Ok(Value::String(text.into()));
+    }
+    if matches!(text, "" | "~" | "null" | "Null" | "NULL") {
+        return Ok(Value::Null);
+    }
+    if let Some(b) = boolean(text) {
+        return Ok(b);
+    }
+    if let Some(i) = int(text) {
+        return Ok(i);
+    }
+    if let Some(f) = float(text) {
+        return Ok(f);
+    }
+    Ok(Value::String(text.into()))
+}
+
+fn boolean(text: &str) -> Option<Value> {
+    match text {
+        "true" | "True" | "TRUE" => Some(Value::Bool(true)),
+        "false" | "False" | "FALSE" => Some(Value::Bool(false)),
+        _ => None,
+    }
+}
+
+fn int(text: &str) -> Option<Value> {
+    let (neg, digits) = match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
+    };
+    let parsed = if let Some(h) = digits.strip_prefix("0x") {
+        (!neg && !h.is_empty() && h.bytes().all(|b| b.is_ascii_hexdigit()))
+            .then(|| i128::from_str_radix(h, 16).ok())
+            .flatten()
+    } else if let Some(o) = digits.strip_prefix("0o") {
+        (!neg && !o.is_empty() && o.bytes().all(|b| (b'0'..=b'7').contains(&b)))
+            .then(|| i128::from_str_radix(o, 8).ok())
+            .flatten()
+    } else if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        digits.parse::<i128>().ok()
+    } else {
+        None
+    }?;
+    let n = if neg { -parsed } else { parsed };
+    if let Ok(i) = i64::try_from(n) {
+        Some(Value::Number(i.into()))
+    } else {
+        u64::try_from(n).ok().map(|u| Value::Number(u.into()))
+    }
+}
+
+fn float(text: &str) -> Option<Value> {
+    let t = text.trim_start_matches(['+', '-']);
+    let looks_numeric = t.starts_with(|c: char| c.is_ascii_digit() || c == '.')
+        && t.bytes()
+            .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-'))
+        && t.bytes().any(|b| b.is_ascii_digit());
+    if !looks_numeric {
+        return None;
+    }
+    let f: f64 = text.parse().ok()?;
+    Number::from_f64(f).map(Value::Number)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(doc: &Document, path: &str) -> Pos {
+        doc.map.value_pos(&YamlPath::parse(path)).unwrap()
+    }
+
+    #[test]
+    fn positions_of_nested_values() {
+        let doc = parse("a:\n  b:\n    - x\n    - c: 1\n").unwrap();
+        assert_eq!(
+            at(&doc, "a.b[1].c"),
+            Pos {
+                line: 4,
+                column: 10
+            }
+        );
+        assert_eq!(
+            doc.map.key_pos(&YamlPath::parse("a.b[1].c")),
+            Some(Pos { line: 4, column: 7 })
+        );
+        assert_eq!(doc.value["a"]["b"][0], "x");
+    }
+
+    #[test]
+    fn core_schema_scalars() {
+        let doc = parse("a: yes\nb: 0644\nc: '1.30'\nd: 1.30\ne: ~\nf: 0x1f\ng: TRUE\n").unwrap();
+        assert_eq!(doc.value["a"], "yes");
+        assert_eq!(doc.value["b"], 644);
+        assert_eq!(doc.value["c"], "1.30");
+        assert_eq!(doc.value["d"], 1.3);
+        assert!(doc.value["e"].is_null());
+        assert_eq!(doc.value["f"], 31);
+        assert_eq!(doc.value["g"], true);
+    }
+
+    #[test]
+    fn duplicate_keys_are_refused() {
+        let e = parse("a: 1\nb: 2\na: 3\n").unwrap_err();
+        assert_eq!(e.pos, Some(Pos { line: 3, column: 1 }));
+        assert!(
+            e.message.contains("duplicate key `a` (first at line 1)"),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn alias_bomb_is_bounded() {
+        let mut text = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..10 {
+            let p = i - 1;
+            text.push_str(&format!(
+                "a{i}: &a{i} [*a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}]\n"
+            ));
+        }
+        let e = parse(&text).unwrap_err();
+        assert!(
+            e.message.contains("more than 100000 nodes"),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn aliases_expand() {
+        let doc = parse("base: &b {x: 1}\nother: *b\n").unwrap();
+        assert_eq!(doc.value["other"]["x"], 1);
+    }
+
+    #[test]
+    fn deep_nesting_is_bounded() {
+        let text = "[".repeat(100) + &"]".repeat(100);
+        let e = parse(&text).unwrap_err();
+        assert!(e.message.contains("deeper than 64"), "{}", e.message);
+    }
+
+    #[test]
+    fn syntax_errors_are_located() {
+        let e = parse("a: [1, 2\nb: 3\n").unwrap_err();
+        assert!(e.message.starts_with("YAML syntax error"), "{}", e.message);
+        assert!(e.pos.is_some());
+    }
+
+    #[test]
+    fn second_document_is_refused() {
+        let e = parse("a: 1\n---\nb: 2\n").unwrap_err();
+        assert_eq!(e.pos.map(|p| p.line), Some(2));
+    }
+
+    #[test]
+    fn bad_utf8_is_located() {
+        let e = decode(b"a: 1\nb: \xff\n").unwrap_err();
+        assert_eq!(e.pos, Some(Pos { line: 2, column: 4 }));
+    }
+
+    #[test]
+    fn empty_is_an_error() {
+        assert!(parse("").unwrap_err().message.contains("empty"));
+        assert!(
+            parse("# only a comment\n")
+                .unwrap_err()
+                .message
+                .contains("empty")
+        );
+    }
+}

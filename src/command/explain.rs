@@ -1,0 +1,172 @@
+//! `nodeimg explain`: every resolved value of a blueprint (defaults
+//! applied), then the values nodeimg computes — maxPods, reservations,
+//! eviction, hugepages, allocatable, the kernel command line — each with
+//! the arithmetic or the rule behind it.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::{Env, exit};
+use crate::blueprint::{self, Blueprint, cmdline};
+use crate::cli::{ExplainArgs, Format};
+
+#[derive(Serialize)]
+struct Derived {
+    path: String,
+    value: String,
+    how: String,
+}
+
+#[derive(Serialize)]
+struct Report {
+    name: String,
+    id: String,
+    values: Vec<(String, Value)>,
+    derived: Vec<Derived>,
+}
+
+pub fn run(args: &ExplainArgs, env: &mut Env<'_>) -> u8 {
+    let matrix = match super::matrix(&args.matrix, env) {
+        Ok(m) => m,
+        Err(code) => return code,
+    };
+    let loaded = match blueprint::load_file(&args.file, &matrix) {
+        Ok(l) => l,
+        Err(diags) => {
+            for d in &diags {
+                let _ = writeln!(env.err, "{d}");
+            }
+            return exit::UNUSABLE;
+        }
+    };
+    for w in &loaded.warnings {
+        env.note(&w.to_string());
+    }
+    let report = build(&loaded.blueprint);
+    let written = match args.format {
+        Format::Json => serde_json::to_writer_pretty(&mut *env.out, &report)
+            .map_err(std::io::Error::from)
+            .and_then(|_| writeln!(env.out)),
+        Format::Text => text(&report, env),
+    };
+    match written {
+        Ok(()) => exit::OK,
+        Err(e) => env.fail(&format!("cannot write the report: {e}")),
+    }
+}
+
+fn build(bp: &Blueprint) -> Report {
+    let mut values = Vec::new();
+    let v = serde_json::to_value(bp.spec()).expect("a blueprint serialises");
+    flatten("", &v, &mut values);
+    let k = bp.kubelet();
+    let mut derived = vec![Derived {
+        path: "kubernetes.kubelet.maxPods".into(),
+        value: k.max_pods.to_string(),
+        how: k.max_pods_how.clone(),
+    }];
+    for (name, res) in [
+        ("kubeReserved", &k.kube_reserved),
+        ("systemReserved", &k.system_reserved),
+    ] {
+        for (field, e) in [
+            ("cpu", &res.cpu),
+            ("memory", &res.memory),
+            ("ephemeralStorage", &res.ephemeral_storage),
+        ] {
+            if let Some(e) = e {
+                derived.push(Derived {
+                    path: format!("kubernetes.kubelet.{name}.{field}"),
+                    value: e.value.to_string(),
+                    how: e.how.clone(),
+                });
+            }
+        }
+    }
+    for (sig, t, how) in &k.eviction_hard {
+        derived.push(Derived {
+            path: format!("kubernetes.kubelet.evictionHard.{}", sig.as_str()),
+            value: t.to_string(),
+            how: how.clone(),
+        });
+    }
+    derived.push(Derived {
+        path: "boot.hugepages (memory)".into(),
+        value: k.hugepages.to_string(),
+        how: "sum of size × count over boot.hugepages".into(),
+    });
+    derived.push(Derived {
+        path: "allocatable.cpu".into(),
+        value: k.allocatable_cpu.value.to_string(),
+        how: k.allocatable_cpu.how.clone(),
+    });
+    derived.push(Derived {
+        path: "allocatable.memory".into(),
+        value: k.allocatable_memory.value.to_string(),
+        how: k.allocatable_memory.how.clone(),
+    });
+    for a in cmdline::full(bp.spec()) {
+        derived.push(Derived {
+            path: "kernel command line".into(),
+            value: a.to_string(),
+            how: format!("from {}", a.from),
+        });
+    }
+    Report {
+        name: bp.name().to_string(),
+        id: bp.id().to_string(),
+        values,
+        derived,
+    }
+}
+
+fn flatten(prefix: &str, v: &Value, out: &mut Vec<(String, Value)>) {
+    match v {
+        Value::Object(o) => {
+            for (k, x) in o {
+                let plain = k
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+                let p = match (prefix.is_empty(), plain) {
+                    (true, true) => k.clone(),
+                    (false, true) => format!("{prefix}.{k}"),
+                    (_, false) => format!("{prefix}[{k:?}]"),
+                };
+                flatten(&p, x, out);
+            }
+        }
+        Value::Array(a) if !a.is_empty() && a.iter().any(|x| x.is_object()) => {
+            for (i, x) in a.iter().enumerate() {
+                flatten(&format!("{prefix}[{i}]"), x, out);
+            }
+        }
+        Value::Null => {}
+        other => out.push((prefix.to_string(), other.clone())),
+    }
+}
+
+fn text(r: &Report, env: &mut Env<'_>) -> std::io::Result<()> {
+    let s = env.style;
+    writeln!(env.out, "{} {}", r.name, s.dim(&r.id))?;
+    writeln!(env.out, "\nResolved values (defaults applied):")?;
+    let width = r.values.iter().map(|(p, _)| p.len()).max().unwrap_or(0);
+    for (path, value) in &r.values {
+        let shown = match value {
+            Value::String(t) => t.clone(),
+            other => other.to_string(),
+        };
+        writeln!(env.out, "  {path:width$}  {shown}")?;
+    }
+    writeln!(env.out, "\nComputed values:")?;
+    let width = r.derived.iter().map(|d| d.path.len()).max().unwrap_or(0);
+    for d in &r.derived {
+        writeln!(
+            env.out,
+            "  {:width$}  {:<12} {}",
+            d.path,
+            d.value,
+            s.dim(&d.how)
+        )?;
+    }
+    Ok(())
+}

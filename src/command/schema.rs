@@ -1,0 +1,23 @@
+//! `nodeimg schema`: the blueprint JSON Schema, for editors and CI.
+
+use super::{Env, exit};
+use crate::cli::SchemaArgs;
+
+pub fn run(args: &SchemaArgs, env: &mut Env<'_>) -> u8 {
+    let mut text = serde_json::to_string_pretty(&crate::blueprint::schema::document())
+        .expect("schema serialises");
+    text.push('\n');
+    match &args.output {
+        Some(path) => match crate::atomic::write_file(path, text.as_bytes()) {
+            Ok(()) => {
+                env.note(&format!("wrote {}", path.display()));
+                exit::OK
+            }
+            Err(e) => env.fail(&format!("cannot write {}: {e}", path.display())),
+        },
+        None => match env.out.write_all(text.as_bytes()) {
+            Ok(()) => exit::OK,
+            Err(e) => env.fail(&format!("cannot write the schema: {e}")),
+        },
+    }
+}
