@@ -48,6 +48,12 @@ pub enum Format {
     Json,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SchemaFormat {
+    Json,
+    Markdown,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Check blueprints: structure, typed values and semantic rules; print each one's id.
@@ -102,6 +108,9 @@ pub struct ExplainArgs {
 
 #[derive(Debug, Args)]
 pub struct SchemaArgs {
+    /// `json`: the JSON Schema; `markdown`: the field reference table.
+    #[arg(long, value_enum, default_value_t = SchemaFormat::Json)]
+    pub format: SchemaFormat,
     /// Write to this file (atomically) instead of stdout.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,

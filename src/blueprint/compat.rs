@@ -145,7 +145,10 @@ impl Have {
     pub fn describe(&self) -> String {
         match self {
             Have::Name(n) => n.clone(),
-            Have::Version(v) => v.to_string(),
+            Have::Version(v) => match v.exact() {
+                Some(exact) => exact.to_string(),
+                None => v.to_string(),
+            },
         }
     }
 }

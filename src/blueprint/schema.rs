@@ -149,6 +149,17 @@ pub fn check(doc: &Value, out: &mut Collector<'_>) {
                 );
             }
             K::Type { .. } => {
+                // A number where a typed text value belongs: the value's own
+                // parser explains best (`85` → "write it with `%`").
+                let format = schema_at(root, doc, &path)
+                    .and_then(|s| s.get("format"))
+                    .and_then(Value::as_str);
+                if let (Some(f), Some(Value::Number(n))) = (format, instance)
+                    && let Some(Err(message)) = check_model_format(f, &n.to_string())
+                {
+                    out.error("invalid-value", &path, message);
+                    continue;
+                }
                 let want = expected_type(root, doc, &path);
                 let d = out.error(
                     "wrong-type",
@@ -182,11 +193,19 @@ pub fn check(doc: &Value, out: &mut Collector<'_>) {
                 }
             }
             K::Format { format } => {
-                let text = instance.and_then(Value::as_str).unwrap_or_default();
-                let message = check_model_format(format, text)
+                let in_key = err.schema_path().as_str().contains("/propertyNames");
+                let text = match (in_key, instance) {
+                    (true, _) => path.last_key().unwrap_or_default().to_string(),
+                    (false, v) => v.and_then(Value::as_str).unwrap_or_default().to_string(),
+                };
+                let message = check_model_format(format, &text)
                     .and_then(Result::err)
                     .unwrap_or_else(|| format!("`{text}` is not a valid {format}"));
-                out.error("invalid-value", &path, message);
+                if in_key {
+                    out.error_at_key("invalid-key", &path, message);
+                } else {
+                    out.error("invalid-value", &path, message);
+                }
             }
             K::PropertyNames { error } => {
                 // A map key that is not allowed (eviction signals, label keys).
@@ -369,4 +388,142 @@ pub fn definitions() -> Map<String, Value> {
         .and_then(Value::as_object)
         .cloned()
         .unwrap_or_default()
+}
+
+/// The blueprint reference as Markdown, one table row per field, generated
+/// from the same schema (the README embeds it; a test keeps it current).
+pub fn reference_markdown() -> String {
+    let root = document();
+    let mut rows = Vec::new();
+    walk_reference(&root, &root, "", &mut rows, 0);
+    let mut out = String::from("| field | type | | description |\n|---|---|---|---|\n");
+    for (path, ty, req, desc) in rows {
+        out.push_str(&format!("| `{path}` | {ty} | {req} | {desc} |\n"));
+    }
+    out
+}
+
+fn walk_reference(
+    root: &Value,
+    node: &Value,
+    prefix: &str,
+    rows: &mut Vec<(String, String, String, String)>,
+    depth: usize,
+) {
+    if depth > 12 {
+        return;
+    }
+    let node = resolve(root, node);
+    let required: Vec<&str> = node
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let Some(props) = node.get("properties").and_then(Value::as_object) else {
+        return;
+    };
+    for (name, raw) in props {
+        let path = if prefix.is_empty() {
+            name.clone()
+        } else {
+            format!("{prefix}.{name}")
+        };
+        let field = resolve(root, raw);
+        let desc = raw
+            .get("description")
+            .or_else(|| field.get("description"))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .replace('\n', " ")
+            .replace('|', "\\|");
+        let req = if required.contains(&name.as_str()) {
+            "required"
+        } else {
+            ""
+        };
+        let (ty, child, child_path) = describe_type(root, raw, &path);
+        rows.push((path.clone(), ty, req.to_string(), desc));
+        if let Some(child) = child {
+            walk_reference(root, child, &child_path, rows, depth + 1);
+        }
+    }
+}
+
+/// A short type name and, for nested objects, the schema to recurse into.
+fn describe_type<'s>(
+    root: &'s Value,
+    raw: &'s Value,
+    path: &str,
+) -> (String, Option<&'s Value>, String) {
+    let node = resolve(root, raw);
+    let branches = node
+        .get("oneOf")
+        .or_else(|| node.get("anyOf"))
+        .and_then(Value::as_array);
+    if let Some(consts) = branches.filter(|b| {
+        b.iter().all(|x| {
+            x.get("const").is_some() || x.get("type") == Some(&Value::String("null".into()))
+        })
+    }) {
+        let names: Vec<String> = consts
+            .iter()
+            .filter_map(|c| c.get("const"))
+            .map(|c| format!("`{}`", c.as_str().unwrap_or_default()))
+            .collect();
+        return (names.join(" \\| "), None, String::new());
+    }
+    if let Some(b) = branches {
+        // Option<T>: the non-null branch.
+        if let Some(inner) = b
+            .iter()
+            .find(|x| x.get("type") != Some(&Value::String("null".into())))
+        {
+            return describe_type(root, inner, path);
+        }
+    }
+    if let Some(e) = node.get("enum").and_then(Value::as_array) {
+        let names: Vec<String> = e
+            .iter()
+            .filter_map(Value::as_str)
+            .map(|s| format!("`{s}`"))
+            .collect();
+        return (names.join(" \\| "), None, String::new());
+    }
+    if let Some(f) = node.get("format").and_then(Value::as_str) {
+        return (f.to_string(), None, String::new());
+    }
+    let ty = match node.get("type") {
+        Some(Value::String(t)) => t.clone(),
+        Some(Value::Array(ts)) => ts
+            .iter()
+            .filter_map(Value::as_str)
+            .filter(|t| *t != "null")
+            .collect::<Vec<_>>()
+            .join(" or "),
+        _ => "value".into(),
+    };
+    match ty.as_str() {
+        "object" if node.get("properties").is_some() => {
+            ("mapping".into(), Some(node), path.to_string())
+        }
+        "object" => {
+            let inner = node.get("additionalProperties").filter(|v| v.is_object());
+            let name = inner
+                .map(|i| describe_type(root, i, path).0)
+                .unwrap_or_else(|| "value".into());
+            (
+                "mapping of name → ".to_string() + &name,
+                None,
+                String::new(),
+            )
+        }
+        "array" => {
+            let Some(items) = node.get("items") else {
+                return ("list".into(), None, String::new());
+            };
+            let (inner, child, _) = describe_type(root, items, &format!("{path}[]"));
+            (format!("list of {inner}"), child, format!("{path}[]"))
+        }
+        other => (other.to_string(), None, String::new()),
+    }
 }

@@ -149,7 +149,13 @@ fn text(r: &Report, env: &mut Env<'_>) -> std::io::Result<()> {
     let s = env.style;
     writeln!(env.out, "{} {}", r.name, s.dim(&r.id))?;
     writeln!(env.out, "\nResolved values (defaults applied):")?;
-    let width = r.values.iter().map(|(p, _)| p.len()).max().unwrap_or(0);
+    let width = r
+        .values
+        .iter()
+        .map(|(p, _)| p.len())
+        .max()
+        .unwrap_or(0)
+        .min(48);
     for (path, value) in &r.values {
         let shown = match value {
             Value::String(t) => t.clone(),
@@ -158,7 +164,13 @@ fn text(r: &Report, env: &mut Env<'_>) -> std::io::Result<()> {
         writeln!(env.out, "  {path:width$}  {shown}")?;
     }
     writeln!(env.out, "\nComputed values:")?;
-    let width = r.derived.iter().map(|d| d.path.len()).max().unwrap_or(0);
+    let width = r
+        .derived
+        .iter()
+        .map(|d| d.path.len())
+        .max()
+        .unwrap_or(0)
+        .min(48);
     for d in &r.derived {
         writeln!(
             env.out,

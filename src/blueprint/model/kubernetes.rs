@@ -23,6 +23,7 @@ pub struct Kubernetes {
     pub nfd: Nfd,
     /// Static labels the node registers with.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[schemars(extend("propertyNames" = {"type": "string", "format": "label-key"}))]
     pub labels: BTreeMap<LabelKey, LabelValue>,
     /// Taints the node registers with (`key=value:Effect`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -20,6 +20,33 @@ pub fn check(bp: &RawBlueprint, m: &Matrix, out: &mut Collector<'_>) {
 }
 
 fn models(acc: &Accelerators, m: &Matrix, out: &mut Collector<'_>) {
+    if acc.count == 0 {
+        out.error(
+            "gpu-count",
+            &p("accelerators.count"),
+            "declare at least one GPU, or drop the accelerators section",
+        );
+    }
+    if !(1..=6).contains(&acc.pcie.generation) {
+        out.error(
+            "pcie-link",
+            &p("accelerators.pcie.generation"),
+            format!(
+                "PCIe generation {} does not exist (1–6)",
+                acc.pcie.generation
+            ),
+        );
+    }
+    if ![1, 2, 4, 8, 16, 32].contains(&acc.pcie.width) {
+        out.error(
+            "pcie-link",
+            &p("accelerators.pcie.width"),
+            format!(
+                "x{} is not a PCIe link width (1, 2, 4, 8, 16, 32)",
+                acc.pcie.width
+            ),
+        );
+    }
     let vendor = acc.vendor.as_str();
     let Some(model) = m.model(vendor, &acc.model) else {
         let names = m.model_names(vendor);
@@ -88,7 +115,7 @@ fn models(acc: &Accelerators, m: &Matrix, out: &mut Collector<'_>) {
 }
 
 fn toolkits(bp: &RawBlueprint, acc: &Accelerators, m: &Matrix, out: &mut Collector<'_>) {
-    if let Some(cuda) = &acc.cuda {
+    if let Some(cuda) = acc.cuda.as_ref().filter(|_| acc.vendor == Vendor::Nvidia) {
         match m.cuda_driver(cuda) {
             None => {
                 out.warning(
@@ -117,7 +144,7 @@ fn toolkits(bp: &RawBlueprint, acc: &Accelerators, m: &Matrix, out: &mut Collect
             }
         }
     }
-    if let Some(rocm) = &acc.rocm {
+    if let Some(rocm) = acc.rocm.as_ref().filter(|_| acc.vendor == Vendor::Amd) {
         match m.rocm_release(rocm) {
             None => {
                 out.warning(
