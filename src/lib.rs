@@ -1,2 +1,3 @@
 //! nodeimg: pinned node blueprints for GPU Kubernetes nodes.
 pub mod blueprint;
+pub mod verify;
