@@ -2,7 +2,8 @@
 //! with what the vendor tool says about it (`nvidia-smi -q -x`, `rocm-smi --json`), keyed
 //! by PCI address.
 //!
-//! A GPU is a display-class device (base class 0x03) from NVIDIA or AMD; an NVSwitch is an
+//! A GPU is a display-class (base class 0x03) or processing-accelerator (0x12, as MI300X
+//! reports itself) device from NVIDIA or AMD; an NVSwitch is an
 //! NVIDIA bridge-class device (0x0680). The vendor tool is run only when such a GPU is on
 //! the bus (or its output was provided), and a GPU the tool lists but sysfs does not (or
 //! the reverse) is kept, with the missing side `Unknown`: a GPU that vanished from one view
@@ -72,7 +73,10 @@ pub(super) fn collect(
 ) -> GpuFacts {
     let devices: &[PciDevice] = pci.known().map(Vec::as_slice).unwrap_or(&[]);
     let is_gpu = |d: &PciDevice, vendor| {
-        d.vendor_is(vendor) && d.class.known().is_some_and(|c| c >> 16 == 0x03)
+        d.vendor_is(vendor)
+            && d.class
+                .known()
+                .is_some_and(|c| matches!(c >> 16, 0x03 | 0x12))
     };
     let nvidia_pci: Vec<&PciDevice> = devices
         .iter()
