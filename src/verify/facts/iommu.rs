@@ -69,7 +69,7 @@ fn most_common_type(groups: &[IommuGroup]) -> Fact<String> {
         }
     }
     let mut ranked: Vec<(&str, usize)> = counts.into_iter().collect();
-    ranked.sort_by(|a, b| b.1.cmp(&a.1));
+    ranked.sort_by_key(|(_, count)| std::cmp::Reverse(*count));
     match ranked.as_slice() {
         [] => Fact::unknown("no IOMMU group has a readable type"),
         [(first, n), (_, m), ..] if n == m => {

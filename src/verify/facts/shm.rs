@@ -19,8 +19,8 @@ pub struct DevShm {
 pub fn parse(mounts: &str, mem_total_kb: &Fact<u64>) -> Fact<DevShm> {
     let line = mounts
         .lines()
-        .filter(|line| line.split_whitespace().nth(1) == Some("/dev/shm"))
-        .last();
+        .rev()
+        .find(|line| line.split_whitespace().nth(1) == Some("/dev/shm"));
     let Some(line) = line else {
         return Fact::unknown("/proc/mounts has no /dev/shm mount");
     };
