@@ -6,3 +6,4 @@ pub mod atomic;
 pub mod blueprint;
 pub mod cli;
 pub mod command;
+pub mod verify;

@@ -1,0 +1,60 @@
+//! What a fact collection should do besides reading files: which vendor tools to run (or
+//! what saved output to use instead), the kernel log source, the timeout, the units.
+//!
+//! Saved outputs are passed as text, not paths: the caller (the CLI) reads them from the
+//! machine running nodeimg, which is not the verified machine behind the `Host`.
+
+use crate::verify::host::UnitName;
+use std::time::Duration;
+
+/// Where a vendor tool's output comes from.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum ToolOutput {
+    /// Run the tool when a GPU of its vendor is on the PCI bus.
+    #[default]
+    Run,
+    /// Use this saved output (e.g. a captured `nvidia-smi -q -x`).
+    Provided(String),
+    /// Do not run it; GPU facts from it are `Unknown`.
+    Skip,
+}
+
+/// Where kernel-log events come from.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum KernelLogSource {
+    /// `/dev/kmsg` through the host, read without blocking.
+    #[default]
+    Kmsg,
+    /// A saved `dmesg` or kmsg text.
+    Provided(String),
+    Skip,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CollectOptions {
+    pub nvidia_smi: ToolOutput,
+    pub rocm_smi: ToolOutput,
+    pub kernel_log: KernelLogSource,
+    /// Deadline for each vendor command.
+    pub command_timeout: Duration,
+    /// Units whose `systemctl is-active` state is collected.
+    pub units: Vec<UnitName>,
+    /// Run `containerd --version` and `systemctl` (off when only hardware is of interest).
+    pub runtime_commands: bool,
+}
+
+impl Default for CollectOptions {
+    fn default() -> Self {
+        CollectOptions {
+            nvidia_smi: ToolOutput::Run,
+            rocm_smi: ToolOutput::Run,
+            kernel_log: KernelLogSource::Kmsg,
+            command_timeout: Duration::from_secs(30),
+            units: ["containerd", "kubelet", "nvidia-fabricmanager"]
+                .iter()
+                .filter_map(|name| UnitName::parse(name).ok())
+                .collect(),
+            runtime_commands: true,
+        }
+    }
+}

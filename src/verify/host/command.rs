@@ -1,0 +1,148 @@
+//! The fixed set of vendor commands verify may run, and what a run returns.
+//!
+//! Commands are an enum, not free-form strings: the host runs only these, by absolute path
+//! (the first candidate that exists), with fixed arguments. A systemd unit name is parsed
+//! into [`UnitName`] first so that it can never be taken for an option.
+
+use serde::Serialize;
+use std::fmt;
+use std::time::Duration;
+
+/// A systemd unit name: letters, digits and `@._:-\`, not starting with `-`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(transparent)]
+pub struct UnitName(String);
+
+impl UnitName {
+    pub fn parse(name: &str) -> Result<Self, String> {
+        let valid_char = |c: char| c.is_ascii_alphanumeric() || "@._:-\\".contains(c);
+        if name.is_empty() || name.len() > 255 {
+            return Err(format!("unit name {name:?}: must be 1 to 255 characters"));
+        }
+        if name.starts_with('-') || !name.chars().all(valid_char) {
+            return Err(format!(
+                "unit name {name:?}: invalid character or leading '-'"
+            ));
+        }
+        Ok(UnitName(name.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// One of the commands verify runs on the machine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VendorCommand {
+    /// `nvidia-smi -q -x`: the full NVIDIA device query as XML.
+    NvidiaSmiQueryXml,
+    /// `rocm-smi ... --json`: AMD GPU identity, bus, VBIOS, temperature, power, NUMA.
+    RocmSmiJson,
+    /// `containerd --version`.
+    ContainerdVersion,
+    /// `systemctl is-active UNIT`.
+    SystemctlIsActive(UnitName),
+}
+
+impl VendorCommand {
+    /// Absolute paths tried in order; the first that exists is run.
+    pub fn program_candidates(&self) -> &'static [&'static str] {
+        match self {
+            VendorCommand::NvidiaSmiQueryXml => {
+                &["/usr/bin/nvidia-smi", "/usr/local/bin/nvidia-smi"]
+            }
+            VendorCommand::RocmSmiJson => &["/opt/rocm/bin/rocm-smi", "/usr/bin/rocm-smi"],
+            VendorCommand::ContainerdVersion => {
+                &["/usr/bin/containerd", "/usr/local/bin/containerd"]
+            }
+            VendorCommand::SystemctlIsActive(_) => &["/usr/bin/systemctl", "/bin/systemctl"],
+        }
+    }
+
+    pub fn args(&self) -> Vec<String> {
+        let fixed: &[&str] = match self {
+            VendorCommand::NvidiaSmiQueryXml => &["-q", "-x"],
+            VendorCommand::RocmSmiJson => &[
+                "--showproductname",
+                "--showid",
+                "--showbus",
+                "--showvbios",
+                "--showserial",
+                "--showuniqueid",
+                "--showtemp",
+                "--showpower",
+                "--showtoponuma",
+                "--showdriverversion",
+                "--showmeminfo",
+                "vram",
+                "--json",
+            ],
+            VendorCommand::ContainerdVersion => &["--version"],
+            VendorCommand::SystemctlIsActive(unit) => {
+                return vec![
+                    "is-active".to_owned(),
+                    "--".to_owned(),
+                    unit.as_str().to_owned(),
+                ];
+            }
+        };
+        fixed.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    /// The program's short name, for messages.
+    pub fn program_name(&self) -> &'static str {
+        match self {
+            VendorCommand::NvidiaSmiQueryXml => "nvidia-smi",
+            VendorCommand::RocmSmiJson => "rocm-smi",
+            VendorCommand::ContainerdVersion => "containerd",
+            VendorCommand::SystemctlIsActive(_) => "systemctl",
+        }
+    }
+}
+
+impl fmt::Display for VendorCommand {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.program_name())?;
+        for arg in self.args() {
+            write!(f, " {arg}")?;
+        }
+        Ok(())
+    }
+}
+
+/// What a finished command printed, and how it exited.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandOutput {
+    /// The exit code; `None` when a signal ended the process.
+    pub status: Option<i32>,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    pub elapsed: Duration,
+}
+
+impl CommandOutput {
+    pub fn success(&self) -> bool {
+        self.status == Some(0)
+    }
+
+    pub fn stdout_text(&self) -> String {
+        String::from_utf8_lossy(&self.stdout).into_owned()
+    }
+
+    /// A one-line summary of a failed run, for an `Unknown` reason.
+    pub fn failure_summary(&self) -> String {
+        let stderr = String::from_utf8_lossy(&self.stderr);
+        let first = stderr
+            .lines()
+            .chain(String::from_utf8_lossy(&self.stdout).lines())
+            .map(str::trim)
+            .find(|line| !line.is_empty())
+            .unwrap_or("")
+            .to_owned();
+        match self.status {
+            Some(code) => format!("exited with status {code}: {first}"),
+            None => format!("killed by a signal: {first}"),
+        }
+    }
+}

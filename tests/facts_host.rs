@@ -1,0 +1,134 @@
+//! LiveHost under a root prefix: no path leaves the root, absolute links are re-rooted,
+//! and a hung vendor command is killed at its deadline.
+
+mod support;
+
+use nodeimg::verify::host::{UnitName, VendorCommand};
+use nodeimg::verify::{Host, HostErrorKind, LiveHost};
+use std::path::Path;
+use std::time::{Duration, Instant};
+use support::fixture_tree::Tree;
+
+#[test]
+fn paths_cannot_leave_the_root() {
+    let outer = Tree::new();
+    outer.file("/secret", "outside\n");
+    outer.file("/root/etc/hostname", "node-1\n");
+    let host = LiveHost::new(outer.local("/root"));
+    assert_eq!(
+        host.read_text(Path::new("/etc/hostname")).ok().as_deref(),
+        Some("node-1\n")
+    );
+    let escape = host.read(Path::new("/etc/../../secret"));
+    assert_eq!(escape.map_err(|e| e.kind), Err(HostErrorKind::OutsideRoot));
+    let relative = host.read(Path::new("etc/hostname"));
+    assert_eq!(
+        relative.map_err(|e| e.kind),
+        Err(HostErrorKind::OutsideRoot)
+    );
+    // A relative link climbing above the root stops at the root.
+    outer.link("/root/etc/climb", "../../../../secret");
+    let climbed = host.read(Path::new("/etc/climb"));
+    assert_eq!(climbed.map_err(|e| e.kind), Err(HostErrorKind::NotFound));
+}
+
+#[test]
+fn absolute_links_are_rerooted() {
+    let tree = Tree::new();
+    tree.file("/usr/lib/os-release", "ID=rocky\n");
+    tree.link("/etc/os-release", "/usr/lib/os-release");
+    tree.dir("/sys/devices/pci0000:00/0000:00:01.0");
+    tree.link(
+        "/sys/bus/pci/devices/0000:00:01.0",
+        "/sys/devices/pci0000:00/0000:00:01.0",
+    );
+    tree.link("/loop", "/loop");
+    let host = LiveHost::new(tree.root());
+    assert_eq!(
+        host.read_text(Path::new("/etc/os-release")).ok().as_deref(),
+        Some("ID=rocky\n")
+    );
+    assert_eq!(
+        host.canonicalize(Path::new("/sys/bus/pci/devices/0000:00:01.0"))
+            .ok(),
+        Some(Path::new("/sys/devices/pci0000:00/0000:00:01.0").to_path_buf())
+    );
+    assert_eq!(
+        host.read_link(Path::new("/etc/os-release")).ok(),
+        Some(Path::new("/usr/lib/os-release").to_path_buf())
+    );
+    assert_eq!(
+        host.read(Path::new("/loop")).map_err(|e| e.kind),
+        Err(HostErrorKind::LinkLoop)
+    );
+    assert_eq!(
+        host.list_dir(Path::new("/sys/bus/pci/devices")).ok(),
+        Some(vec!["0000:00:01.0".to_owned()])
+    );
+    let missing = host
+        .read(Path::new("/proc/cmdline"))
+        .map_err(|e| (e.kind, e.target));
+    assert_eq!(
+        missing,
+        Err((HostErrorKind::NotFound, "/proc/cmdline".to_owned()))
+    );
+}
+
+#[test]
+fn hung_command_is_killed_at_the_deadline() {
+    let tree = Tree::new();
+    let marker = tree.local("/tmp/survived");
+    // The child's own child would keep the pipes open if only the shell were killed.
+    tree.script(
+        "/usr/bin/nvidia-smi",
+        &format!(
+            "#!/bin/sh\n(sleep 3; touch '{}') &\nsleep 30\n",
+            marker.display()
+        ),
+    );
+    let host = LiveHost::new(tree.root());
+    let started = Instant::now();
+    let result = host.run(
+        &VendorCommand::NvidiaSmiQueryXml,
+        Duration::from_millis(300),
+    );
+    let elapsed = started.elapsed();
+    assert_eq!(
+        result.map_err(|e| e.kind),
+        Err(HostErrorKind::Timeout { after_ms: 300 })
+    );
+    assert!(elapsed < Duration::from_secs(2), "took {elapsed:?}");
+    std::thread::sleep(Duration::from_millis(3500));
+    assert!(
+        !marker.exists(),
+        "a process of the killed group kept running"
+    );
+}
+
+#[test]
+fn commands_report_status_and_output() {
+    let tree = Tree::new();
+    tree.script(
+        "/usr/bin/systemctl",
+        "#!/bin/sh\n[ \"$1\" = is-active ] && [ \"$2\" = -- ] || exit 2\necho inactive\nexit 3\n",
+    );
+    tree.script("/usr/local/bin/containerd", "#!/bin/sh\necho \"containerd github.com/containerd/containerd v1.7.22 7f7fdf5fed64eb6a7caf99b3e12efcf9d60e311c\"\n");
+    let host = LiveHost::new(tree.root());
+    let unit = UnitName::parse("kubelet").unwrap_or_else(|e| panic!("{e}"));
+    let output = host
+        .run(
+            &VendorCommand::SystemctlIsActive(unit),
+            Duration::from_secs(5),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        (output.status, output.stdout_text().trim()),
+        (Some(3), "inactive")
+    );
+    let output = host
+        .run(&VendorCommand::ContainerdVersion, Duration::from_secs(5))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(output.success() && output.stdout_text().contains("v1.7.22"));
+    assert!(UnitName::parse("--force").is_err());
+    assert!(UnitName::parse("a b").is_err());
+}
