@@ -6,4 +6,5 @@ pub mod atomic;
 pub mod blueprint;
 pub mod cli;
 pub mod command;
+pub mod tree;
 pub mod verify;

@@ -70,5 +70,8 @@ fn mangled_examples_never_panic() {
         }
     }
     assert!(tried > 1000, "{tried}");
-    assert!(rejected > tried / 4, "most mangled inputs are rejected ({rejected}/{tried})");
+    assert!(
+        rejected > tried / 4,
+        "most mangled inputs are rejected ({rejected}/{tried})"
+    );
 }
