@@ -64,6 +64,11 @@ pub enum Command {
     /// Print every resolved value of a blueprint, with the arithmetic of computed ones.
     #[command(after_help = "Example:\n  nodeimg explain blueprints/h100-sxm-ubuntu.yaml")]
     Explain(ExplainArgs),
+    /// Render every configuration file of a blueprint into a folder (atomically).
+    #[command(
+        after_help = "Examples:\n  nodeimg render blueprints/h100-sxm-ubuntu.yaml -o out/h100\n  nodeimg render --templates my-templates/ bp.yaml -o out/"
+    )]
+    Render(RenderArgs),
     /// Print the blueprint's JSON Schema (for editors and CI).
     #[command(after_help = "Example:\n  nodeimg schema > nodeimg-blueprint.schema.json")]
     Schema(SchemaArgs),
@@ -102,6 +107,26 @@ pub struct ExplainArgs {
     pub file: PathBuf,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    #[command(flatten)]
+    pub matrix: MatrixArg,
+}
+
+#[derive(Debug, Args)]
+pub struct TemplatesArg {
+    /// Folder of templates that replace the built-in ones of the same name.
+    #[arg(long, value_name = "DIR")]
+    pub templates: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct RenderArgs {
+    #[arg(value_name = "BLUEPRINT")]
+    pub file: PathBuf,
+    /// Output folder: `layer/` (the image tree) and `cluster/` (Helm values, rules).
+    #[arg(short, long, value_name = "DIR")]
+    pub output: PathBuf,
+    #[command(flatten)]
+    pub templates: TemplatesArg,
     #[command(flatten)]
     pub matrix: MatrixArg,
 }

@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{Env, exit};
-use crate::blueprint::{self, Blueprint, cmdline};
+use crate::blueprint::{Blueprint, cmdline};
 use crate::cli::{ExplainArgs, Format};
 
 #[derive(Serialize)]
@@ -30,19 +30,11 @@ pub fn run(args: &ExplainArgs, env: &mut Env<'_>) -> u8 {
         Ok(m) => m,
         Err(code) => return code,
     };
-    let loaded = match blueprint::load_file(&args.file, &matrix) {
-        Ok(l) => l,
-        Err(diags) => {
-            for d in &diags {
-                let _ = writeln!(env.err, "{d}");
-            }
-            return exit::UNUSABLE;
-        }
+    let bp = match super::load_valid(&args.file, &matrix, env) {
+        Ok(b) => b,
+        Err(code) => return code,
     };
-    for w in &loaded.warnings {
-        env.note(&w.to_string());
-    }
-    let report = build(&loaded.blueprint);
+    let report = build(&bp);
     let written = match args.format {
         Format::Json => serde_json::to_writer_pretty(&mut *env.out, &report)
             .map_err(std::io::Error::from)

@@ -5,6 +5,7 @@
 mod completions;
 mod explain;
 mod man;
+mod render;
 mod schema;
 mod style;
 mod validate;
@@ -73,9 +74,46 @@ pub fn dispatch(command: Command, env: &mut Env<'_>) -> u8 {
     match command {
         Command::Validate(a) => validate::run(&a, env),
         Command::Explain(a) => explain::run(&a, env),
+        Command::Render(a) => render::run(&a, env),
         Command::Schema(a) => schema::run(&a, env),
         Command::Completions(a) => completions::run(&a, env),
         Command::Man(a) => man::run(&a, env),
+    }
+}
+
+/// Loads a blueprint that a command needs valid: diagnostics go to stderr
+/// and the command ends with exit code 2.
+fn load_valid(
+    path: &std::path::Path,
+    matrix: &Matrix,
+    env: &mut Env<'_>,
+) -> Result<crate::blueprint::Blueprint, u8> {
+    match crate::blueprint::load_file(path, matrix) {
+        Ok(l) => {
+            for w in &l.warnings {
+                env.note(&w.to_string());
+            }
+            Ok(l.blueprint)
+        }
+        Err(diags) => {
+            for d in &diags {
+                let _ = writeln!(env.err, "{d}");
+            }
+            Err(exit::UNUSABLE)
+        }
+    }
+}
+
+/// The built-in templates, or those with overrides from `--templates`.
+fn templates(
+    arg: &crate::cli::TemplatesArg,
+    env: &mut Env<'_>,
+) -> Result<crate::render::Templates, u8> {
+    match &arg.templates {
+        None => Ok(crate::render::Templates::embedded()),
+        Some(dir) => {
+            crate::render::Templates::with_overrides(dir).map_err(|e| env.fail(&e.to_string()))
+        }
     }
 }
 

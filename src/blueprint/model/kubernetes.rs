@@ -253,16 +253,42 @@ pub enum NfdSource {
     Local,
 }
 
-/// When a discovered label has a value, set a platform label.
+/// Sets a stable platform label when NFD-discovered features match — the
+/// mapping from what the vendor hardware reports to what schedulers use.
+/// Rendered as a NodeFeatureRule.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PlatformLabel {
-    /// Vendor label to match, e.g. `feature.node.kubernetes.io/pci-10de.present`.
-    pub from: LabelKey,
-    /// Value it must have (any value when absent).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub equals: Option<LabelValue>,
-    /// Platform label to set.
+    /// Platform label to set, e.g. `platform.example.com/accelerator`.
     pub to: LabelKey,
     pub value: LabelValue,
+    /// Every match must hold (NFD `matchFeatures`).
+    pub when: Vec<FeatureMatch>,
+}
+
+/// One NFD feature expression: `pci.device` `vendor` In [`10de`].
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FeatureMatch {
+    /// NFD feature, `<source>.<feature>`: `pci.device`, `kernel.loadedmodule`, `cpu.model`, `rdma.available`.
+    pub feature: String,
+    /// Attribute of the feature, e.g. `vendor`, `device`, `class`, or a module name.
+    pub attribute: String,
+    pub op: MatchOp,
+    /// Values for In/NotIn (one or more), Gt/Lt (one), GtLt (two); none for the others.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub values: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum MatchOp {
+    In,
+    NotIn,
+    Exists,
+    DoesNotExist,
+    Gt,
+    Lt,
+    GtLt,
+    IsTrue,
+    IsFalse,
 }

@@ -17,6 +17,7 @@ pub fn check(bp: &RawBlueprint, base: Option<&Path>, out: &mut Collector<'_>) {
     registries(bp, out);
     system(bp, out);
     security(bp, out);
+    nfd(bp, out);
     single_line(bp, out);
 }
 
@@ -280,6 +281,81 @@ fn system(bp: &RawBlueprint, out: &mut Collector<'_>) {
                 &p("system.certificates").index(i).key("name"),
                 format!("certificate `{}` is listed twice", c.name),
             );
+        }
+    }
+}
+
+fn nfd(bp: &RawBlueprint, out: &mut Collector<'_>) {
+    for (i, l) in bp.kubernetes.nfd.platform_labels.iter().enumerate() {
+        let path = p("kubernetes.nfd.platformLabels").index(i);
+        if l.when.is_empty() {
+            out.error(
+                "nfd",
+                &path.key("when"),
+                "a platform label needs at least one feature match",
+            );
+        }
+        for (j, m) in l.when.iter().enumerate() {
+            let mp = path.key("when").index(j);
+            let ok_name = m.feature.split_once('.').is_some_and(|(a, b)| {
+                !a.is_empty()
+                    && !b.is_empty()
+                    && m.feature
+                        .chars()
+                        .all(|c| c.is_ascii_lowercase() || c == '.' || c == '_')
+            });
+            if !ok_name {
+                out.error(
+                    "nfd",
+                    &mp.key("feature"),
+                    format!(
+                        "`{}` is not an NFD feature name (`<source>.<feature>`, e.g. pci.device)",
+                        m.feature
+                    ),
+                );
+            }
+            if m.attribute.is_empty()
+                || m.attribute
+                    .chars()
+                    .any(|c| c.is_whitespace() || c.is_control())
+            {
+                out.error(
+                    "nfd",
+                    &mp.key("attribute"),
+                    "an attribute is one non-empty word",
+                );
+            }
+            let want = match m.op {
+                MatchOp::In | MatchOp::NotIn => (1, usize::MAX),
+                MatchOp::Gt | MatchOp::Lt => (1, 1),
+                MatchOp::GtLt => (2, 2),
+                MatchOp::Exists | MatchOp::DoesNotExist | MatchOp::IsTrue | MatchOp::IsFalse => {
+                    (0, 0)
+                }
+            };
+            let n = m.values.len();
+            if n < want.0 || n > want.1 {
+                let need = match want {
+                    (0, 0) => "no values".to_string(),
+                    (1, usize::MAX) => "one or more values".to_string(),
+                    (a, b) if a == b => format!("exactly {a} value(s)"),
+                    (a, b) => format!("{a}–{b} values"),
+                };
+                out.error(
+                    "nfd",
+                    &mp.key("values"),
+                    format!("op {:?} takes {need}; {n} given", m.op),
+                );
+            }
+            if matches!(m.op, MatchOp::Gt | MatchOp::Lt | MatchOp::GtLt)
+                && m.values.iter().any(|v| v.parse::<i64>().is_err())
+            {
+                out.error(
+                    "nfd",
+                    &mp.key("values"),
+                    format!("op {:?} compares integers", m.op),
+                );
+            }
         }
     }
 }

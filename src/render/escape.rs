@@ -1,0 +1,334 @@
+//! Escaping for every target format, as template filters.
+//!
+//! A value from a blueprint must never change the structure of a rendered
+//! file: a quote, newline, `]`, `#` or `\` inside a value stays inside the
+//! value. Structured formats (TOML, YAML, JSON) are escaped; line-oriented
+//! formats (chrony, sshd, logrotate, sysctl, modprobe, audit, unit files,
+//! the kernel command line) have no escape for a newline or a comment
+//! character, so the filters refuse such values with an error instead.
+
+use minijinja::value::{Value, ValueKind};
+use minijinja::{Error, ErrorKind};
+
+fn invalid(msg: String) -> Error {
+    Error::new(ErrorKind::InvalidOperation, msg)
+}
+
+/// A TOML basic string with every special character escaped.
+pub fn toml_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// `|toml`: a TOML value (string, integer, float, boolean or array of those).
+pub fn toml(v: Value) -> Result<String, Error> {
+    match v.kind() {
+        ValueKind::String => Ok(toml_string(v.as_str().unwrap_or_default())),
+        ValueKind::Bool => Ok(if v.is_true() {
+            "true".into()
+        } else {
+            "false".into()
+        }),
+        ValueKind::Number => Ok(v.to_string()),
+        ValueKind::Seq => {
+            let items: Result<Vec<String>, Error> = v.try_iter()?.map(toml).collect();
+            Ok(format!("[{}]", items?.join(", ")))
+        }
+        other => Err(invalid(format!("cannot write a {other:?} as a TOML value"))),
+    }
+}
+
+/// `|json`: JSON text (also a valid YAML flow value).
+pub fn json(v: Value) -> Result<String, Error> {
+    serde_json::to_string(&v).map_err(|e| invalid(format!("cannot encode as JSON: {e}")))
+}
+
+/// Words YAML 1.1 readers (Go's yaml.v2, which kubelet and most Kubernetes
+/// tooling use) take for booleans or null when unquoted.
+const YAML11_SPECIAL: &[&str] = &[
+    "y", "n", "yes", "no", "on", "off", "true", "false", "null", "~",
+];
+
+/// A YAML scalar for a string: plain when no YAML 1.1 or 1.2 reader could
+/// take it for anything but that string, double-quoted (JSON escapes) otherwise.
+pub fn yaml_string(s: &str) -> String {
+    let plain = s
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '/' || c == '_')
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '/' | '-'))
+        && !YAML11_SPECIAL.contains(&s.to_ascii_lowercase().as_str());
+    if plain {
+        s.to_string()
+    } else {
+        serde_json::to_string(s).expect("strings encode")
+    }
+}
+
+fn yaml_inline(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => yaml_string(s),
+        other => other.to_string(),
+    }
+}
+
+/// Block-style YAML for any value, indented by `indent` spaces, one
+/// `key: value` or `- item` per line. Keys and strings go through
+/// [`yaml_string`]; empty collections are written `{}` / `[]`.
+pub fn yaml_block_text(v: &serde_json::Value, indent: usize) -> String {
+    use serde_json::Value as J;
+    let pad = " ".repeat(indent);
+    let mut out = String::new();
+    match v {
+        J::Object(o) if !o.is_empty() => {
+            for (k, x) in o {
+                match x {
+                    J::Object(m) if !m.is_empty() => {
+                        out.push_str(&format!(
+                            "{pad}{}:\n{}",
+                            yaml_string(k),
+                            yaml_block_text(x, indent + 2)
+                        ));
+                    }
+                    J::Array(a) if !a.is_empty() => {
+                        out.push_str(&format!(
+                            "{pad}{}:\n{}",
+                            yaml_string(k),
+                            yaml_block_text(x, indent + 2)
+                        ));
+                    }
+                    _ => out.push_str(&format!(
+                        "{pad}{}: {}\n",
+                        yaml_string(k),
+                        yaml_inline_empty(x)
+                    )),
+                }
+            }
+        }
+        J::Array(a) if !a.is_empty() => {
+            for x in a {
+                match x {
+                    J::Object(m) if !m.is_empty() => {
+                        let inner = yaml_block_text(x, indent + 2);
+                        out.push_str(&format!("{pad}- {}", &inner[indent + 2..]));
+                    }
+                    J::Array(b) if !b.is_empty() => {
+                        out.push_str(&format!("{pad}-\n{}", yaml_block_text(x, indent + 2)));
+                    }
+                    _ => out.push_str(&format!("{pad}- {}\n", yaml_inline_empty(x))),
+                }
+            }
+        }
+        other => out.push_str(&format!("{pad}{}\n", yaml_inline_empty(other))),
+    }
+    out
+}
+
+fn yaml_inline_empty(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::Object(_) => "{}".into(),
+        serde_json::Value::Array(_) => "[]".into(),
+        other => yaml_inline(other),
+    }
+}
+
+/// `|yaml`: an inline YAML value (strings plain when safe, else quoted;
+/// collections in flow style).
+pub fn yaml(v: Value) -> Result<String, Error> {
+    let j: serde_json::Value =
+        serde_json::to_value(&v).map_err(|e| invalid(format!("cannot encode as YAML: {e}")))?;
+    Ok(match &j {
+        serde_json::Value::String(s) => yaml_string(s),
+        serde_json::Value::Array(a) => format!(
+            "[{}]",
+            a.iter().map(yaml_inline).collect::<Vec<_>>().join(", ")
+        ),
+        other => other.to_string(),
+    })
+}
+
+/// `|yaml_block(indent)`: block YAML (see [`yaml_block_text`]).
+pub fn yaml_block(v: Value, indent: Option<usize>) -> Result<String, Error> {
+    let j: serde_json::Value =
+        serde_json::to_value(&v).map_err(|e| invalid(format!("cannot encode as YAML: {e}")))?;
+    let text = yaml_block_text(&j, indent.unwrap_or(0));
+    Ok(text.trim_end_matches('\n').to_string())
+}
+
+/// `|line`: a value for a line-oriented config file. Refuses what those
+/// formats cannot escape: line breaks, control characters, and `#`, which
+/// starts a comment in every one of them.
+pub fn line(v: Value) -> Result<String, Error> {
+    let s = v.to_string();
+    if let Some(c) = s.chars().find(|c| c.is_control() || *c == '#') {
+        return Err(invalid(format!(
+            "{s:?} contains {c:?}, which a line-oriented config file cannot hold"
+        )));
+    }
+    Ok(s)
+}
+
+/// `|token`: one whitespace-free token (a user name, a host, a path).
+pub fn token(v: Value) -> Result<String, Error> {
+    let s = line(v)?;
+    if s.is_empty() || s.chars().any(char::is_whitespace) {
+        return Err(invalid(format!("{s:?} must be one token without spaces")));
+    }
+    Ok(s)
+}
+
+/// `|cmdline`: a kernel argument; a narrow character set, since GRUB's
+/// config is sourced by a shell and the kernel splits on spaces.
+pub fn cmdline(v: Value) -> Result<String, Error> {
+    let s = v.to_string();
+    let ok = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._,:=/+@-".contains(c));
+    if !ok {
+        return Err(invalid(format!(
+            "kernel argument {s:?} has characters the command line cannot carry"
+        )));
+    }
+    Ok(s)
+}
+
+/// `|unit`: a value in a systemd unit file: one line, `%` doubled (it starts
+/// a specifier), and, when it holds spaces, quotes or backslashes, written as
+/// one quoted word with C-style escapes (for Exec lines).
+pub fn unit(v: Value) -> Result<String, Error> {
+    let s = v.to_string();
+    if let Some(c) = s.chars().find(|c| c.is_control()) {
+        return Err(invalid(format!(
+            "{s:?} contains {c:?}, which a unit file cannot hold"
+        )));
+    }
+    let s = s.replace('%', "%%");
+    if s.is_empty()
+        || s.chars()
+            .any(|c| c.is_whitespace() || matches!(c, '"' | '\'' | '\\' | ';'))
+    {
+        let mut q = String::from("\"");
+        for c in s.chars() {
+            match c {
+                '"' => q.push_str("\\\""),
+                '\\' => q.push_str("\\\\"),
+                c => q.push(c),
+            }
+        }
+        q.push('"');
+        return Ok(q);
+    }
+    Ok(s)
+}
+
+/// `|unit_path`: a path escaped the way `systemd-escape --path` does, for
+/// mount unit names (`/var/lib/containerd` → `var-lib-containerd`).
+pub fn unit_path(v: Value) -> Result<String, Error> {
+    let s = v.to_string();
+    let trimmed = s.trim_matches('/');
+    if trimmed.is_empty() {
+        return Ok("-".into());
+    }
+    let mut out = String::new();
+    for (i, b) in trimmed.bytes().enumerate() {
+        match b {
+            b'/' => out.push('-'),
+            b'.' if i == 0 => out.push_str("\\x2e"),
+            b if b.is_ascii_alphanumeric() || b == b'_' || b == b'.' => out.push(b as char),
+            b => out.push_str(&format!("\\x{b:02x}")),
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NASTY: &str = "a\"b\nc]d#e\\f";
+
+    #[test]
+    fn toml_round_trips_nasty_strings() {
+        let doc = format!("k = {}\n", toml(Value::from(NASTY)).unwrap());
+        let parsed: ::toml::Table = ::toml::from_str(&doc).unwrap();
+        assert_eq!(parsed["k"].as_str(), Some(NASTY));
+        let arr = toml(Value::from(vec![NASTY, "x"])).unwrap();
+        let parsed: ::toml::Table = ::toml::from_str(&format!("k = {arr}\n")).unwrap();
+        assert_eq!(parsed["k"][0].as_str(), Some(NASTY));
+    }
+
+    #[test]
+    fn yaml_round_trips_nasty_strings() {
+        for s in [
+            NASTY, "yes", "No", "on", "0644", "1.30", "", "- a", "a: b", "@x", "null", "~", "y",
+        ] {
+            let doc = format!("k: {}\n", yaml(Value::from(s)).unwrap());
+            let parsed: serde_yaml::Value = serde_yaml::from_str(&doc).unwrap();
+            assert_eq!(parsed["k"].as_str(), Some(s), "{doc}");
+            // The YAML 1.1 words must be quoted, so Go's yaml.v2 reads text too.
+            if ["yes", "No", "on", "y", "0644"].contains(&s) {
+                assert!(doc.contains('"'), "{doc}");
+            }
+        }
+        assert_eq!(
+            yaml(Value::from("nvidia.com/gpu")).unwrap(),
+            "nvidia.com/gpu"
+        );
+    }
+
+    #[test]
+    fn yaml_blocks_round_trip() {
+        let v: serde_json::Value = serde_json::json!({
+            "a": {"b": [1, "x\ny", {"c": "yes", "d": []}], "e": {}},
+            "k#": "v]",
+        });
+        let text = yaml_block_text(&v, 0);
+        let back: serde_json::Value = serde_yaml::from_str(&text).unwrap();
+        assert_eq!(back, v, "{text}");
+    }
+
+    #[test]
+    fn line_formats_refuse_what_they_cannot_escape() {
+        for bad in ["a\nb", "a#b", "a\rb", "a\0b"] {
+            assert!(line(Value::from(bad)).is_err(), "{bad:?}");
+        }
+        assert_eq!(
+            line(Value::from("pool.ntp.org iburst")).unwrap(),
+            "pool.ntp.org iburst"
+        );
+        assert!(token(Value::from("a b")).is_err());
+        assert!(cmdline(Value::from("a\"b")).is_err());
+        assert!(cmdline(Value::from("$(reboot)")).is_err());
+        assert_eq!(cmdline(Value::from("iommu=pt")).unwrap(), "iommu=pt");
+    }
+
+    #[test]
+    fn unit_values() {
+        assert_eq!(unit(Value::from("/usr/bin/x")).unwrap(), "/usr/bin/x");
+        assert_eq!(unit(Value::from("50%")).unwrap(), "50%%");
+        assert_eq!(unit(Value::from("a b\"c")).unwrap(), "\"a b\\\"c\"");
+        assert!(unit(Value::from("a\nb")).is_err());
+        assert_eq!(
+            unit_path(Value::from("/var/lib/containerd")).unwrap(),
+            "var-lib-containerd"
+        );
+        assert_eq!(
+            unit_path(Value::from("/var/cache/my-models")).unwrap(),
+            "var-cache-my\\x2dmodels"
+        );
+    }
+}

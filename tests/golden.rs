@@ -1,0 +1,127 @@
+//! golden/<blueprint>/ holds the committed rendered tree of every example
+//! blueprint (`layer/`, `cluster/`, and `modes.txt` for file modes, which git
+//! does not keep). Rendering must reproduce it byte for byte; on drift the
+//! failure shows unified diffs. `scripts/update-golden` rewrites it.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use nodeimg::blueprint::{compat::Matrix, load_file};
+use nodeimg::render::{Templates, render, write::write_dir};
+use nodeimg::tree::Tree;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn files_of(tree: &Tree, prefix: &str, out: &mut BTreeMap<String, (u32, Vec<u8>)>) {
+    for (p, mode, bytes) in tree.files() {
+        out.insert(format!("{prefix}/{p}"), (mode, bytes.to_vec()));
+    }
+}
+
+fn modes_txt(files: &BTreeMap<String, (u32, Vec<u8>)>) -> String {
+    files
+        .iter()
+        .map(|(p, (m, _))| format!("{m:04o} {p}\n"))
+        .collect()
+}
+
+fn read_dir_files(dir: &Path, base: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            read_dir_files(&p, base, out);
+        } else {
+            let rel = p.strip_prefix(base).unwrap().to_string_lossy().into_owned();
+            out.insert(rel, std::fs::read(&p).unwrap());
+        }
+    }
+}
+
+#[test]
+fn rendered_examples_match_golden() {
+    let update = std::env::var_os("NODEIMG_UPDATE_GOLDEN").is_some();
+    let mut problems = Vec::new();
+    let mut blueprints: Vec<PathBuf> = std::fs::read_dir(root().join("blueprints"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+        .collect();
+    blueprints.sort();
+    for bp_path in blueprints {
+        let bp = load_file(&bp_path, &Matrix::builtin()).unwrap().blueprint;
+        let r = render(&bp, &Templates::embedded()).unwrap();
+        let golden = root().join("golden").join(bp.name());
+        let mut want = BTreeMap::new();
+        files_of(&r.layer, "layer", &mut want);
+        files_of(&r.cluster, "cluster", &mut want);
+        if update {
+            write_dir(&golden, &[("layer", &r.layer), ("cluster", &r.cluster)]).unwrap();
+            std::fs::write(golden.join("modes.txt"), modes_txt(&want)).unwrap();
+            continue;
+        }
+        let mut have = BTreeMap::new();
+        read_dir_files(&golden, &golden, &mut have);
+        let have_modes = have
+            .remove("modes.txt")
+            .map(|b| String::from_utf8(b).unwrap())
+            .unwrap_or_default();
+        if have_modes != modes_txt(&want) {
+            problems.push(format!(
+                "{}: modes.txt differs:\n{}",
+                bp.name(),
+                similar::TextDiff::from_lines(&have_modes, &modes_txt(&want)).unified_diff()
+            ));
+        }
+        for (path, (_, bytes)) in &want {
+            match have.get(path) {
+                None => problems.push(format!(
+                    "{}: {path} is rendered but not in golden/",
+                    bp.name()
+                )),
+                Some(g) if g != bytes => {
+                    let a = String::from_utf8_lossy(g);
+                    let b = String::from_utf8_lossy(bytes);
+                    problems.push(format!(
+                        "{}: {path} differs:\n{}",
+                        bp.name(),
+                        similar::TextDiff::from_lines(a.as_ref(), b.as_ref())
+                            .unified_diff()
+                            .header("golden", "rendered")
+                    ));
+                }
+                Some(_) => {}
+            }
+        }
+        for path in have.keys() {
+            if !want.contains_key(path) {
+                problems.push(format!(
+                    "{}: {path} is in golden/ but no longer rendered",
+                    bp.name()
+                ));
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "rendered output drifted from golden/ (run scripts/update-golden if intended):\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn rendering_is_deterministic() {
+    let bp = load_file(
+        &root().join("blueprints/h100-sxm-ubuntu.yaml"),
+        &Matrix::builtin(),
+    )
+    .unwrap()
+    .blueprint;
+    let a = render(&bp, &Templates::embedded()).unwrap();
+    let b = render(&bp, &Templates::embedded()).unwrap();
+    assert_eq!(a, b);
+}
