@@ -70,11 +70,13 @@ fn rendered_examples_match_golden() {
             .remove("modes.txt")
             .map(|b| String::from_utf8(b).unwrap())
             .unwrap_or_default();
-        if have_modes != modes_txt(&want) {
+        let want_modes = modes_txt(&want);
+        if have_modes != want_modes {
+            let diff = similar::TextDiff::from_lines(have_modes.as_str(), want_modes.as_str());
             problems.push(format!(
                 "{}: modes.txt differs:\n{}",
                 bp.name(),
-                similar::TextDiff::from_lines(&have_modes, &modes_txt(&want)).unified_diff()
+                diff.unified_diff()
             ));
         }
         for (path, (_, bytes)) in &want {
