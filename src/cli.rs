@@ -69,6 +69,11 @@ pub enum Command {
         after_help = "Examples:\n  nodeimg render blueprints/h100-sxm-ubuntu.yaml -o out/h100\n  nodeimg render --templates my-templates/ bp.yaml -o out/"
     )]
     Render(RenderArgs),
+    /// Compare two blueprints: field changes, computed values, rendered files, and the fleet impact.
+    #[command(
+        after_help = "Examples:\n  nodeimg diff old/h100.yaml blueprints/h100-sxm-ubuntu.yaml\n  nodeimg diff --format json --no-files a.yaml b.yaml"
+    )]
+    Diff(DiffArgs),
     /// Print the blueprint's JSON Schema (for editors and CI).
     #[command(after_help = "Example:\n  nodeimg schema > nodeimg-blueprint.schema.json")]
     Schema(SchemaArgs),
@@ -125,6 +130,23 @@ pub struct RenderArgs {
     /// Output folder: `layer/` (the image tree) and `cluster/` (Helm values, rules).
     #[arg(short, long, value_name = "DIR")]
     pub output: PathBuf,
+    #[command(flatten)]
+    pub templates: TemplatesArg,
+    #[command(flatten)]
+    pub matrix: MatrixArg,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    #[arg(value_name = "OLD")]
+    pub old: PathBuf,
+    #[arg(value_name = "NEW")]
+    pub new: PathBuf,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// List changed files without their unified diffs (text format).
+    #[arg(long)]
+    pub no_files: bool,
     #[command(flatten)]
     pub templates: TemplatesArg,
     #[command(flatten)]

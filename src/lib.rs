@@ -6,6 +6,7 @@ pub mod atomic;
 pub mod blueprint;
 pub mod cli;
 pub mod command;
+pub mod diff;
 pub mod render;
 pub mod tree;
 pub mod verify;

@@ -3,6 +3,7 @@
 //! binary only maps that code to the process exit status.
 
 mod completions;
+mod diff;
 mod explain;
 mod man;
 mod render;
@@ -75,6 +76,7 @@ pub fn dispatch(command: Command, env: &mut Env<'_>) -> u8 {
         Command::Validate(a) => validate::run(&a, env),
         Command::Explain(a) => explain::run(&a, env),
         Command::Render(a) => render::run(&a, env),
+        Command::Diff(a) => diff::run(&a, env),
         Command::Schema(a) => schema::run(&a, env),
         Command::Completions(a) => completions::run(&a, env),
         Command::Man(a) => man::run(&a, env),

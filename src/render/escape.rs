@@ -235,6 +235,23 @@ pub fn unit(v: Value) -> Result<String, Error> {
     Ok(s)
 }
 
+/// `|unit_word`: a value for a unit setting that takes one word or path
+/// (`Where=`, `What=`, `ConditionPathExists=`, `Description=` names): no
+/// quoting exists there, so whitespace, quotes and backslashes are refused;
+/// `%` is doubled.
+pub fn unit_word(v: Value) -> Result<String, Error> {
+    let s = v.to_string();
+    if s.is_empty()
+        || s.chars()
+            .any(|c| c.is_control() || c.is_whitespace() || matches!(c, '"' | '\'' | '\\'))
+    {
+        return Err(invalid(format!(
+            "{s:?} cannot be written as one word in a unit file"
+        )));
+    }
+    Ok(s.replace('%', "%%"))
+}
+
 /// `|unit_path`: a path escaped the way `systemd-escape --path` does, for
 /// mount unit names (`/var/lib/containerd` → `var-lib-containerd`).
 pub fn unit_path(v: Value) -> Result<String, Error> {

@@ -99,6 +99,7 @@ fn environment(templates: &Templates) -> Result<Environment<'static>, RenderErro
     env.add_filter("token", escape::token);
     env.add_filter("cmdline", escape::cmdline);
     env.add_filter("unit", escape::unit);
+    env.add_filter("unit_word", escape::unit_word);
     env.add_filter("unit_path", escape::unit_path);
     for (name, text) in templates.iter() {
         env.add_template_owned(name.to_string(), text.to_string())

@@ -1,0 +1,131 @@
+//! `nodeimg diff OLD NEW`: the blueprint change field by field, computed
+//! values with the arithmetic of both sides, rendered files as unified
+//! diffs, and the fleet impact of each. Exit 1 when anything differs.
+
+use super::{Env, exit};
+use crate::cli::{DiffArgs, Format};
+use crate::diff::{self, Report};
+use crate::render;
+
+pub fn run(args: &DiffArgs, env: &mut Env<'_>) -> u8 {
+    let matrix = match super::matrix(&args.matrix, env) {
+        Ok(m) => m,
+        Err(code) => return code,
+    };
+    let templates = match super::templates(&args.templates, env) {
+        Ok(t) => t,
+        Err(code) => return code,
+    };
+    let mut sides = Vec::new();
+    for path in [&args.old, &args.new] {
+        let bp = match super::load_valid(path, &matrix, env) {
+            Ok(b) => b,
+            Err(code) => return code,
+        };
+        let r = match render::render(&bp, &templates) {
+            Ok(r) => r,
+            Err(e) => return env.fail(&format!("{}: {e}", path.display())),
+        };
+        sides.push((bp, r));
+    }
+    let (old, new) = (&sides[0], &sides[1]);
+    let report = diff::compare(&old.0, &old.1, &new.0, &new.1);
+    let written = match args.format {
+        Format::Json => serde_json::to_writer_pretty(&mut *env.out, &report)
+            .map_err(std::io::Error::from)
+            .and_then(|_| writeln!(env.out)),
+        Format::Text => text(&report, args.no_files, env),
+    };
+    if let Err(e) = written {
+        return env.fail(&format!("cannot write the report: {e}"));
+    }
+    if report.differs() {
+        exit::NEGATIVE
+    } else {
+        exit::OK
+    }
+}
+
+fn show(v: &Option<serde_json::Value>) -> String {
+    match v {
+        None => "(absent)".into(),
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+    }
+}
+
+fn text(r: &Report, no_files: bool, env: &mut Env<'_>) -> std::io::Result<()> {
+    let s = env.style;
+    let tag = |i: diff::impact::Impact| {
+        let t = format!("{:<6}", i.as_str());
+        match i {
+            diff::impact::Impact::Reboot => s.error(&t),
+            diff::impact::Impact::Drain => s.warning(&t),
+            diff::impact::Impact::Live => s.ok(&t),
+        }
+    };
+    writeln!(
+        env.out,
+        "{} {} → {} {}",
+        r.old.name, r.old.version, r.new.name, r.new.version
+    )?;
+    if !r.fields.is_empty() {
+        writeln!(env.out, "\nBlueprint changes:")?;
+        for f in &r.fields {
+            writeln!(
+                env.out,
+                "  {} {}: {} → {}",
+                tag(f.impact),
+                f.path,
+                show(&f.old),
+                show(&f.new)
+            )?;
+        }
+    }
+    if !r.computed.is_empty() {
+        writeln!(env.out, "\nComputed changes:")?;
+        for c in &r.computed {
+            writeln!(
+                env.out,
+                "  {} {}: {} → {}",
+                tag(c.impact),
+                c.path,
+                c.old,
+                c.new
+            )?;
+            writeln!(env.out, "           old: {}", s.dim(&c.old_how))?;
+            writeln!(env.out, "           new: {}", s.dim(&c.new_how))?;
+        }
+    }
+    if !r.files.is_empty() {
+        writeln!(env.out, "\nRendered file changes:")?;
+        for f in &r.files {
+            writeln!(
+                env.out,
+                "  {} {} ({:?}: {})",
+                tag(f.impact),
+                f.path,
+                f.status,
+                f.why
+            )?;
+        }
+        if !no_files {
+            for f in &r.files {
+                writeln!(env.out)?;
+                env.out.write_all(f.diff.as_bytes())?;
+            }
+        }
+    }
+    match r.impact {
+        None => writeln!(env.out, "\nNo change: identical blueprints ({}).", r.new.id),
+        Some(i) => writeln!(
+            env.out,
+            "\nSummary: {} field(s), {} computed value(s), {} file(s) changed; fleet impact: {} ({})",
+            r.fields.len(),
+            r.computed.len(),
+            r.files.len(),
+            i.as_str(),
+            r.reasons.join("; ")
+        ),
+    }
+}

@@ -1,0 +1,283 @@
+//! `nodeimg diff`: what changes between two blueprints — field by field,
+//! in the values nodeimg computes (with the arithmetic of both sides), and
+//! in every rendered file (unified diffs) — and what each change means for a
+//! running fleet (reboot, drain, live). This is the upgrade review made
+//! mechanical.
+
+pub mod impact;
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::blueprint::{Blueprint, identity, resolve};
+use crate::render::Rendered;
+use impact::Impact;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FieldChange {
+    pub path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub old: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub new: Option<Value>,
+    pub impact: Impact,
+    pub why: String,
+}
+
+/// A computed value that changed, with how each side was derived.
+#[derive(Debug, Clone, Serialize)]
+pub struct ComputedChange {
+    pub path: String,
+    pub old: String,
+    pub new: String,
+    pub old_how: String,
+    pub new_how: String,
+    pub impact: Impact,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FileStatus {
+    Added,
+    Removed,
+    Changed,
+    Mode,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FileChange {
+    pub path: String,
+    pub status: FileStatus,
+    pub impact: Impact,
+    pub why: String,
+    /// Unified diff of the contents (empty for a mode-only change).
+    pub diff: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub old: Side,
+    pub new: Side,
+    pub fields: Vec<FieldChange>,
+    pub computed: Vec<ComputedChange>,
+    pub files: Vec<FileChange>,
+    /// The worst impact of any change; absent when nothing changed.
+    pub impact: Option<Impact>,
+    /// The distinct reasons behind that impact.
+    pub reasons: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Side {
+    pub name: String,
+    pub version: String,
+    pub id: String,
+}
+
+impl Report {
+    pub fn differs(&self) -> bool {
+        !(self.fields.is_empty() && self.computed.is_empty() && self.files.is_empty())
+    }
+}
+
+fn side(bp: &Blueprint) -> Side {
+    Side {
+        name: bp.name().to_string(),
+        version: bp.spec().metadata.version.clone(),
+        id: bp.id().to_string(),
+    }
+}
+
+/// Flattens canonical JSON into `path → leaf`, lists of scalars kept whole.
+fn flatten(prefix: &str, v: &Value, out: &mut BTreeMap<String, Value>) {
+    match v {
+        Value::Object(o) => {
+            for (k, x) in o {
+                let plain = k
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+                let p = match (prefix.is_empty(), plain) {
+                    (true, true) => k.clone(),
+                    (false, true) => format!("{prefix}.{k}"),
+                    (_, false) => format!("{prefix}[{k:?}]"),
+                };
+                flatten(&p, x, out);
+            }
+        }
+        Value::Array(a) if a.iter().any(|x| x.is_object()) => {
+            for (i, x) in a.iter().enumerate() {
+                flatten(&format!("{prefix}[{i}]"), x, out);
+            }
+        }
+        other => {
+            out.insert(prefix.to_string(), other.clone());
+        }
+    }
+}
+
+fn fields(old: &Blueprint, new: &Blueprint) -> Vec<FieldChange> {
+    let canon = |b: &Blueprint| -> BTreeMap<String, Value> {
+        let v: Value = serde_json::from_str(&identity::canonical_json(b.spec()))
+            .expect("canonical JSON parses");
+        let mut m = BTreeMap::new();
+        flatten("", &v, &mut m);
+        m
+    };
+    let (a, b) = (canon(old), canon(new));
+    let mut paths: Vec<&String> = a.keys().chain(b.keys()).collect();
+    paths.sort();
+    paths.dedup();
+    paths
+        .into_iter()
+        .filter(|p| a.get(*p) != b.get(*p))
+        .map(|p| {
+            let (impact, why) = impact::of_field(p);
+            FieldChange {
+                path: p.clone(),
+                old: a.get(p).cloned(),
+                new: b.get(p).cloned(),
+                impact,
+                why: why.to_string(),
+            }
+        })
+        .collect()
+}
+
+fn computed(old: &Blueprint, new: &Blueprint) -> Vec<ComputedChange> {
+    let rows = |k: &resolve::Kubelet| {
+        let mut v: Vec<(String, String, String)> = Vec::new();
+        for (name, res) in [
+            ("kubeReserved", &k.kube_reserved),
+            ("systemReserved", &k.system_reserved),
+        ] {
+            for (field, e) in [
+                ("cpu", &res.cpu),
+                ("memory", &res.memory),
+                ("ephemeralStorage", &res.ephemeral_storage),
+            ] {
+                let (value, how) = e
+                    .as_ref()
+                    .map_or(("(none)".to_string(), String::new()), |e| {
+                        (e.value.to_string(), e.how.clone())
+                    });
+                v.push((format!("kubernetes.kubelet.{name}.{field}"), value, how));
+            }
+        }
+        v.push((
+            "allocatable.cpu".into(),
+            k.allocatable_cpu.value.to_string(),
+            k.allocatable_cpu.how.clone(),
+        ));
+        v.push((
+            "allocatable.memory".into(),
+            k.allocatable_memory.value.to_string(),
+            k.allocatable_memory.how.clone(),
+        ));
+        v
+    };
+    let (a, b) = (rows(&old.kubelet()), rows(&new.kubelet()));
+    a.into_iter()
+        .zip(b)
+        .filter(|(x, y)| x.1 != y.1)
+        .map(|(x, y)| ComputedChange {
+            path: x.0,
+            old: x.1,
+            new: y.1,
+            old_how: x.2,
+            new_how: y.2,
+            impact: Impact::Drain,
+        })
+        .collect()
+}
+
+fn files(old: &Rendered, new: &Rendered) -> Vec<FileChange> {
+    let collect = |r: &Rendered| {
+        let mut m: BTreeMap<String, (u32, Vec<u8>)> = BTreeMap::new();
+        for (p, mode, b) in r.layer.files() {
+            m.insert(format!("layer/{p}"), (mode, b.to_vec()));
+        }
+        for (p, mode, b) in r.cluster.files() {
+            m.insert(format!("cluster/{p}"), (mode, b.to_vec()));
+        }
+        m
+    };
+    let (a, b) = (collect(old), collect(new));
+    let mut paths: Vec<&String> = a.keys().chain(b.keys()).collect();
+    paths.sort();
+    paths.dedup();
+    let text = |x: Option<&(u32, Vec<u8>)>| {
+        x.map(|(_, b)| String::from_utf8_lossy(b).into_owned())
+            .unwrap_or_default()
+    };
+    let mut out = Vec::new();
+    for p in paths {
+        let (x, y) = (a.get(p), b.get(p));
+        let status = match (x, y) {
+            (None, Some(_)) => FileStatus::Added,
+            (Some(_), None) => FileStatus::Removed,
+            (Some(x), Some(y)) if x.1 != y.1 => FileStatus::Changed,
+            (Some(x), Some(y)) if x.0 != y.0 => FileStatus::Mode,
+            _ => continue,
+        };
+        let (old_text, new_text) = (text(x), text(y));
+        let diff = if matches!(status, FileStatus::Mode) {
+            format!(
+                "mode {:04o} → {:04o}\n",
+                x.map_or(0, |v| v.0),
+                y.map_or(0, |v| v.0)
+            )
+        } else {
+            similar::TextDiff::from_lines(&old_text, &new_text)
+                .unified_diff()
+                .context_radius(2)
+                .header(&format!("old/{p}"), &format!("new/{p}"))
+                .to_string()
+        };
+        let (impact, why) = impact::of_file(p);
+        out.push(FileChange {
+            path: p.clone(),
+            status,
+            impact,
+            why: why.to_string(),
+            diff,
+        });
+    }
+    out
+}
+
+/// Compares two checked blueprints and their rendered trees.
+pub fn compare(old: &Blueprint, old_r: &Rendered, new: &Blueprint, new_r: &Rendered) -> Report {
+    let fields = fields(old, new);
+    let computed = computed(old, new);
+    let files = files(old_r, new_r);
+    let impact = fields
+        .iter()
+        .map(|f| f.impact)
+        .chain(computed.iter().map(|c| c.impact))
+        .chain(files.iter().map(|f| f.impact))
+        .max();
+    let mut reasons: Vec<String> = fields
+        .iter()
+        .filter(|f| Some(f.impact) == impact)
+        .map(|f| f.why.clone())
+        .chain(
+            files
+                .iter()
+                .filter(|f| Some(f.impact) == impact)
+                .map(|f| f.why.clone()),
+        )
+        .collect();
+    reasons.sort();
+    reasons.dedup();
+    Report {
+        old: side(old),
+        new: side(new),
+        fields,
+        computed,
+        files,
+        impact,
+        reasons,
+    }
+}

@@ -1,0 +1,296 @@
+//! The real programs that consume rendered files accept them: containerd,
+//! sshd, chronyd, logrotate and systemd-analyze. Enabled with the
+//! `real-tools` feature (.ci/run installs the Debian packages); a missing
+//! program fails the test. Each tool is also shown a broken file, to prove
+//! the check can fail.
+
+#![cfg(feature = "real-tools")]
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use common::*;
+
+fn run(program: &str, args: &[&str]) -> Output {
+    Command::new(program)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("`{program}` must be installed for the real-tools tests: {e}"))
+}
+
+fn ok(o: &Output) -> bool {
+    o.status.success()
+}
+
+fn show(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+#[test]
+fn containerd_dumps_the_rendered_version_2_configs() {
+    // Debian's containerd is 1.6; it reads config version 2, which nodeimg
+    // renders for containerd 1.x pins. (Version 3 is checked against the
+    // upstream reference config in the corpus tests.)
+    let dir = tempfile::tempdir().unwrap();
+    let h100_v17 = variant(
+        "h100-sxm-ubuntu",
+        &[
+            ("version: 2.1.4", "version: 1.7.22"),
+            (
+                "\"io.containerd.cri.v1.images\"",
+                "\"io.containerd.grpc.v1.cri\"",
+            ),
+        ],
+    );
+    for bp in [h100_v17, example("mi300x-rhel"), example("cpu-minimal")] {
+        let r = rendered(&bp);
+        let f = write_file(dir.path(), &r, "etc/containerd/config.toml");
+        let o = run(
+            "containerd",
+            &["--config", f.to_str().unwrap(), "config", "dump"],
+        );
+        assert!(ok(&o), "{}: {}", bp.name(), show(&o));
+        let dump = String::from_utf8_lossy(&o.stdout);
+        let rt = bp.spec().runtime.containerd.default_runtime;
+        let want = format!(
+            "default_runtime_name = \"{}\"",
+            if rt == nodeimg::blueprint::model::DefaultRuntime::Nvidia {
+                "nvidia"
+            } else {
+                "runc"
+            }
+        );
+        assert!(
+            dump.contains(&want),
+            "{}: {want} missing in\n{dump}",
+            bp.name()
+        );
+        assert!(
+            dump.contains("config_path = \"/etc/containerd/certs.d\""),
+            "{}",
+            bp.name()
+        );
+        assert!(dump.contains("SystemdCgroup = true"), "{}", bp.name());
+        assert!(
+            dump.contains(&format!("root = \"{}\"", bp.spec().runtime.containerd.root)),
+            "{}",
+            bp.name()
+        );
+        if bp.name() == "h100-sxm-ubuntu" {
+            assert!(
+                dump.contains("BinaryName = \"/usr/bin/nvidia-container-runtime\""),
+                "{dump}"
+            );
+            assert!(
+                dump.contains("max_concurrent_downloads = 8"),
+                "extraConfig is merged: {dump}"
+            );
+        }
+    }
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(
+        &bad,
+        "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\"\n",
+    )
+    .unwrap();
+    assert!(!ok(&run(
+        "containerd",
+        &["--config", bad.to_str().unwrap(), "config", "dump"]
+    )));
+}
+
+#[test]
+fn sshd_accepts_the_rendered_configs() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = dir.path().join("host_ed25519");
+    assert!(ok(&run(
+        "ssh-keygen",
+        &["-q", "-t", "ed25519", "-N", "", "-f", key.to_str().unwrap()]
+    )));
+    // sshd -t insists on its privilege-separation directory.
+    std::fs::create_dir_all("/run/sshd").expect("the real-tools tests run as root");
+    let disabled = variant(
+        "cpu-minimal",
+        &[(
+            "runtime:\n",
+            "security:\n  ssh: {enabled: false}\nruntime:\n",
+        )],
+    );
+    for bp in EXAMPLES.iter().map(|n| example(n)).chain([disabled]) {
+        let r = rendered(&bp);
+        let f = write_file(dir.path(), &r, "etc/ssh/sshd_config.d/50-nodeimg.conf");
+        let o = run(
+            "/usr/sbin/sshd",
+            &["-t", "-f", f.to_str().unwrap(), "-h", key.to_str().unwrap()],
+        );
+        assert!(ok(&o), "{}: {}", bp.name(), show(&o));
+    }
+    let bad = dir.path().join("bad.conf");
+    std::fs::write(&bad, "PermitRootLogin maybe\n").unwrap();
+    assert!(!ok(&run(
+        "/usr/sbin/sshd",
+        &[
+            "-t",
+            "-f",
+            bad.to_str().unwrap(),
+            "-h",
+            key.to_str().unwrap()
+        ]
+    )));
+}
+
+#[test]
+fn chronyd_parses_the_rendered_configs() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, path) in [
+        ("h100-sxm-ubuntu", "etc/chrony/chrony.conf"),
+        ("mi300x-rhel", "etc/chrony.conf"),
+    ] {
+        let bp = example(name);
+        let r = rendered(&bp);
+        let f = write_file(dir.path(), &r, path);
+        let o = run("chronyd", &["-p", "-f", f.to_str().unwrap()]);
+        assert!(ok(&o), "{name}: {}", show(&o));
+        let t = bp.spec().system.time_sync.as_ref().unwrap();
+        let printed = String::from_utf8_lossy(&o.stdout);
+        for s in &t.servers {
+            assert!(printed.contains(&format!("server {s} iburst")), "{printed}");
+        }
+        for s in &t.pools {
+            assert!(printed.contains(&format!("pool {s} iburst")), "{printed}");
+        }
+    }
+    let bad = dir.path().join("bad.conf");
+    std::fs::write(&bad, "server\nmakestep x y\n").unwrap();
+    assert!(!ok(&run("chronyd", &["-p", "-f", bad.to_str().unwrap()])));
+}
+
+#[test]
+fn logrotate_accepts_the_rendered_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let bp = example("h100-sxm-ubuntu");
+    let r = rendered(&bp);
+    let f = write_file(dir.path(), &r, "etc/logrotate.d/nodeimg");
+    let o = run(
+        "logrotate",
+        &["-d", "-s", state.to_str().unwrap(), f.to_str().unwrap()],
+    );
+    assert!(ok(&o), "{}", show(&o));
+    assert!(
+        show(&o).contains("considering log /var/log/nodeimg/*.log"),
+        "{}",
+        show(&o)
+    );
+    let bad = dir.path().join("bad");
+    std::fs::write(&bad, "/var/log/x.log {\n    rotate many\n}\n").unwrap();
+    let o = run(
+        "logrotate",
+        &["-d", "-s", state.to_str().unwrap(), bad.to_str().unwrap()],
+    );
+    assert!(!ok(&o) || show(&o).contains("error"), "{}", show(&o));
+}
+
+/// Copies the rendered layer over a root holding the host's own systemd
+/// units, plus empty stand-ins for the programs the units start (nodeimg,
+/// nvidia-ctk, kubelet are not installed on the test machine).
+fn unit_root(r: &nodeimg::render::Rendered, root: &Path) {
+    for (path, mode, bytes) in r.layer.files() {
+        let p = root.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, bytes).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    let units = root.join("usr/lib/systemd/system");
+    std::fs::create_dir_all(&units).unwrap();
+    for e in std::fs::read_dir("/lib/systemd/system").unwrap() {
+        let p = e.unwrap().path();
+        if p.is_file() {
+            std::fs::copy(&p, units.join(p.file_name().unwrap())).unwrap();
+        }
+    }
+    std::fs::write(
+        root.join("etc/systemd/system/kubelet.service"),
+        "[Unit]\nDescription=kubelet\n[Service]\nExecStart=/usr/bin/kubelet\n[Install]\nWantedBy=multi-user.target\n",
+    )
+    .unwrap();
+    for exe in [
+        "usr/local/bin/nodeimg",
+        "usr/bin/nvidia-ctk",
+        "usr/bin/amd-ctk",
+        "usr/bin/kubelet",
+        "bin/mv",
+        "bin/rm",
+        "bin/mount",
+    ] {
+        let p = root.join(exe);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, "#!/bin/sh\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+}
+
+#[test]
+fn systemd_analyze_verifies_the_rendered_units() {
+    for name in EXAMPLES {
+        let bp = example(name);
+        let r = rendered(&bp);
+        let dir = tempfile::tempdir().unwrap();
+        unit_root(&r, dir.path());
+        let mut units: Vec<String> = r
+            .layer
+            .files()
+            .filter_map(|(p, _, _)| p.strip_prefix("etc/systemd/system/"))
+            .filter(|p| !p.contains('/') && (p.ends_with(".service") || p.ends_with(".mount")))
+            .map(str::to_string)
+            .collect();
+        units.push("kubelet.service".into());
+        let root_arg = format!("--root={}", dir.path().display());
+        let mut args = vec!["verify", root_arg.as_str(), "--man=no", "--generators=no"];
+        args.extend(units.iter().map(String::as_str));
+        let o = run("systemd-analyze", &args);
+        assert!(ok(&o) && o.stderr.is_empty(), "{name}: {}", show(&o));
+        // kubelet requires the acceptance unit through the drop-in.
+        let deps = run(
+            "systemd-analyze",
+            &[
+                root_arg.as_str(),
+                "--no-pager",
+                "cat-config",
+                "systemd/system/kubelet.service.d/10-nodeimg-verify.conf",
+            ],
+        );
+        assert!(
+            show(&deps).contains("Requires=nodeimg-verify.service"),
+            "{}",
+            show(&deps)
+        );
+    }
+    // A unit that starts a missing program fails verification.
+    let dir = tempfile::tempdir().unwrap();
+    unit_root(&rendered(&example("cpu-minimal")), dir.path());
+    std::fs::write(
+        dir.path().join("etc/systemd/system/broken.service"),
+        "[Service]\nExecStart=/nonexistent/x\n",
+    )
+    .unwrap();
+    let root_arg = format!("--root={}", dir.path().display());
+    assert!(!ok(&run(
+        "systemd-analyze",
+        &[
+            "verify",
+            &root_arg,
+            "--man=no",
+            "--generators=no",
+            "broken.service"
+        ]
+    )));
+}
