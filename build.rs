@@ -11,6 +11,8 @@ fn collect(dir: &Path, root: &Path, out: &mut Vec<String>) {
     entries.sort();
     for p in entries {
         if p.is_dir() {
+            // A new file changes its folder's mtime: rebuild when one appears.
+            println!("cargo:rerun-if-changed={}", p.display());
             collect(&p, root, out);
         } else {
             let rel = p

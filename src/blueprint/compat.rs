@@ -175,7 +175,16 @@ impl std::fmt::Display for MatrixError {
 impl Matrix {
     /// The matrix shipped with nodeimg.
     pub fn builtin() -> Self {
-        Self::parse(BUILTIN, "compat-matrix.yaml (built in)").expect("the built-in matrix parses")
+        Self::builtin_ref().clone()
+    }
+
+    /// The shipped matrix, parsed once per process.
+    pub fn builtin_ref() -> &'static Self {
+        static MATRIX: std::sync::OnceLock<Matrix> = std::sync::OnceLock::new();
+        MATRIX.get_or_init(|| {
+            Self::parse(BUILTIN, "compat-matrix.yaml (built in)")
+                .expect("the built-in matrix parses")
+        })
     }
 
     pub fn parse(text: &str, file: &str) -> Result<Self, MatrixError> {

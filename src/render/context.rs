@@ -282,8 +282,18 @@ fn cdi(s: &RawBlueprint) -> Value {
     let generator = match c.generator {
         CdiGenerator::NvidiaCtk => Some(("nvidia", "/usr/bin/nvidia-ctk")),
         CdiGenerator::AmdCtk => Some(("amd", "/usr/bin/amd-ctk")),
-        CdiGenerator::Operator | CdiGenerator::None => None,
+        CdiGenerator::Operator | CdiGenerator::None | CdiGenerator::Static => None,
     };
+    let is_static = c.enabled && c.generator == CdiGenerator::Static;
+    let static_dir = c
+        .spec_dirs
+        .iter()
+        .find(|d| d.as_str() == "/etc/cdi")
+        .or(c.spec_dirs.first());
+    let count = s.accelerators.as_ref().map_or(0, |a| a.count);
+    let static_devices: Vec<Value> = (0..count)
+        .map(|i| json!({"name": i.to_string(), "render": format!("/dev/dri/renderD{}", 128 + i)}))
+        .collect();
     let dir = c
         .spec_dirs
         .iter()
@@ -298,6 +308,9 @@ fn cdi(s: &RawBlueprint) -> Value {
         "on_boot": c.refresh_on.contains(&CdiRefresh::Boot),
         "on_driver_change": c.refresh_on.contains(&CdiRefresh::DriverChange),
         "keep_previous": c.rollback == CdiRollback::KeepPrevious,
+        "static": is_static,
+        "static_file": static_dir.map(|d| format!("{}/amd.com-gpu.yaml", d.in_layer())),
+        "static_devices": static_devices,
         "module": match s.accelerators.as_ref().map(|a| a.vendor) {
             Some(Vendor::Nvidia) => "nvidia",
             Some(Vendor::Amd) => "amdgpu",

@@ -79,7 +79,7 @@ impl fmt::Display for RenderError {
 
 impl std::error::Error for RenderError {}
 
-fn environment(templates: &Templates) -> Result<Environment<'static>, RenderError> {
+pub(crate) fn environment(templates: &Templates) -> Result<Environment<'static>, RenderError> {
     let mut env = Environment::new();
     env.set_undefined_behavior(UndefinedBehavior::Strict);
     env.set_auto_escape_callback(|_| AutoEscape::None);
@@ -111,11 +111,13 @@ fn environment(templates: &Templates) -> Result<Environment<'static>, RenderErro
 /// Renders every output of the plan for `bp`. Files the blueprint names
 /// (CA certificates) are read relative to the blueprint's folder.
 pub fn render(bp: &Blueprint, templates: &Templates) -> Result<Rendered, RenderError> {
-    let env = environment(templates)?;
+    let env = templates.env();
     let mut ctx = context::build(bp);
     let lock = lock_json(bp);
     ctx["lock"] = Value::String(lock.trim_end().to_string());
 
+    // Converted once; per-item contexts layer `item` over it.
+    let base = minijinja::Value::from(minijinja::value::Serde(&ctx));
     let mut out = Rendered {
         layer: Tree::new(),
         cluster: Tree::new(),
@@ -132,11 +134,12 @@ pub fn render(bp: &Blueprint, templates: &Templates) -> Result<Rendered, RenderE
             .get_template(row.template)
             .map_err(|e| RenderError::from_jinja(&e, row.template))?;
         for item in items {
-            let mut local = ctx.clone();
-            if let Some(item) = item {
-                local["item"] = item.clone();
-            }
-            let local = minijinja::Value::from(minijinja::value::Serde(&local));
+            let local = match item {
+                Some(item) => {
+                    minijinja::context! { item => minijinja::value::Serde(item), ..base.clone() }
+                }
+                None => base.clone(),
+            };
             let path = env
                 .render_str(row.path, &local)
                 .map_err(|e| RenderError::from_jinja(&e, row.template))?;

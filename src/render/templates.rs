@@ -8,23 +8,40 @@ use super::RenderError;
 
 include!(concat!(env!("OUT_DIR"), "/templates.rs"));
 
-/// Template name → text.
+/// Template name → text, and the environment compiled from them (built
+/// once, reused for every render).
 #[derive(Debug, Clone)]
 pub struct Templates {
     texts: BTreeMap<String, String>,
     /// Names taken from the override folder.
     pub overridden: Vec<String>,
+    env: Option<std::sync::Arc<minijinja::Environment<'static>>>,
 }
 
 impl Templates {
     pub fn embedded() -> Self {
-        Self {
+        let mut t = Self {
             texts: EMBEDDED
                 .iter()
                 .map(|(n, t)| (n.to_string(), t.to_string()))
                 .collect(),
             overridden: Vec::new(),
-        }
+            env: None,
+        };
+        t.compile().expect("the built-in templates compile");
+        t
+    }
+
+    fn compile(&mut self) -> Result<(), RenderError> {
+        self.env = Some(std::sync::Arc::new(super::environment(self)?));
+        Ok(())
+    }
+
+    /// The compiled environment.
+    pub(super) fn env(&self) -> &minijinja::Environment<'static> {
+        self.env
+            .as_deref()
+            .expect("templates are compiled when built")
     }
 
     /// The embedded set with files from `dir` replacing templates of the same
@@ -58,6 +75,7 @@ impl Templates {
             }
         }
         t.overridden.sort();
+        t.compile()?;
         Ok(t)
     }
 

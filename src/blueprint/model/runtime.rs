@@ -135,6 +135,10 @@ pub enum CdiGenerator {
     AmdCtk,
     /// The GPU operator's toolkit container writes them.
     Operator,
+    /// nodeimg writes a static spec into the image (AMD GPUs: `/dev/kfd`
+    /// and one render node per GPU). NVIDIA specs depend on the installed
+    /// driver's files and need nvidia-ctk.
+    Static,
     /// No generator: no CDI specs (CPU-only nodes).
     #[default]
     None,

@@ -11,6 +11,13 @@ use crate::blueprint::model::*;
 
 pub fn check(bp: &RawBlueprint, out: &mut Collector<'_>) {
     let rt = &bp.runtime;
+    if rt.cdi.enabled && rt.containerd.version < "1.7".parse().expect("literal") {
+        out.error(
+            "cdi-containerd",
+            &p("runtime.cdi.enabled"),
+            format!("containerd {} has no CDI support (it arrived in 1.7); disable CDI or upgrade containerd", rt.containerd.version),
+        );
+    }
     let Some(acc) = &bp.accelerators else {
         if rt.containerd.default_runtime == DefaultRuntime::Nvidia {
             out.error(
@@ -172,6 +179,13 @@ pub fn check(bp: &RawBlueprint, out: &mut Collector<'_>) {
                 "vendor-mismatch",
                 &gen_path,
                 "amd-ctk generates specs for AMD GPUs only",
+            );
+        }
+        CdiGenerator::Static if nvidia => {
+            out.error(
+                "cdi-generator",
+                &gen_path,
+                "a static CDI spec cannot describe NVIDIA GPUs (it depends on the installed driver's files); use nvidia-ctk",
             );
         }
         CdiGenerator::Operator if acc.operator.is_none() => {

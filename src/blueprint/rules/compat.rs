@@ -234,6 +234,7 @@ fn components(bp: &RawBlueprint) -> BTreeMap<Component, (Have, YamlPath)> {
         CdiGenerator::NvidiaCtk => "nvidia-ctk",
         CdiGenerator::AmdCtk => "amd-ctk",
         CdiGenerator::Operator => "operator",
+        CdiGenerator::Static => "static",
         CdiGenerator::None => "none",
     };
     c.insert(
