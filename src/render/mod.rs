@@ -197,17 +197,21 @@ fn copies(bp: &Blueprint, ctx: &Value, layer: &mut Tree) -> Result<(), RenderErr
             .add_file(&path, 0o644, bytes)
             .map_err(|e| RenderError::plain(e.to_string()))
     };
+    let dir = ctx["distro"]["trust_dir"].as_str().unwrap_or_default();
+    let ext = ctx["distro"]["trust_ext"].as_str().unwrap_or_default();
     for r in &bp.spec().runtime.containerd.registries {
         if let Some(ca) = &r.ca_file {
+            let pem = read(ca.as_str())?;
             add(
                 layer,
                 format!("etc/containerd/certs.d/{}/ca.crt", r.host),
-                read(ca.as_str())?,
+                pem.clone(),
             )?;
+            // Also trusted system-wide, for tools other than containerd that pull.
+            let name = r.host.replace([':', '[', ']'], "_");
+            add(layer, format!("{dir}/nodeimg-registry-{name}.{ext}"), pem)?;
         }
     }
-    let dir = ctx["distro"]["trust_dir"].as_str().unwrap_or_default();
-    let ext = ctx["distro"]["trust_ext"].as_str().unwrap_or_default();
     for c in &bp.spec().system.certificates {
         add(
             layer,
