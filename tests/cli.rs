@@ -141,6 +141,26 @@ fn matrix_extension_adds_a_model_and_a_bad_matrix_is_unusable() {
 }
 
 #[test]
+fn verbose_adds_detail_on_stderr_only() {
+    let quiet = nodeimg(&["validate", "blueprints/cpu-minimal.yaml"]);
+    let loud = nodeimg(&["-v", "validate", "blueprints/cpu-minimal.yaml"]);
+    assert!(quiet.stderr.is_empty());
+    let err = stderr(&loud);
+    assert!(
+        err.contains("compatibility matrix:") && err.contains("GPU models"),
+        "{err}"
+    );
+    assert!(
+        err.contains("blueprints/cpu-minimal.yaml: checked in"),
+        "{err}"
+    );
+    assert_eq!(
+        quiet.stdout, loud.stdout,
+        "the report itself does not change"
+    );
+}
+
+#[test]
 fn bad_arguments_exit_two() {
     assert_eq!(nodeimg(&["validate"]).status.code(), Some(2));
     assert_eq!(nodeimg(&["frobnicate"]).status.code(), Some(2));

@@ -45,6 +45,13 @@ impl Env<'_> {
         }
     }
 
+    /// Detail on stderr, only with `-v`.
+    pub fn detail(&mut self, text: &str) {
+        if self.verbose > 0 {
+            let _ = writeln!(self.err, "{text}");
+        }
+    }
+
     /// A fatal problem on stderr (always shown).
     pub fn fail(&mut self, text: &str) -> u8 {
         let _ = writeln!(self.err, "{}: {text}", self.style.error("error"));
@@ -126,5 +133,16 @@ fn matrix(arg: &MatrixArg, env: &mut Env<'_>) -> Result<Matrix, u8> {
         m.extend_from_file(path)
             .map_err(|e| env.fail(&e.to_string()))?;
     }
+    env.detail(&format!(
+        "compatibility matrix: {} CUDA rows, {} ROCm rows, {} GPU models, {} rules{}",
+        m.cuda_minimum_driver.len(),
+        m.rocm.len(),
+        m.models.len(),
+        m.rules.len(),
+        arg.matrix
+            .as_ref()
+            .map(|p| format!(" (with {})", p.display()))
+            .unwrap_or_default()
+    ));
     Ok(m)
 }

@@ -36,10 +36,16 @@ pub fn run(args: &ValidateArgs, env: &mut Env<'_>) -> u8 {
     };
     let mut files = Vec::new();
     for path in &args.files {
+        let started = std::time::Instant::now();
         let (bp, diagnostics) = match blueprint::load_file(path, &matrix) {
             Ok(l) => (Some(l.blueprint), l.warnings),
             Err(d) => (None, d),
         };
+        env.detail(&format!(
+            "{}: checked in {:.2} ms",
+            path.display(),
+            started.elapsed().as_secs_f64() * 1e3
+        ));
         let valid = bp.is_some() && !fails(&diagnostics, args.strict);
         files.push(FileReport {
             file: path.display().to_string(),
