@@ -91,15 +91,15 @@ impl<'a> Collector<'a> {
         }
     }
 
-    fn make(
-        &self,
+    fn push(
+        &mut self,
         severity: Severity,
         code: &str,
         path: &YamlPath,
         pos: Option<Pos>,
         message: String,
-    ) -> Diagnostic {
-        Diagnostic {
+    ) -> &mut Diagnostic {
+        self.items.push(Diagnostic {
             severity,
             code: code.to_string(),
             file: self.file.to_path_buf(),
@@ -108,7 +108,8 @@ impl<'a> Collector<'a> {
             column: pos.map(|p| p.column),
             message,
             hint: None,
-        }
+        });
+        self.items.last_mut().expect("just pushed")
     }
 
     /// An error at a value.
@@ -119,9 +120,7 @@ impl<'a> Collector<'a> {
         message: impl Into<String>,
     ) -> &mut Diagnostic {
         let pos = self.map.and_then(|m| m.value_pos(path));
-        let d = self.make(Severity::Error, code, path, pos, message.into());
-        self.items.push(d);
-        self.items.last_mut().expect("just pushed")
+        self.push(Severity::Error, code, path, pos, message.into())
     }
 
     /// An error at the key that introduces `path` (unknown fields).
@@ -132,9 +131,7 @@ impl<'a> Collector<'a> {
         message: impl Into<String>,
     ) -> &mut Diagnostic {
         let pos = self.map.and_then(|m| m.key_pos(path));
-        let d = self.make(Severity::Error, code, path, pos, message.into());
-        self.items.push(d);
-        self.items.last_mut().expect("just pushed")
+        self.push(Severity::Error, code, path, pos, message.into())
     }
 
     /// An error placed at a known position (syntax errors).
@@ -145,8 +142,7 @@ impl<'a> Collector<'a> {
         pos: Option<Pos>,
         message: impl Into<String>,
     ) {
-        let d = self.make(Severity::Error, code, path, pos, message.into());
-        self.items.push(d);
+        self.push(Severity::Error, code, path, pos, message.into());
     }
 
     pub fn warning(
@@ -156,9 +152,7 @@ impl<'a> Collector<'a> {
         message: impl Into<String>,
     ) -> &mut Diagnostic {
         let pos = self.map.and_then(|m| m.value_pos(path));
-        let d = self.make(Severity::Warning, code, path, pos, message.into());
-        self.items.push(d);
-        self.items.last_mut().expect("just pushed")
+        self.push(Severity::Warning, code, path, pos, message.into())
     }
 
     pub fn has_errors(&self) -> bool {

@@ -30,6 +30,44 @@ pub fn id(bp: &RawBlueprint) -> String {
     hex
 }
 
+/// The canonical form as `path → leaf` (`kubernetes.kubelet.maxPods`,
+/// `network.nics[0].mtu`, `kubernetes.labels["a/b"]`), sorted by path.
+/// Lists of scalars stay whole; lists holding mappings are indexed. This is
+/// what `explain` prints and `diff` compares.
+pub fn leaves(bp: &RawBlueprint) -> std::collections::BTreeMap<String, Value> {
+    let mut v = serde_json::to_value(bp).expect("a blueprint always serialises");
+    prune(&mut v);
+    let mut out = std::collections::BTreeMap::new();
+    flatten("", &v, &mut out);
+    out
+}
+
+fn flatten(prefix: &str, v: &Value, out: &mut std::collections::BTreeMap<String, Value>) {
+    match v {
+        Value::Object(o) => {
+            for (k, x) in o {
+                let plain = !k.is_empty()
+                    && k.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+                let p = match (prefix.is_empty(), plain) {
+                    (true, true) => k.clone(),
+                    (false, true) => format!("{prefix}.{k}"),
+                    (_, false) => format!("{prefix}[{k:?}]"),
+                };
+                flatten(&p, x, out);
+            }
+        }
+        Value::Array(a) if a.iter().any(|x| x.is_object()) => {
+            for (i, x) in a.iter().enumerate() {
+                flatten(&format!("{prefix}[{i}]"), x, out);
+            }
+        }
+        other => {
+            out.insert(prefix.to_string(), other.clone());
+        }
+    }
+}
+
 /// Drops nulls, empty lists and empty mappings, bottom-up.
 fn prune(v: &mut Value) -> bool {
     match v {

@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{Env, exit};
-use crate::blueprint::{Blueprint, cmdline};
+use crate::blueprint::{Blueprint, cmdline, identity};
 use crate::cli::{ExplainArgs, Format};
 
 #[derive(Serialize)]
@@ -48,9 +48,7 @@ pub fn run(args: &ExplainArgs, env: &mut Env<'_>) -> u8 {
 }
 
 fn build(bp: &Blueprint) -> Report {
-    let mut values = Vec::new();
-    let v = serde_json::to_value(bp.spec()).expect("a blueprint serialises");
-    flatten("", &v, &mut values);
+    let values: Vec<(String, Value)> = identity::leaves(bp.spec()).into_iter().collect();
     let k = bp.kubelet();
     let mut derived = vec![Derived {
         path: "kubernetes.kubelet.maxPods".into(),
@@ -109,31 +107,6 @@ fn build(bp: &Blueprint) -> Report {
         id: bp.id().to_string(),
         values,
         derived,
-    }
-}
-
-fn flatten(prefix: &str, v: &Value, out: &mut Vec<(String, Value)>) {
-    match v {
-        Value::Object(o) => {
-            for (k, x) in o {
-                let plain = k
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-                let p = match (prefix.is_empty(), plain) {
-                    (true, true) => k.clone(),
-                    (false, true) => format!("{prefix}.{k}"),
-                    (_, false) => format!("{prefix}[{k:?}]"),
-                };
-                flatten(&p, x, out);
-            }
-        }
-        Value::Array(a) if !a.is_empty() && a.iter().any(|x| x.is_object()) => {
-            for (i, x) in a.iter().enumerate() {
-                flatten(&format!("{prefix}[{i}]"), x, out);
-            }
-        }
-        Value::Null => {}
-        other => out.push((prefix.to_string(), other.clone())),
     }
 }
 

@@ -90,42 +90,8 @@ fn side(bp: &Blueprint) -> Side {
     }
 }
 
-/// Flattens canonical JSON into `path → leaf`, lists of scalars kept whole.
-fn flatten(prefix: &str, v: &Value, out: &mut BTreeMap<String, Value>) {
-    match v {
-        Value::Object(o) => {
-            for (k, x) in o {
-                let plain = k
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-                let p = match (prefix.is_empty(), plain) {
-                    (true, true) => k.clone(),
-                    (false, true) => format!("{prefix}.{k}"),
-                    (_, false) => format!("{prefix}[{k:?}]"),
-                };
-                flatten(&p, x, out);
-            }
-        }
-        Value::Array(a) if a.iter().any(|x| x.is_object()) => {
-            for (i, x) in a.iter().enumerate() {
-                flatten(&format!("{prefix}[{i}]"), x, out);
-            }
-        }
-        other => {
-            out.insert(prefix.to_string(), other.clone());
-        }
-    }
-}
-
 fn fields(old: &Blueprint, new: &Blueprint) -> Vec<FieldChange> {
-    let canon = |b: &Blueprint| -> BTreeMap<String, Value> {
-        let v: Value = serde_json::from_str(&identity::canonical_json(b.spec()))
-            .expect("canonical JSON parses");
-        let mut m = BTreeMap::new();
-        flatten("", &v, &mut m);
-        m
-    };
-    let (a, b) = (canon(old), canon(new));
+    let (a, b) = (identity::leaves(old.spec()), identity::leaves(new.spec()));
     let mut paths: Vec<&String> = a.keys().chain(b.keys()).collect();
     paths.sort();
     paths.dedup();
