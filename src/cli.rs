@@ -230,7 +230,7 @@ pub struct VerifyArgs {
     pub source: SourceArgs,
     #[arg(long, value_enum, default_value_t = VerifyPhase::All)]
     pub phase: VerifyPhase,
-    /// Only checks whose id matches one of these patterns (`*` wildcard), comma-separated.
+    /// Only checks whose id matches one of these patterns (`*` wildcard, `!` excludes), comma-separated.
     #[arg(long, value_name = "PATTERNS", value_delimiter = ',')]
     pub checks: Vec<String>,
     /// Report format on stdout.

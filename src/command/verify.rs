@@ -101,11 +101,10 @@ pub fn run(args: &VerifyArgs, env: &mut Env<'_>) -> u8 {
         phase: phase(args.phase),
         patterns: args.checks.iter().map(|p| p.trim().to_owned()).collect(),
     };
-    if let Some(unmatched) = selection
-        .patterns
-        .iter()
-        .find(|p| !checks::catalog().iter().any(|s| select::glob(p, s.id)))
-    {
+    if let Some(unmatched) = selection.patterns.iter().find(|p| {
+        let p = p.strip_prefix('!').unwrap_or(p);
+        !checks::catalog().iter().any(|s| select::glob(p, s.id))
+    }) {
         return env.fail(&format!(
             "--checks {unmatched}: no check id matches (see `nodeimg verify --help`)"
         ));

@@ -232,19 +232,31 @@ pub fn evaluate(ctx: &mut Context) {
             observation,
             vec!["/sys/class/net".to_owned()],
         ));
-        if model_device_ids(&group.model).is_none() {
-            results.push((
-                &MODEL,
-                Some(label.clone()),
-                group.model.clone(),
-                Observation::unknown(format!(
-                    "nodeimg has no PCI ids for model {:?}; NICs were matched by driver and link layer only",
-                    group.model
-                )),
-                vec!["/sys/bus/pci/devices/*/device".to_owned()],
-            ));
-        }
-        let firmware = group.firmware.clone().or_else(|| default_firmware.clone());
+        let model = match model_device_ids(&group.model) {
+            None => Observation::unknown(format!(
+                "nodeimg has no PCI ids for model {:?}; NICs were matched by driver and link layer only",
+                group.model
+            )),
+            Some(ids) => {
+                let ids: Vec<String> = ids.iter().map(|id| format!("{id:#06x}")).collect();
+                Observation::value(
+                    format!("identified by PCI device id {}", ids.join(" or ")),
+                    true,
+                )
+            }
+        };
+        results.push((
+            &MODEL,
+            Some(label.clone()),
+            group.model.clone(),
+            model,
+            vec!["/sys/bus/pci/devices/*/device".to_owned()],
+        ));
+        // `firmware.versions.nic` is the RDMA NICs' firmware; other groups pin their own.
+        let firmware = group
+            .firmware
+            .clone()
+            .or_else(|| default_firmware.clone().filter(|_| group.rdma));
         for member in &mine {
             member_checks(&mut results, group, member, firmware.as_ref());
         }

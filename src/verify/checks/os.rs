@@ -1,11 +1,15 @@
 //! OS and kernel checks: distribution and release, kernel release, required and forbidden
 //! kernel arguments, cgroup v2, hugepage pools, `/dev/shm` size, nouveau absent.
 //!
-//! The required kernel arguments are the full command line the blueprint implies
-//! ([`cmdline::full`]): its typed fields (IOMMU mode, cgroup mode, hugepages, nouveau off)
-//! and `boot.kernelArgs.required`. A repeated argument (`hugepagesz=1G ... hugepagesz=2M`)
-//! passes when any occurrence carries the value; names compare with `-` and `_` alike, as
-//! the kernel does.
+//! The command line the blueprint asks for ([`cmdline::full`]) has two parts. The
+//! arguments in `boot.kernelArgs.required` are critical. The ones its typed fields imply
+//! ([`cmdline::implied`]: IOMMU mode, cgroup mode, hugepages, nouveau off) are warnings:
+//! what they are for is checked on its effect (`firmware.iommu`, `os.cgroup`,
+//! `os.hugepages`, `os.nouveau.absent`), which a kernel can reach without the argument
+//! (a compiled-in IOMMU default, a systemd that only mounts cgroup v2). A repeated argument
+//! (`hugepagesz=1G ... hugepagesz=2M`) passes when any occurrence carries the value;
+//! names compare with `-` and `_` alike, as the kernel does. A `v1` cgroup blueprint
+//! accepts the hybrid layout, which runs the v1 controllers.
 
 use super::context::{Context, Observation};
 use super::matcher::Expect;
@@ -41,6 +45,14 @@ pub const ARG_REQUIRED: Spec = spec(
     "required kernel argument on the command line",
     Action::IsolateAndRepair,
 );
+pub const ARG_IMPLIED: Spec = Spec {
+    severity: Severity::Warning,
+    ..spec(
+        "os.kernel.arg.implied",
+        "kernel argument the blueprint's typed fields imply",
+        Action::IsolateAndRepair,
+    )
+};
 pub const ARG_FORBIDDEN: Spec = spec(
     "os.kernel.arg.forbidden",
     "forbidden kernel argument absent",
@@ -63,6 +75,7 @@ pub const SPECS: &[Spec] = &[
     VERSION,
     KERNEL_RELEASE,
     ARG_REQUIRED,
+    ARG_IMPLIED,
     ARG_FORBIDDEN,
     CGROUP,
     HUGEPAGES,
@@ -94,18 +107,15 @@ pub fn evaluate(ctx: &mut Context) {
         vec!["/proc/sys/kernel/osrelease".to_owned()],
     );
     kernel_args(ctx);
-    let want = match bp.os.cgroup {
-        CgroupMode::V2 => cgroup::CgroupMode::V2,
-        CgroupMode::V1 => cgroup::CgroupMode::V1,
-    };
+    let v2 = bp.os.cgroup == CgroupMode::V2;
     ctx.record(
         &CGROUP,
         None,
-        format!("{want:?}").to_lowercase(),
+        if v2 { "v2" } else { "v1 (or hybrid)" },
         Observation::of(
             &facts.cgroup,
             |mode| format!("{mode:?}").to_lowercase(),
-            |mode| *mode == want,
+            |mode| (*mode == cgroup::CgroupMode::V2) == v2,
         ),
         vec!["/sys/fs/cgroup".to_owned()],
     );
@@ -173,7 +183,21 @@ fn kernel_args(ctx: &mut Context) {
     let bp = ctx.blueprint;
     let cmdline = &ctx.facts.kernel.cmdline;
     let evidence = || vec!["/proc/cmdline".to_owned()];
-    for arg in cmdline::full(bp) {
+    let implied = cmdline::implied(bp);
+    let required = bp
+        .boot
+        .kernel_args
+        .required
+        .iter()
+        .enumerate()
+        .filter_map(|(i, text)| {
+            KernelArg::parse(text, &format!("boot.kernelArgs.required[{i}]")).ok()
+        });
+    let all = implied
+        .into_iter()
+        .map(|arg| (&ARG_IMPLIED, arg))
+        .chain(required.map(|arg| (&ARG_REQUIRED, arg)));
+    for (spec, arg) in all {
         let observation = match cmdline {
             Fact::Known(line) => {
                 let found = values(line, &arg.name);
@@ -187,7 +211,7 @@ fn kernel_args(ctx: &mut Context) {
         };
         let expected = format!("{arg} (from {})", arg.from);
         ctx.record(
-            &ARG_REQUIRED,
+            spec,
             Some(arg.to_string()),
             expected,
             observation,

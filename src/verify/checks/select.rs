@@ -5,7 +5,7 @@
 //! carries the driver (`authority: preinstalled`). `driver` runs the driver checks once an
 //! operator-managed driver is up. `health` is the post-join device health subset that Node
 //! Problem Detector runs periodically. Patterns match whole ids; `*` matches any run of
-//! characters.
+//! characters; a pattern starting with `!` excludes (`--checks '*,!runtime.kubelet.*'`).
 
 use super::{Spec, Stage};
 use serde::Serialize;
@@ -55,7 +55,11 @@ impl Selection {
             Phase::Driver => spec.stage == Stage::Driver,
             Phase::Health => spec.health,
         };
-        in_phase && (self.patterns.is_empty() || self.patterns.iter().any(|p| glob(p, spec.id)))
+        let (exclude, include): (Vec<&String>, Vec<&String>) =
+            self.patterns.iter().partition(|p| p.starts_with('!'));
+        let included = include.is_empty() || include.iter().any(|p| glob(p, spec.id));
+        let excluded = exclude.iter().any(|p| glob(&p[1..], spec.id));
+        in_phase && included && !excluded
     }
 }
 
