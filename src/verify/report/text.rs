@@ -6,6 +6,9 @@ use super::{Outcome, Report};
 use crate::verify::checks::{CheckResult, Severity, Verdict};
 use std::fmt::Write;
 
+/// Which results a section shows.
+type Keep = fn(&CheckResult) -> bool;
+
 pub fn render(report: &Report) -> String {
     let mut out = String::new();
     let headline = match report.outcome {
@@ -36,7 +39,7 @@ pub fn render(report: &Report) -> String {
     if let Some(reason) = &report.break_glass {
         let _ = writeln!(out, "  break-glass: {reason}");
     }
-    let sections: [(&str, fn(&CheckResult) -> bool); 3] = [
+    let sections: [(&str, Keep); 3] = [
         ("Failed", |r| {
             r.verdict == Verdict::Fail && r.severity == Severity::Critical
         }),
