@@ -83,6 +83,21 @@ pub enum Command {
     /// Write man pages for nodeimg and its subcommands.
     #[command(after_help = "Example:\n  nodeimg man -o /usr/local/share/man/man1")]
     Man(ManArgs),
+    /// Print what verify reads from a machine (or a capture) as JSON.
+    #[command(
+        after_help = "Examples:\n  nodeimg facts\n  nodeimg facts --snapshot node-a.tar.zst\n  nodeimg facts --root /mnt/fixture --nvidia-smi-xml smi.xml"
+    )]
+    Facts(FactsArgs),
+    /// Save every file and command output verify reads into one archive (read-only, bounded).
+    #[command(
+        after_help = "Examples:\n  nodeimg capture -o /var/lib/nodeimg/node-a.tar.zst\n  nodeimg verify --snapshot node-a.tar.zst --blueprint bp.yaml"
+    )]
+    Capture(CaptureArgs),
+    /// Check this machine against its blueprint; exit 0 pass, 1 a check failed, 2 unusable input.
+    #[command(
+        after_help = "Examples:\n  nodeimg verify --phase boot --record /var/lib/nodeimg/acceptance.yaml\n  nodeimg verify --blueprint bp.yaml --format junit --output json=/run/nodeimg/verify.json\n  nodeimg verify --phase health --format summary\n  nodeimg verify --snapshot node-a.tar.zst --blueprint bp.yaml --checks 'gpu.*'\n\nBreak-glass: when the file named by --break-glass (default /etc/nodeimg/break-glass) exists and holds a reason, failures are reported and recorded as overridden and the exit code is 0."
+    )]
+    Verify(VerifyArgs),
 }
 
 #[derive(Debug, Args)]
@@ -174,4 +189,125 @@ pub struct ManArgs {
     /// Folder to write nodeimg.1 and nodeimg-<command>.1 into.
     #[arg(short, long, value_name = "DIR")]
     pub output: PathBuf,
+}
+
+/// Where facts come from: the live machine (under `--root`) or a capture.
+#[derive(Debug, Args)]
+pub struct SourceArgs {
+    /// Read the machine under this folder instead of `/` (a fixture tree, a mounted image).
+    #[arg(long, value_name = "DIR", conflicts_with = "snapshot")]
+    pub root: Option<PathBuf>,
+    /// Replay a capture made by `nodeimg capture` instead of reading a machine.
+    #[arg(long, value_name = "FILE")]
+    pub snapshot: Option<PathBuf>,
+    /// Use this saved `nvidia-smi -q -x` output instead of running nvidia-smi.
+    #[arg(long, value_name = "FILE")]
+    pub nvidia_smi_xml: Option<PathBuf>,
+    /// Deadline for each vendor command (nvidia-smi, systemctl, ...), in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub timeout: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FactsFormat {
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct FactsArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    #[arg(long, value_enum, default_value_t = FactsFormat::Json)]
+    pub format: FactsFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct CaptureArgs {
+    /// The archive to write (`.tar.zst`), atomically.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: PathBuf,
+    /// Read the machine under this folder instead of `/`.
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// Deadline for each vendor command, in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub timeout: u64,
+    /// Most bytes kept in all (files, command output, kernel log).
+    #[arg(long, value_name = "BYTES", default_value_t = 256 * 1024 * 1024)]
+    pub max_bytes: u64,
+    /// Most bytes kept from one file or output; larger ones are skipped with the reason.
+    #[arg(long, value_name = "BYTES", default_value_t = 16 * 1024 * 1024)]
+    pub max_item_bytes: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum VerifyPhase {
+    /// Before kubelet: host, firmware, PCIe, NICs, kernel, runtime; GPU driver checks too
+    /// when the driver is preinstalled.
+    Boot,
+    /// After an operator-managed driver is up: the GPU driver, CDI.
+    Driver,
+    /// Both.
+    All,
+    /// Post-join device health subset (for Node Problem Detector).
+    Health,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    Text,
+    Json,
+    Junit,
+    Prometheus,
+    Tap,
+    /// One line (Node Problem Detector).
+    Summary,
+}
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// The blueprint (YAML or JSON).
+    #[arg(
+        long,
+        value_name = "FILE",
+        default_value = "/etc/nodeimg/blueprint.lock.json"
+    )]
+    pub blueprint: PathBuf,
+    #[command(flatten)]
+    pub source: SourceArgs,
+    #[arg(long, value_enum, default_value_t = VerifyPhase::All)]
+    pub phase: VerifyPhase,
+    /// Only checks whose id matches one of these patterns (`*` wildcard, `!` excludes), comma-separated.
+    #[arg(long, value_name = "PATTERNS", value_delimiter = ',')]
+    pub checks: Vec<String>,
+    /// Report format on stdout.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+    pub format: ReportFormat,
+    /// Also write a report to a file, atomically: `FORMAT=FILE` (repeatable).
+    #[arg(long, value_name = "FORMAT=FILE", value_parser = parse_output)]
+    pub output: Vec<(ReportFormat, PathBuf)>,
+    /// Write the node acceptance record (YAML for .yaml/.yml, JSON otherwise), atomically.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+    /// When anything fails, keep a capture of what verify read in this folder.
+    #[arg(long, value_name = "DIR")]
+    pub evidence_on_fail: Option<PathBuf>,
+    /// Machine path of the break-glass file; when it holds a reason, failures do not fail the run.
+    #[arg(long, value_name = "PATH", default_value = "/etc/nodeimg/break-glass")]
+    pub break_glass: PathBuf,
+    #[command(flatten)]
+    pub matrix: MatrixArg,
+}
+
+fn parse_output(text: &str) -> Result<(ReportFormat, PathBuf), String> {
+    let (format, file) = text.split_once('=').ok_or_else(|| {
+        format!("`{text}`: expected FORMAT=FILE, e.g. junit=/run/nodeimg/verify.xml")
+    })?;
+    let format = ReportFormat::from_str(format, true).map_err(|_| {
+        format!("`{format}`: not a format (text, json, junit, prometheus, tap, summary)")
+    })?;
+    if file.is_empty() {
+        return Err(format!("`{text}`: the file name is empty"));
+    }
+    Ok((format, PathBuf::from(file)))
 }

@@ -2,14 +2,17 @@
 //! [`Env`] (where to write, how to style) and returns an exit code; the
 //! binary only maps that code to the process exit status.
 
+mod capture;
 mod completions;
 mod diff;
 mod explain;
+mod facts;
 mod man;
 mod render;
 mod schema;
 mod style;
 mod validate;
+mod verify;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -87,6 +90,9 @@ pub fn dispatch(command: Command, env: &mut Env<'_>) -> u8 {
         Command::Schema(a) => schema::run(&a, env),
         Command::Completions(a) => completions::run(&a, env),
         Command::Man(a) => man::run(&a, env),
+        Command::Facts(a) => facts::run(&a, env),
+        Command::Capture(a) => capture::run(&a, env),
+        Command::Verify(a) => verify::run(&a, env),
     }
 }
 

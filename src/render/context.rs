@@ -14,7 +14,7 @@ use crate::blueprint::{Blueprint, resolve};
 /// Where nodeimg lives on the node and what it writes there.
 pub const NODEIMG_BIN: &str = "/usr/local/bin/nodeimg";
 pub const LOCK_PATH: &str = "/etc/nodeimg/blueprint.lock.json";
-pub const RECORD_PATH: &str = "/var/lib/nodeimg/acceptance.json";
+pub const RECORD_PATH: &str = "/var/lib/nodeimg/acceptance.yaml";
 pub const EVIDENCE_DIR: &str = "/var/lib/nodeimg/evidence";
 pub const BREAK_GLASS: &str = "/etc/nodeimg/break-glass";
 pub const CERTS_DIR: &str = "/etc/containerd/certs.d";

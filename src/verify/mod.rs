@@ -10,11 +10,15 @@
 //! println!("{}", serde_json::to_string_pretty(&facts).unwrap_or_default());
 //! ```
 
+pub mod capture;
+pub mod checks;
 pub mod fact;
 pub mod facts;
 pub mod host;
+pub mod report;
+pub mod timestamp;
 
 pub use fact::Fact;
 pub use facts::options::{CollectOptions, KernelLogSource, ToolOutput};
 pub use facts::{Facts, collect};
-pub use host::{Host, HostError, HostErrorKind, LiveHost};
+pub use host::{Host, HostError, HostErrorKind, LiveHost, RecordingHost, SnapshotHost};

@@ -40,6 +40,8 @@ use self::options::{CollectOptions, KernelLogSource};
 /// Everything verify knows about a machine.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Facts {
+    /// `/proc/sys/kernel/hostname`.
+    pub hostname: Fact<String>,
     pub os: Fact<os_release::OsRelease>,
     pub kernel: kernel::Kernel,
     pub cgroup: Fact<cgroup::CgroupMode>,
@@ -91,6 +93,7 @@ pub fn collect(host: &dyn Host, options: &CollectOptions) -> Facts {
         }
     };
     Facts {
+        hostname: attribute::text(host, "/proc/sys/kernel/hostname"),
         os: os_release::collect(host),
         kernel: kernel::collect(host),
         cgroup: cgroup::collect(host),

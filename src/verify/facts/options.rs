@@ -50,10 +50,17 @@ impl Default for CollectOptions {
             rocm_smi: ToolOutput::Run,
             kernel_log: KernelLogSource::Kmsg,
             command_timeout: Duration::from_secs(30),
-            units: ["containerd", "kubelet", "nvidia-fabricmanager"]
-                .iter()
-                .filter_map(|name| UnitName::parse(name).ok())
-                .collect(),
+            units: [
+                "containerd",
+                "kubelet",
+                "nvidia-fabricmanager",
+                "chrony",
+                "chronyd",
+                "systemd-timesyncd",
+            ]
+            .iter()
+            .filter_map(|name| UnitName::parse(name).ok())
+            .collect(),
             runtime_commands: true,
         }
     }

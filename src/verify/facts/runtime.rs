@@ -1,4 +1,5 @@
-//! The container runtime and the systemd units around it: `containerd --version` and
+//! The container runtime and the systemd units around it: `containerd --version`,
+//! `kubelet --version` and
 //! `systemctl is-active` for a list of units (containerd, kubelet, nvidia-fabricmanager).
 //!
 //! `containerd --version` prints `containerd github.com/containerd/containerd v1.7.12 <commit>`
@@ -15,21 +16,15 @@ use std::time::Duration;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Runtime {
     pub containerd_version: Fact<String>,
+    /// `kubelet --version` (`Kubernetes v1.31.4`).
+    pub kubelet_version: Fact<String>,
     /// `active`, `inactive`, `failed`, `activating`, ... per unit.
     pub units: BTreeMap<String, Fact<String>>,
 }
 
 pub fn collect(host: &dyn Host, units: &[UnitName], timeout: Duration) -> Runtime {
-    let containerd_version = Fact::from(host.run(&VendorCommand::ContainerdVersion, timeout))
-        .and_then(|output| {
-            if !output.success() {
-                return Fact::unknown(format!("containerd --version {}", output.failure_summary()));
-            }
-            match parse_containerd_version(&output.stdout_text()) {
-                Ok(version) => Fact::Known(version),
-                Err(why) => Fact::unknown(format!("containerd --version: {why}")),
-            }
-        });
+    let containerd_version = tool_version(host, &VendorCommand::ContainerdVersion, timeout);
+    let kubelet_version = tool_version(host, &VendorCommand::KubeletVersion, timeout);
     let units = units
         .iter()
         .map(|unit| {
@@ -51,10 +46,26 @@ pub fn collect(host: &dyn Host, units: &[UnitName], timeout: Duration) -> Runtim
         .collect();
     Runtime {
         containerd_version,
+        kubelet_version,
         units,
     }
 }
 
+/// The version a `--version` run prints, or why there is none.
+fn tool_version(host: &dyn Host, command: &VendorCommand, timeout: Duration) -> Fact<String> {
+    Fact::from(host.run(command, timeout)).and_then(|output| {
+        if !output.success() {
+            return Fact::unknown(format!("{command} {}", output.failure_summary()));
+        }
+        match parse_containerd_version(&output.stdout_text()) {
+            Ok(version) => Fact::Known(version),
+            Err(why) => Fact::unknown(format!("{command}: {why}")),
+        }
+    })
+}
+
+/// The first version-looking token of a `--version` line (`containerd ... v1.7.12 ...`,
+/// `Kubernetes v1.31.4`).
 pub fn parse_containerd_version(text: &str) -> Result<String, String> {
     text.split_whitespace()
         .filter(|word| !word.contains('/'))

@@ -41,6 +41,8 @@ pub enum VendorCommand {
     RocmSmiJson,
     /// `containerd --version`.
     ContainerdVersion,
+    /// `kubelet --version`.
+    KubeletVersion,
     /// `systemctl is-active UNIT`.
     SystemctlIsActive(UnitName),
 }
@@ -56,6 +58,7 @@ impl VendorCommand {
             VendorCommand::ContainerdVersion => {
                 &["/usr/bin/containerd", "/usr/local/bin/containerd"]
             }
+            VendorCommand::KubeletVersion => &["/usr/bin/kubelet", "/usr/local/bin/kubelet"],
             VendorCommand::SystemctlIsActive(_) => &["/usr/bin/systemctl", "/bin/systemctl"],
         }
     }
@@ -78,7 +81,7 @@ impl VendorCommand {
                 "vram",
                 "--json",
             ],
-            VendorCommand::ContainerdVersion => &["--version"],
+            VendorCommand::ContainerdVersion | VendorCommand::KubeletVersion => &["--version"],
             VendorCommand::SystemctlIsActive(unit) => {
                 return vec![
                     "is-active".to_owned(),
@@ -96,6 +99,7 @@ impl VendorCommand {
             VendorCommand::NvidiaSmiQueryXml => "nvidia-smi",
             VendorCommand::RocmSmiJson => "rocm-smi",
             VendorCommand::ContainerdVersion => "containerd",
+            VendorCommand::KubeletVersion => "kubelet",
             VendorCommand::SystemctlIsActive(_) => "systemctl",
         }
     }

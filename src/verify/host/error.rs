@@ -5,13 +5,13 @@
 //! down, `ENOENT` on a PCI link file means the device is not PCIe (or a VM hides it), and a
 //! timeout means a hung vendor tool.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::io;
 use std::time::Duration;
 
 /// The host operation that failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum HostOp {
     Read,
@@ -36,7 +36,7 @@ impl fmt::Display for HostOp {
 }
 
 /// The cause of a failed host operation.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum HostErrorKind {
     /// ENOENT (or ENOTDIR): the file, directory or command is not there.
@@ -110,7 +110,7 @@ impl HostErrorKind {
 }
 
 /// A failed host operation: what was attempted, on what, and why it failed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HostError {
     pub op: HostOp,
     /// The path on the verified machine, or the command line.

@@ -4,7 +4,8 @@
 //! link, resolve a path, run one of a fixed set of vendor commands with a timeout, and read
 //! the kernel log. Nothing else in `verify` touches the filesystem or spawns a process, so
 //! the same fact code runs against the live machine ([`LiveHost`], optionally under a root
-//! prefix pointing at a fixture tree) and, later, against a replayed capture.
+//! prefix pointing at a fixture tree), through a [`RecordingHost`] that writes every answer
+//! down (`nodeimg capture`), and against a replayed capture ([`SnapshotHost`]).
 //!
 //! Paths passed to a host are absolute paths *on the verified machine* (`/sys/class/net`),
 //! never paths on the machine running nodeimg.
@@ -13,10 +14,16 @@ mod command;
 mod error;
 mod live;
 mod path;
+mod recorder;
+mod recording;
+mod snapshot;
 
 pub use command::{CommandOutput, UnitName, VendorCommand};
 pub use error::{HostError, HostErrorKind, HostOp};
 pub use live::LiveHost;
+pub use recorder::{RecordLimits, RecordingHost};
+pub use recording::{NotCaptured, RecordedOutput, Recording};
+pub use snapshot::SnapshotHost;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -52,5 +59,26 @@ pub trait Host {
     fn read_text(&self, path: &Path) -> Result<String, HostError> {
         self.read(path)
             .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+    }
+}
+
+impl<H: Host + ?Sized> Host for &H {
+    fn read(&self, path: &Path) -> Result<Vec<u8>, HostError> {
+        (**self).read(path)
+    }
+    fn list_dir(&self, path: &Path) -> Result<Vec<String>, HostError> {
+        (**self).list_dir(path)
+    }
+    fn read_link(&self, path: &Path) -> Result<PathBuf, HostError> {
+        (**self).read_link(path)
+    }
+    fn canonicalize(&self, path: &Path) -> Result<PathBuf, HostError> {
+        (**self).canonicalize(path)
+    }
+    fn run(&self, command: &VendorCommand, timeout: Duration) -> Result<CommandOutput, HostError> {
+        (**self).run(command, timeout)
+    }
+    fn read_kernel_log(&self) -> Result<String, HostError> {
+        (**self).read_kernel_log()
     }
 }

@@ -1,0 +1,219 @@
+//! The capture archive: a zstd-compressed tar with `manifest.json`, `journal.json` and the
+//! content itself, laid out for a person too (`tar --zstd -xf capture.tar.zst`):
+//!
+//! - `files/<machine path>`: each file read (`files/proc/cmdline`, `files/sys/...`);
+//! - `commands/<NN>-<program>.stdout|.stderr`: each command's output;
+//! - `kernel/kmsg`: the kernel log;
+//! - `journal.json`: every host answer, error included, pointing at those entries.
+//!
+//! Entries have fixed mode and time, so the same recording makes the same archive.
+
+use super::manifest::{FORMAT, Manifest};
+use crate::verify::host::{HostError, NotCaptured, RecordedOutput, Recording};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
+use std::io::Read;
+
+/// Largest archive content read back (decompressed), against zip-bomb style input.
+const MAX_UNPACKED_BYTES: u64 = 2 * 1024 * 1024 * 1024;
+
+/// Why an archive could not be written or read.
+#[derive(Debug, thiserror::Error)]
+pub enum ArchiveError {
+    #[error("{what}: {source}")]
+    Io {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{what}: {message}")]
+    Invalid { what: String, message: String },
+}
+
+fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> ArchiveError {
+    let what = what.into();
+    move |source| ArchiveError::Io { what, source }
+}
+
+fn invalid(what: &str, message: impl Into<String>) -> ArchiveError {
+    ArchiveError::Invalid {
+        what: what.to_owned(),
+        message: message.into(),
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct StoredCommand {
+    #[serde(flatten)]
+    output: RecordedOutput,
+    stdout: String,
+    stderr: String,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Journal {
+    reads: BTreeMap<String, Result<String, HostError>>,
+    dirs: BTreeMap<String, Result<Vec<String>, HostError>>,
+    links: BTreeMap<String, Result<String, HostError>>,
+    resolved: BTreeMap<String, Result<String, HostError>>,
+    commands: BTreeMap<String, Result<StoredCommand, HostError>>,
+    kernel_log: Option<Result<String, HostError>>,
+    not_captured: Vec<NotCaptured>,
+}
+
+/// Packs a recording and its manifest into `.tar.zst` bytes.
+pub fn pack(recording: &Recording, manifest: &Manifest) -> Result<Vec<u8>, ArchiveError> {
+    let mut entries: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut journal = Journal {
+        dirs: recording.dirs.clone(),
+        links: recording.links.clone(),
+        resolved: recording.resolved.clone(),
+        not_captured: recording.not_captured.clone(),
+        ..Journal::default()
+    };
+    for (path, result) in &recording.reads {
+        let stored = result.as_ref().map(|bytes| {
+            let name = format!("files/{}", path.trim_start_matches('/'));
+            entries.push((name.clone(), bytes.clone()));
+            name
+        });
+        journal
+            .reads
+            .insert(path.clone(), stored.map_err(Clone::clone));
+    }
+    for (index, (command, result)) in recording.commands.iter().enumerate() {
+        let program = command
+            .split_whitespace()
+            .next()
+            .unwrap_or("command")
+            .replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', "_");
+        let stored = result.as_ref().map(|output| {
+            let base = format!("commands/{index:02}-{program}");
+            let stdout = format!("{base}.stdout");
+            let stderr = format!("{base}.stderr");
+            entries.push((stdout.clone(), output.stdout.clone()));
+            entries.push((stderr.clone(), output.stderr.clone()));
+            StoredCommand {
+                output: output.clone(),
+                stdout,
+                stderr,
+            }
+        });
+        journal
+            .commands
+            .insert(command.clone(), stored.map_err(Clone::clone));
+    }
+    journal.kernel_log = recording.kernel_log.as_ref().map(|result| {
+        result
+            .as_ref()
+            .map(|text| {
+                entries.push(("kernel/kmsg".to_owned(), text.as_bytes().to_vec()));
+                "kernel/kmsg".to_owned()
+            })
+            .map_err(Clone::clone)
+    });
+    let manifest_json =
+        serde_json::to_vec_pretty(manifest).map_err(|e| invalid("manifest.json", e.to_string()))?;
+    let journal_json =
+        serde_json::to_vec_pretty(&journal).map_err(|e| invalid("journal.json", e.to_string()))?;
+
+    let encoder = zstd::Encoder::new(Vec::new(), 9).map_err(io("start zstd"))?;
+    let mut tar = tar::Builder::new(encoder);
+    let mut append = |name: &str, bytes: &[u8]| -> Result<(), ArchiveError> {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(bytes.len() as u64);
+        header.set_mode(0o644);
+        header.set_mtime(0);
+        header.set_entry_type(tar::EntryType::Regular);
+        tar.append_data(&mut header, name, bytes)
+            .map_err(io(format!("archive entry {name}")))
+    };
+    append("manifest.json", &manifest_json)?;
+    append("journal.json", &journal_json)?;
+    for (name, bytes) in &entries {
+        append(name, bytes)?;
+    }
+    let encoder = tar.into_inner().map_err(io("finish tar"))?;
+    encoder.finish().map_err(io("finish zstd"))
+}
+
+/// Reads `.tar.zst` bytes back into the manifest and the recording.
+pub fn unpack(bytes: &[u8]) -> Result<(Manifest, Recording), ArchiveError> {
+    let decoder = zstd::Decoder::new(bytes).map_err(io("open zstd stream"))?;
+    let mut tar = tar::Archive::new(decoder.take(MAX_UNPACKED_BYTES));
+    let mut contents: HashMap<String, Vec<u8>> = HashMap::new();
+    for entry in tar.entries().map_err(io("read tar"))? {
+        let mut entry = entry.map_err(io("read tar entry"))?;
+        let name = entry
+            .path()
+            .map_err(io("tar entry name"))?
+            .to_string_lossy()
+            .into_owned();
+        let mut data = Vec::new();
+        entry
+            .read_to_end(&mut data)
+            .map_err(io(format!("tar entry {name}")))?;
+        contents.insert(name, data);
+    }
+    let manifest: Manifest = serde_json::from_slice(
+        contents
+            .get("manifest.json")
+            .ok_or_else(|| invalid("capture", "no manifest.json: not a nodeimg capture"))?,
+    )
+    .map_err(|e| invalid("manifest.json", e.to_string()))?;
+    if manifest.format != FORMAT {
+        return Err(invalid(
+            "manifest.json",
+            format!(
+                "format {:?}; this nodeimg reads {FORMAT:?}",
+                manifest.format
+            ),
+        ));
+    }
+    let journal: Journal = serde_json::from_slice(
+        contents
+            .get("journal.json")
+            .ok_or_else(|| invalid("capture", "no journal.json"))?,
+    )
+    .map_err(|e| invalid("journal.json", e.to_string()))?;
+    let take = |name: &str| -> Result<Vec<u8>, ArchiveError> {
+        contents.get(name).cloned().ok_or_else(|| {
+            invalid(
+                "journal.json",
+                format!("names {name}, which is not in the archive"),
+            )
+        })
+    };
+    let mut recording = Recording {
+        dirs: journal.dirs,
+        links: journal.links,
+        resolved: journal.resolved,
+        not_captured: journal.not_captured,
+        ..Recording::default()
+    };
+    for (path, result) in journal.reads {
+        let value = match result {
+            Ok(name) => Ok(take(&name)?),
+            Err(err) => Err(err),
+        };
+        recording.reads.insert(path, value);
+    }
+    for (command, result) in journal.commands {
+        let value = match result {
+            Ok(stored) => {
+                let mut output = stored.output;
+                output.stdout = take(&stored.stdout)?;
+                output.stderr = take(&stored.stderr)?;
+                Ok(output)
+            }
+            Err(err) => Err(err),
+        };
+        recording.commands.insert(command, value);
+    }
+    recording.kernel_log = match journal.kernel_log {
+        None => None,
+        Some(Ok(name)) => Some(Ok(String::from_utf8_lossy(&take(&name)?).into_owned())),
+        Some(Err(err)) => Some(Err(err)),
+    };
+    Ok((manifest, recording))
+}

@@ -1,0 +1,249 @@
+//! Firmware checks: BIOS and BMC versions, and the BIOS policy as the kernel sees its
+//! effects (IOMMU mode, SMT, Secure Boot, module signature enforcement, NUMA per socket,
+//! Resizable BAR and Above-4G decoding from the GPUs' BAR sizes and addresses).
+//!
+//! BIOS settings have no generic sysfs view, so each is inferred from what it changes:
+//! a resized GPU BAR is larger than the 256 MiB legacy window, Above-4G decoding places
+//! 64-bit BARs above 4 GiB. The BMC version is not readable from the host without IPMI or
+//! Redfish, so `firmware.versions.bmc` is not checked here (the acceptance record says so).
+
+use super::context::{Context, Observation};
+use super::matcher::Expect;
+use super::{Action, FaultClass, Severity, Spec, Stage};
+use crate::blueprint::model::{IommuMode, ModuleSigning, Toggle};
+use crate::verify::fact::Fact;
+use crate::verify::facts::boot_security::{SECURE_BOOT_VAR, SecureBoot};
+use crate::verify::facts::pci::{BarKind, PciDevice};
+
+const fn spec(id: &'static str, summary: &'static str) -> Spec {
+    Spec {
+        id,
+        summary,
+        severity: Severity::Critical,
+        fault: FaultClass::OsMemoryDisk,
+        action: Action::IsolateAndRepair,
+        stage: Stage::Host,
+        health: false,
+    }
+}
+
+pub const BIOS_VERSION: Spec = spec("firmware.bios.version", "BIOS version");
+pub const IOMMU: Spec = spec("firmware.iommu", "IOMMU mode");
+pub const SMT: Spec = spec("firmware.smt", "simultaneous multithreading");
+pub const SECURE_BOOT: Spec = spec("firmware.secure-boot", "UEFI Secure Boot");
+pub const MODULE_SIGNING: Spec = spec(
+    "firmware.module-signing",
+    "kernel module signature enforcement",
+);
+pub const NUMA_PER_SOCKET: Spec = spec("firmware.numa-per-socket", "NUMA nodes per socket");
+pub const RESIZABLE_BAR: Spec = spec("firmware.resizable-bar", "GPU Resizable BAR");
+pub const ABOVE_4G: Spec = spec("firmware.above-4g-decoding", "GPU BARs above 4 GiB");
+
+pub const SPECS: &[Spec] = &[
+    BIOS_VERSION,
+    IOMMU,
+    SMT,
+    SECURE_BOOT,
+    MODULE_SIGNING,
+    NUMA_PER_SOCKET,
+    RESIZABLE_BAR,
+    ABOVE_4G,
+];
+
+/// The legacy BAR window; a resized BAR is larger.
+const LEGACY_BAR: u64 = 256 * 1024 * 1024;
+const FOUR_GIB: u64 = 4 * 1024 * 1024 * 1024;
+
+fn toggle(t: Toggle) -> &'static str {
+    match t {
+        Toggle::Enabled => "enabled",
+        Toggle::Disabled => "disabled",
+    }
+}
+
+pub fn evaluate(ctx: &mut Context) {
+    let bp = ctx.blueprint;
+    let facts = ctx.facts;
+    iommu(ctx);
+    let Some(firmware) = &bp.firmware else {
+        return;
+    };
+    if let Some(req) = &firmware.versions.bios {
+        ctx.expect(
+            &BIOS_VERSION,
+            None,
+            &Expect::Version(req.clone()),
+            &facts.dmi.bios_version,
+            vec!["/sys/class/dmi/id/bios_version".to_owned()],
+        );
+    }
+    let bios = &firmware.bios;
+    if let Some(want) = bios.smt {
+        ctx.record(
+            &SMT,
+            None,
+            toggle(want),
+            Observation::of(
+                &facts.cpus.smt_active,
+                |on| if *on { "enabled" } else { "disabled" }.to_owned(),
+                |on| *on == (want == Toggle::Enabled),
+            ),
+            vec!["/sys/devices/system/cpu/smt/active".to_owned()],
+        );
+    }
+    if let Some(want) = bios.secure_boot {
+        ctx.record(
+            &SECURE_BOOT,
+            None,
+            toggle(want),
+            Observation::of(
+                &facts.boot_security.secure_boot,
+                |state| match state {
+                    SecureBoot::Enabled => "enabled".to_owned(),
+                    SecureBoot::Disabled => "disabled".to_owned(),
+                    SecureBoot::LegacyBoot => "disabled (legacy BIOS boot)".to_owned(),
+                },
+                |state| (*state == SecureBoot::Enabled) == (want == Toggle::Enabled),
+            ),
+            vec![format!("/{}", SECURE_BOOT_VAR.trim_start_matches('/'))],
+        );
+    }
+    if let Some(policy) = bios.module_signing {
+        let enforce = policy == ModuleSigning::Enforce;
+        ctx.record(
+            &MODULE_SIGNING,
+            None,
+            if enforce { "enforced" } else { "not enforced" },
+            Observation::of(
+                &facts.boot_security.module_sig_enforce,
+                |on| if *on { "enforced" } else { "not enforced" }.to_owned(),
+                |on| *on == enforce,
+            ),
+            vec!["/sys/module/module/parameters/sig_enforce".to_owned()],
+        );
+    }
+    if let Some(nps) = bios.numa_per_socket {
+        let observed = match (&facts.numa_nodes, &facts.cpus.sockets) {
+            (Fact::Known(nodes), Fact::Known(sockets)) if *sockets > 0 => {
+                let per = nodes.len() as f64 / *sockets as f64;
+                Observation::value(
+                    format!("{per} ({} nodes, {sockets} sockets)", nodes.len()),
+                    per == f64::from(nps),
+                )
+            }
+            (Fact::Unknown { reason }, _) | (_, Fact::Unknown { reason }) => {
+                Observation::unknown(reason.clone())
+            }
+            _ => Observation::unknown("no CPU socket found in /proc/cpuinfo"),
+        };
+        ctx.record(
+            &NUMA_PER_SOCKET,
+            None,
+            nps,
+            observed,
+            vec![
+                "/sys/devices/system/node".to_owned(),
+                "/proc/cpuinfo".to_owned(),
+            ],
+        );
+    }
+    bars(ctx, bios.resizable_bar, bios.above4g_decoding);
+}
+
+fn iommu(ctx: &mut Context) {
+    let facts = ctx.facts;
+    let mode = ctx.blueprint.boot.iommu;
+    let expected = match mode {
+        IommuMode::Off => "off (no IOMMU groups)",
+        IommuMode::On => "on, translated DMA (DMA or DMA-FQ groups)",
+        IommuMode::Passthrough => "on, passthrough (identity groups)",
+    };
+    let observation = match &facts.iommu.groups {
+        Fact::Unknown { reason } => Observation::unknown(reason.clone()),
+        Fact::Known(groups) if groups.is_empty() => {
+            Observation::value("off (no IOMMU groups)", mode == IommuMode::Off)
+        }
+        Fact::Known(groups) => match &facts.iommu.default_domain_type {
+            Fact::Unknown { reason } => Observation::unknown(reason.clone()),
+            Fact::Known(kind) => {
+                let pass = match mode {
+                    IommuMode::Off => false,
+                    IommuMode::On => kind == "DMA" || kind == "DMA-FQ",
+                    IommuMode::Passthrough => kind == "identity",
+                };
+                Observation::value(format!("{} groups, mostly {kind}", groups.len()), pass)
+            }
+        },
+    };
+    ctx.record(
+        &IOMMU,
+        None,
+        expected,
+        observation,
+        vec!["/sys/kernel/iommu_groups".to_owned()],
+    );
+}
+
+fn largest_bar(device: &PciDevice) -> Fact<u64> {
+    device.bars.clone().map(|bars| {
+        bars.iter()
+            .filter(|b| b.kind != BarKind::Io)
+            .map(|b| b.size)
+            .max()
+            .unwrap_or(0)
+    })
+}
+
+fn bars(ctx: &mut Context, resizable: Option<Toggle>, above4g: Option<Toggle>) {
+    let gpus = &ctx.facts.gpus.gpus;
+    for gpu in gpus {
+        let subject = Some(gpu.address.to_string());
+        let evidence = vec![format!("/sys/bus/pci/devices/{}/resource", gpu.address)];
+        if let Some(want) = resizable {
+            let size = gpu.pci.clone().and_then(|d| largest_bar(&d));
+            let on = want == Toggle::Enabled;
+            ctx.record(
+                &RESIZABLE_BAR,
+                subject.clone(),
+                if on {
+                    "largest BAR over 256 MiB"
+                } else {
+                    "largest BAR at most 256 MiB"
+                },
+                Observation::of(
+                    &size,
+                    |s| format!("largest BAR {} MiB", s / (1024 * 1024)),
+                    |s| (*s > LEGACY_BAR) == on,
+                ),
+                evidence.clone(),
+            );
+        }
+        if let Some(want) = above4g {
+            let high = gpu.pci.clone().and_then(|d| {
+                d.bars.map(|bars| {
+                    bars.iter()
+                        .filter(|b| b.kind == BarKind::Memory64)
+                        .map(|b| b.start)
+                        .max()
+                        .unwrap_or(0)
+                })
+            });
+            let on = want == Toggle::Enabled;
+            ctx.record(
+                &ABOVE_4G,
+                subject,
+                if on {
+                    "a 64-bit BAR above 4 GiB"
+                } else {
+                    "no BAR above 4 GiB"
+                },
+                Observation::of(
+                    &high,
+                    |start| format!("highest 64-bit BAR at {start:#x}"),
+                    |start| (*start >= FOUR_GIB) == on,
+                ),
+                evidence,
+            );
+        }
+    }
+}

@@ -1,0 +1,561 @@
+//! NIC checks: each blueprint NIC group's count, and each member's link state, speed,
+//! MTU, RDMA port state and rate, and firmware (also identical across the group); then
+//! GPU↔NIC placement (same NUMA node, same PCIe switch).
+//!
+//! A physical interface belongs to the first group it fits: link layer (`type` 1 Ethernet,
+//! 32 InfiniBand), kernel driver when the group names one, and the PCI device id when the
+//! model is one nodeimg knows ([`model_device_ids`]). For an unknown model only the driver
+//! and link layer can be matched; a warning says so. An InfiniBand interface's MTU is the
+//! IPoIB MTU, which is the IB MTU less the 4-byte IPoIB header (4092 for 4096).
+
+use super::context::{Context, Observation};
+use super::matcher::{Expect, all_identical};
+use super::{Action, FaultClass, Severity, Spec, Stage};
+use crate::blueprint::model::{LinkLayer, Nic as NicGroup, NicRole};
+use crate::verify::fact::Fact;
+use crate::verify::facts::nic::Nic;
+use crate::verify::facts::pci::PciDevice;
+use crate::verify::facts::rdma::RdmaDevice;
+
+const fn spec(id: &'static str, summary: &'static str, action: Action, health: bool) -> Spec {
+    Spec {
+        id,
+        summary,
+        severity: Severity::Critical,
+        fault: FaultClass::Link,
+        action,
+        stage: Stage::Host,
+        health,
+    }
+}
+
+pub const COUNT: Spec = spec(
+    "nic.count",
+    "NICs of the group present",
+    Action::IsolateAndRepair,
+    true,
+);
+pub const MODEL: Spec = Spec {
+    severity: Severity::Warning,
+    ..spec("nic.model", "NIC model identifiable", Action::None, false)
+};
+pub const LINK_STATE: Spec = spec(
+    "nic.link.state",
+    "interface operationally up",
+    Action::Reset,
+    true,
+);
+pub const SPEED: Spec = spec("nic.speed", "interface link speed", Action::Reset, true);
+pub const MTU: Spec = Spec {
+    fault: FaultClass::OsMemoryDisk,
+    ..spec("nic.mtu", "interface MTU", Action::Restart, false)
+};
+pub const RDMA_STATE: Spec = spec(
+    "nic.rdma.port-state",
+    "RDMA port ACTIVE and LinkUp",
+    Action::Reset,
+    true,
+);
+pub const RDMA_RATE: Spec = spec("nic.rdma.rate", "RDMA port rate", Action::Reset, true);
+pub const FIRMWARE: Spec = spec(
+    "nic.firmware",
+    "NIC firmware version",
+    Action::IsolateAndRepair,
+    false,
+);
+pub const FIRMWARE_IDENTICAL: Spec = spec(
+    "nic.firmware.identical",
+    "same NIC firmware across the group",
+    Action::IsolateAndRepair,
+    false,
+);
+pub const GPU_NIC_NUMA: Spec = Spec {
+    fault: FaultClass::OsMemoryDisk,
+    ..spec(
+        "gpu.nic.numa",
+        "a compute NIC on the GPU's NUMA node",
+        Action::IsolateAndRepair,
+        false,
+    )
+};
+pub const GPU_NIC_SWITCH: Spec = spec(
+    "gpu.nic.pcie-switch",
+    "a compute NIC behind the GPU's PCIe switch",
+    Action::IsolateAndRepair,
+    false,
+);
+
+pub const SPECS: &[Spec] = &[
+    COUNT,
+    MODEL,
+    LINK_STATE,
+    SPEED,
+    MTU,
+    RDMA_STATE,
+    RDMA_RATE,
+    FIRMWARE,
+    FIRMWARE_IDENTICAL,
+    GPU_NIC_NUMA,
+    GPU_NIC_SWITCH,
+];
+
+/// PCI device ids of NIC models nodeimg can identify (vendor Mellanox 0x15b3 or Intel
+/// 0x8086), by lower-case model name without spaces or dashes.
+pub fn model_device_ids(model: &str) -> Option<&'static [u16]> {
+    let key: String = model
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .collect::<String>()
+        .to_ascii_lowercase();
+    Some(match key.as_str() {
+        "connectx5" => &[0x1017, 0x1019],
+        "connectx6" => &[0x101b],
+        "connectx6dx" => &[0x101d],
+        "connectx6lx" => &[0x101f],
+        "connectx7" => &[0x1021],
+        "connectx8" => &[0x1023],
+        "bluefield3" => &[0xa2dc],
+        "i210" => &[0x1533],
+        "e810" => &[0x1591, 0x1592, 0x1593, 0x159b],
+        _ => return None,
+    })
+}
+
+/// A physical interface matched to a blueprint NIC group.
+pub struct Member<'a> {
+    pub group: usize,
+    pub nic: &'a Nic,
+    pub pci: Option<&'a PciDevice>,
+    pub rdma: Option<&'a RdmaDevice>,
+}
+
+fn arp_type(layer: LinkLayer) -> u32 {
+    match layer {
+        LinkLayer::Ethernet => 1,
+        LinkLayer::Infiniband => 32,
+    }
+}
+
+fn fits(group: &NicGroup, nic: &Nic, pci: Option<&PciDevice>) -> bool {
+    let layer = nic.link_type.known() == Some(&arp_type(group.link_layer));
+    let driver = match &group.driver {
+        None => true,
+        Some(want) => nic
+            .driver
+            .known()
+            .is_some_and(|d| d.as_deref() == Some(want.as_str())),
+    };
+    let model = match model_device_ids(&group.model) {
+        None => true,
+        Some(ids) => pci
+            .and_then(|d| d.device.known())
+            .is_some_and(|id| ids.contains(id)),
+    };
+    layer && driver && model
+}
+
+/// Every physical interface that fits a blueprint NIC group, by group order.
+pub fn members<'a>(ctx: &Context<'a>) -> Vec<Member<'a>> {
+    let facts = ctx.facts;
+    let groups = &ctx.blueprint.network.nics;
+    let (Fact::Known(nics), pci) = (&facts.nics, facts.pci_devices.known()) else {
+        return Vec::new();
+    };
+    let rdma = facts.rdma_devices.known();
+    let mut out = Vec::new();
+    for nic in nics {
+        let Some(Some(address)) = nic.pci_address.known() else {
+            continue;
+        };
+        let device = pci.and_then(|all| all.iter().find(|d| d.address == *address));
+        let Some(group) = groups.iter().position(|g| fits(g, nic, device)) else {
+            continue;
+        };
+        let rdma = rdma.and_then(|all| {
+            all.iter()
+                .find(|r| r.pci_address.known() == Some(&Some(*address)))
+        });
+        out.push(Member {
+            group,
+            nic,
+            pci: device,
+            rdma,
+        });
+    }
+    out
+}
+
+fn role(role: NicRole) -> &'static str {
+    match role {
+        NicRole::Compute => "compute",
+        NicRole::Storage => "storage",
+        NicRole::Frontend => "frontend",
+        NicRole::Management => "management",
+    }
+}
+
+pub fn evaluate(ctx: &mut Context) {
+    let groups = &ctx.blueprint.network.nics;
+    if groups.is_empty() {
+        return;
+    }
+    let members = members(ctx);
+    let default_firmware = ctx
+        .blueprint
+        .firmware
+        .as_ref()
+        .and_then(|f| f.versions.nic.clone());
+    let mut results = Vec::new();
+    for (index, group) in groups.iter().enumerate() {
+        let label = format!("{} {}", role(group.role), group.model);
+        let mine: Vec<&Member> = members.iter().filter(|m| m.group == index).collect();
+        let names: Vec<&str> = mine.iter().map(|m| m.nic.name.as_str()).collect();
+        let observation = match &ctx.facts.nics {
+            Fact::Unknown { reason } => Observation::unknown(reason.clone()),
+            Fact::Known(_) => Observation::value(
+                format!("{} ({})", mine.len(), list(&names)),
+                mine.len() == group.count as usize,
+            ),
+        };
+        let driver = group.driver.as_deref().unwrap_or("any driver");
+        results.push((
+            &COUNT,
+            Some(label.clone()),
+            format!(
+                "{} {} NICs ({driver})",
+                group.count,
+                match group.link_layer {
+                    LinkLayer::Ethernet => "Ethernet",
+                    LinkLayer::Infiniband => "InfiniBand",
+                }
+            ),
+            observation,
+            vec!["/sys/class/net".to_owned()],
+        ));
+        let model = match model_device_ids(&group.model) {
+            None => Observation::unknown(format!(
+                "nodeimg has no PCI ids for model {:?}; NICs were matched by driver and link layer only",
+                group.model
+            )),
+            Some(ids) => {
+                let ids: Vec<String> = ids.iter().map(|id| format!("{id:#06x}")).collect();
+                Observation::value(
+                    format!("identified by PCI device id {}", ids.join(" or ")),
+                    true,
+                )
+            }
+        };
+        results.push((
+            &MODEL,
+            Some(label.clone()),
+            group.model.clone(),
+            model,
+            vec!["/sys/bus/pci/devices/*/device".to_owned()],
+        ));
+        // `firmware.versions.nic` is the RDMA NICs' firmware; other groups pin their own.
+        let firmware = group
+            .firmware
+            .clone()
+            .or_else(|| default_firmware.clone().filter(|_| group.rdma));
+        for member in &mine {
+            member_checks(&mut results, group, member, firmware.as_ref());
+        }
+        if mine.len() > 1 && (group.rdma || firmware.is_some()) {
+            let versions: Vec<Fact<String>> = mine.iter().map(|m| firmware_of(m)).collect();
+            let observation = match versions.iter().find_map(|v| v.reason()) {
+                Some(reason) => Observation::unknown(reason.to_owned()),
+                None => match all_identical(
+                    versions
+                        .iter()
+                        .filter_map(|v| v.known().map(String::as_str)),
+                ) {
+                    Ok(text) => Observation::value(text, true),
+                    Err(text) => Observation::value(text, false),
+                },
+            };
+            results.push((
+                &FIRMWARE_IDENTICAL,
+                Some(label),
+                "one firmware version".to_owned(),
+                observation,
+                vec!["/sys/class/infiniband/*/fw_ver".to_owned()],
+            ));
+        }
+    }
+    for (spec, subject, expected, observation, evidence) in results {
+        ctx.record(spec, subject, expected, observation, evidence);
+    }
+    affinity(ctx, &members);
+}
+
+type Pending = (
+    &'static Spec,
+    Option<String>,
+    String,
+    Observation,
+    Vec<String>,
+);
+
+fn firmware_of(member: &Member) -> Fact<String> {
+    match member.rdma {
+        Some(rdma) => rdma.fw_ver.clone(),
+        None => Fact::unknown(format!(
+            "{} has no RDMA device; its firmware version is not readable from sysfs",
+            member.nic.name
+        )),
+    }
+}
+
+fn member_checks(
+    out: &mut Vec<Pending>,
+    group: &NicGroup,
+    member: &Member,
+    firmware: Option<&crate::blueprint::value::VersionReq>,
+) {
+    let nic = member.nic;
+    let subject = Some(nic.name.clone());
+    let net = format!("/sys/class/net/{}", nic.name);
+    out.push((
+        &LINK_STATE,
+        subject.clone(),
+        "up".to_owned(),
+        Observation::of(&nic.operstate, Clone::clone, |s| s == "up"),
+        vec![format!("{net}/operstate")],
+    ));
+    let mbps = u64::from(group.speed_gbps) * 1000;
+    out.push((
+        &SPEED,
+        subject.clone(),
+        format!("{} Gb/s", group.speed_gbps),
+        Observation::of(
+            &nic.speed_mbps,
+            |s| format!("{} Gb/s", f64::from(*s) / 1000.0),
+            |s| u64::from(*s) == mbps,
+        ),
+        vec![format!("{net}/speed")],
+    ));
+    let (want_mtu, mtu_text) = match group.link_layer {
+        LinkLayer::Ethernet => (group.mtu, group.mtu.to_string()),
+        LinkLayer::Infiniband => {
+            let ipoib = group.mtu.saturating_sub(4);
+            (ipoib, format!("{ipoib} (IPoIB on IB MTU {})", group.mtu))
+        }
+    };
+    out.push((
+        &MTU,
+        subject.clone(),
+        mtu_text,
+        Observation::of(&nic.mtu, ToString::to_string, |m| *m == want_mtu),
+        vec![format!("{net}/mtu")],
+    ));
+    let ib = member
+        .rdma
+        .map(|r| format!("/sys/class/infiniband/{}", r.name))
+        .unwrap_or_else(|| "/sys/class/infiniband".to_owned());
+    if group.rdma {
+        let ports: Fact<Vec<crate::verify::facts::rdma::RdmaPort>> = match member.rdma {
+            Some(rdma) => rdma.ports.clone(),
+            None => Fact::unknown(format!("no RDMA device for {}", nic.name)),
+        };
+        let states = ports.clone().and_then(|ports| {
+            let mut shown = Vec::new();
+            let mut ok = !ports.is_empty();
+            for port in &ports {
+                match (&port.state, &port.phys_state) {
+                    (Fact::Known(state), Fact::Known(phys)) => {
+                        ok &= state.code == 4 && phys.code == 5;
+                        shown.push(format!(
+                            "port {}: {}/{}",
+                            port.number, state.name, phys.name
+                        ));
+                    }
+                    (Fact::Unknown { reason }, _) | (_, Fact::Unknown { reason }) => {
+                        return Fact::unknown(reason.clone());
+                    }
+                }
+            }
+            if shown.is_empty() {
+                shown.push("no ports".to_owned());
+            }
+            Fact::Known((shown.join(", "), ok))
+        });
+        out.push((
+            &RDMA_STATE,
+            subject.clone(),
+            "every port ACTIVE / LinkUp".to_owned(),
+            Observation::of(&states, |(text, _)| text.clone(), |(_, ok)| *ok),
+            vec![
+                format!("{ib}/ports/*/state"),
+                format!("{ib}/ports/*/phys_state"),
+            ],
+        ));
+        let rates = ports.and_then(|ports| {
+            let mut shown = Vec::new();
+            let mut ok = !ports.is_empty();
+            for port in &ports {
+                match &port.rate {
+                    Fact::Known(rate) => {
+                        ok &= rate.gbps == f64::from(group.speed_gbps);
+                        shown.push(format!("port {}: {} Gb/s", port.number, rate.gbps));
+                    }
+                    Fact::Unknown { reason } => return Fact::unknown(reason.clone()),
+                }
+            }
+            Fact::Known((shown.join(", "), ok))
+        });
+        out.push((
+            &RDMA_RATE,
+            subject.clone(),
+            format!("{} Gb/s on every port", group.speed_gbps),
+            Observation::of(&rates, |(text, _)| text.clone(), |(_, ok)| *ok),
+            vec![format!("{ib}/ports/*/rate")],
+        ));
+    }
+    if let Some(req) = firmware {
+        let fw = firmware_of(member);
+        let observation = match &fw {
+            Fact::Known(v) => match Expect::Version(req.clone()).matches(v) {
+                Ok(pass) => Observation::value(v.clone(), pass),
+                Err(why) => Observation::unknown(why),
+            },
+            Fact::Unknown { reason } => Observation::unknown(reason.clone()),
+        };
+        out.push((
+            &FIRMWARE,
+            subject,
+            format!("version {}", req.as_str()),
+            observation,
+            vec![format!("{ib}/fw_ver")],
+        ));
+    }
+}
+
+/// The directories from the root complex down to `path`'s device (`pci0000:10`, ...).
+fn ancestry(path: &str) -> Vec<&str> {
+    path.split('/')
+        .skip_while(|c| !c.starts_with("pci"))
+        .collect()
+}
+
+/// Two devices share a PCIe switch when their paths share more than the root complex and
+/// the root port (root complex / root port / switch upstream port / ...).
+fn same_switch(a: &str, b: &str) -> bool {
+    let (a, b) = (ancestry(a), ancestry(b));
+    let common = a.iter().zip(b.iter()).take_while(|(x, y)| x == y).count();
+    common >= 3 && common < a.len() && common < b.len()
+}
+
+fn affinity(ctx: &mut Context, members: &[Member]) {
+    let bp = ctx.blueprint;
+    let affinity = &bp.network.affinity;
+    if !affinity.gpu_nic_same_numa && !affinity.gpu_nic_same_pcie_switch {
+        return;
+    }
+    let compute: Vec<&Member> = members
+        .iter()
+        .filter(|m| {
+            bp.network
+                .nics
+                .get(m.group)
+                .is_some_and(|g| g.role == NicRole::Compute)
+        })
+        .collect();
+    let mut pending = Vec::new();
+    for gpu in &ctx.facts.gpus.gpus {
+        let subject = Some(gpu.address.to_string());
+        let device = match &gpu.pci {
+            Fact::Known(device) => device,
+            Fact::Unknown { reason } => {
+                pending.push((
+                    &GPU_NIC_NUMA,
+                    subject,
+                    "a compute NIC".to_owned(),
+                    Observation::unknown(reason.clone()),
+                    Vec::new(),
+                ));
+                continue;
+            }
+        };
+        if affinity.gpu_nic_same_numa {
+            let observation = match &device.numa_node {
+                Fact::Unknown { reason } => Observation::unknown(reason.clone()),
+                Fact::Known(node) => {
+                    let near: Vec<&str> = compute
+                        .iter()
+                        .filter(|m| m.nic.numa_node.known() == Some(node))
+                        .map(|m| m.nic.name.as_str())
+                        .collect();
+                    let node_text = node.map_or("none".to_owned(), |n| n.to_string());
+                    Observation::value(
+                        format!("GPU node {node_text}; compute NICs there: {}", list(&near)),
+                        node.is_some() && !near.is_empty(),
+                    )
+                }
+            };
+            pending.push((
+                &GPU_NIC_NUMA,
+                subject.clone(),
+                "a compute NIC on the same NUMA node".to_owned(),
+                observation,
+                vec![
+                    format!("/sys/bus/pci/devices/{}/numa_node", gpu.address),
+                    "/sys/class/net/*/device/numa_node".to_owned(),
+                ],
+            ));
+        }
+        if affinity.gpu_nic_same_pcie_switch {
+            let observation = match &device.sysfs_path {
+                Fact::Unknown { reason } => Observation::unknown(reason.clone()),
+                Fact::Known(path) => {
+                    let near: Vec<&str> = compute
+                        .iter()
+                        .filter(|m| {
+                            m.pci
+                                .and_then(|d| d.sysfs_path.known())
+                                .is_some_and(|nic_path| same_switch(path, nic_path))
+                        })
+                        .map(|m| m.nic.name.as_str())
+                        .collect();
+                    Observation::value(
+                        format!("compute NICs behind the same switch: {}", list(&near)),
+                        !near.is_empty(),
+                    )
+                }
+            };
+            pending.push((
+                &GPU_NIC_SWITCH,
+                subject,
+                "a compute NIC behind the same PCIe switch".to_owned(),
+                observation,
+                vec![format!("/sys/bus/pci/devices/{}", gpu.address)],
+            ));
+        }
+    }
+    for (spec, subject, expected, observation, evidence) in pending {
+        ctx.record(spec, subject, expected, observation, evidence);
+    }
+}
+
+fn list(names: &[&str]) -> String {
+    if names.is_empty() {
+        "none".to_owned()
+    } else {
+        names.join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn switch_siblings_share_three_levels() {
+        let gpu = "/sys/devices/pci0000:10/0000:10:01.0/0000:11:00.0/0000:12:00.0/0000:13:00.0";
+        let nic = "/sys/devices/pci0000:10/0000:10:01.0/0000:11:00.0/0000:12:01.0/0000:14:00.0";
+        let other = "/sys/devices/pci0000:10/0000:10:02.0/0000:21:00.0";
+        assert!(same_switch(gpu, nic));
+        assert!(!same_switch(gpu, other));
+        assert_eq!(model_device_ids("ConnectX-7"), Some(&[0x1021u16][..]));
+        assert_eq!(model_device_ids("Mystery NIC"), None);
+    }
+}

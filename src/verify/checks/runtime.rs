@@ -1,0 +1,329 @@
+//! Runtime checks: containerd and kubelet versions, time sync, and the GPU CDI spec being
+//! fresh: it exists, lists every GPU (by index or UUID), its device nodes exist, and the
+//! driver libraries it mounts (`libcuda.so.<version>`) are the loaded driver's.
+//!
+//! A stale spec (written before the driver was ready, or before a driver upgrade) is a
+//! common cause of pods that cannot see their GPUs; the CDI checks need the driver, so
+//! they run in the driver stage.
+
+use super::context::{Context, Observation};
+use super::matcher::Expect;
+use super::{Action, FaultClass, Severity, Spec, Stage};
+use crate::blueprint::model::{CdiGenerator, Vendor};
+use crate::blueprint::value::VersionReq;
+use crate::verify::fact::Fact;
+use crate::verify::facts::cdi::{CdiSpec, CdiSpecContent};
+use crate::verify::facts::gpu::Gpu;
+use regex::Regex;
+
+const fn spec(id: &'static str, summary: &'static str, stage: Stage, action: Action) -> Spec {
+    Spec {
+        id,
+        summary,
+        severity: Severity::Critical,
+        fault: FaultClass::DriverDaemon,
+        action,
+        stage,
+        health: false,
+    }
+}
+
+pub const CONTAINERD: Spec = spec(
+    "runtime.containerd.version",
+    "containerd version",
+    Stage::Host,
+    Action::IsolateAndRepair,
+);
+pub const KUBELET: Spec = spec(
+    "runtime.kubelet.version",
+    "kubelet version",
+    Stage::Host,
+    Action::IsolateAndRepair,
+);
+pub const TIME_SYNC: Spec = Spec {
+    fault: FaultClass::OsMemoryDisk,
+    ..spec(
+        "system.time-sync.active",
+        "a time sync daemon is active",
+        Stage::Host,
+        Action::Restart,
+    )
+};
+pub const CDI_SPEC: Spec = spec(
+    "runtime.cdi.spec",
+    "GPU CDI spec present",
+    Stage::Driver,
+    Action::Restart,
+);
+pub const CDI_DEVICES: Spec = spec(
+    "runtime.cdi.devices",
+    "CDI spec lists every GPU",
+    Stage::Driver,
+    Action::Restart,
+);
+pub const CDI_NODES: Spec = spec(
+    "runtime.cdi.device-nodes",
+    "CDI device nodes exist",
+    Stage::Driver,
+    Action::Restart,
+);
+pub const CDI_DRIVER: Spec = spec(
+    "runtime.cdi.driver-version",
+    "CDI spec mounts the loaded driver's libraries",
+    Stage::Driver,
+    Action::Restart,
+);
+
+pub const SPECS: &[Spec] = &[
+    CONTAINERD,
+    KUBELET,
+    TIME_SYNC,
+    CDI_SPEC,
+    CDI_DEVICES,
+    CDI_NODES,
+    CDI_DRIVER,
+];
+
+/// Units that keep the clock in sync.
+const TIME_UNITS: &[&str] = &["chrony", "chronyd", "systemd-timesyncd"];
+
+pub fn evaluate(ctx: &mut Context) {
+    let bp = ctx.blueprint;
+    let facts = ctx.facts;
+    let runtime = &facts.runtime;
+    let exact = |v: &crate::blueprint::value::Version| match v.as_str().parse::<VersionReq>() {
+        Ok(req) => Expect::Version(req),
+        Err(_) => Expect::equal(v),
+    };
+    ctx.expect(
+        &CONTAINERD,
+        None,
+        &exact(&bp.runtime.containerd.version),
+        &runtime.clone().and_then(|r| r.containerd_version),
+        vec!["containerd --version".to_owned()],
+    );
+    ctx.expect(
+        &KUBELET,
+        None,
+        &exact(&bp.kubernetes.version),
+        &runtime.clone().and_then(|r| r.kubelet_version),
+        vec!["kubelet --version".to_owned()],
+    );
+    if bp.system.time_sync.is_some() {
+        let observation = match runtime {
+            Fact::Unknown { reason } => Observation::unknown(reason.clone()),
+            Fact::Known(r) => {
+                let states: Vec<(&str, &Fact<String>)> = TIME_UNITS
+                    .iter()
+                    .filter_map(|u| r.units.get(*u).map(|s| (*u, s)))
+                    .collect();
+                let active: Vec<&str> = states
+                    .iter()
+                    .filter(|(_, s)| s.known().is_some_and(|s| s == "active"))
+                    .map(|(u, _)| *u)
+                    .collect();
+                if !active.is_empty() {
+                    Observation::value(format!("{} active", active.join(", ")), true)
+                } else if let Some(reason) = states.iter().find_map(|(_, s)| s.reason()) {
+                    Observation::unknown(reason.to_owned())
+                } else {
+                    let shown: Vec<String> = states
+                        .iter()
+                        .map(|(u, s)| format!("{u} {}", s.known().map_or("?", String::as_str)))
+                        .collect();
+                    Observation::value(shown.join(", "), false)
+                }
+            }
+        };
+        ctx.record(
+            &TIME_SYNC,
+            None,
+            format!("one of {} active", TIME_UNITS.join(", ")),
+            observation,
+            TIME_UNITS
+                .iter()
+                .map(|u| format!("systemctl is-active -- {u}"))
+                .collect(),
+        );
+    }
+    cdi(ctx);
+}
+
+fn cdi(ctx: &mut Context) {
+    let bp = ctx.blueprint;
+    let Some(accelerators) = &bp.accelerators else {
+        return;
+    };
+    let cdi = &bp.runtime.cdi;
+    if !cdi.enabled || cdi.generator == CdiGenerator::None {
+        return;
+    }
+    let facts = ctx.facts;
+    let kind = match accelerators.vendor {
+        Vendor::Nvidia => "nvidia.com/gpu",
+        Vendor::Amd => "amd.com/gpu",
+    };
+    let evidence = || vec!["/etc/cdi".to_owned(), "/var/run/cdi".to_owned()];
+    let found = facts
+        .cdi_specs
+        .clone()
+        .and_then(|specs| find_spec(&specs, kind));
+    ctx.record(
+        &CDI_SPEC,
+        None,
+        format!("a parseable spec of kind {kind}"),
+        Observation::of(
+            &found,
+            |spec| {
+                spec.as_ref()
+                    .map_or("none".to_owned(), |(path, _)| path.clone())
+            },
+            Option::is_some,
+        ),
+        evidence(),
+    );
+    let Fact::Known(Some((path, spec))) = found else {
+        return;
+    };
+    let gpus: Vec<&Gpu> = facts.gpus.gpus.iter().collect();
+    let names: Vec<&str> = spec.devices.iter().map(|d| d.name.as_str()).collect();
+    let mut missing = Vec::new();
+    let mut unknown = None;
+    for (index, gpu) in gpus.iter().enumerate() {
+        let by_index = names.contains(&index.to_string().as_str());
+        let uuid = gpu
+            .nvidia
+            .as_ref()
+            .and_then(|n| n.known())
+            .and_then(|n| n.uuid.known().cloned());
+        let by_uuid = uuid.as_deref().is_some_and(|u| names.contains(&u));
+        if !by_index && !by_uuid {
+            missing.push(gpu.address.to_string());
+            if uuid.is_none() && unknown.is_none() {
+                unknown = Some(format!("no UUID known for {}", gpu.address));
+            }
+        }
+    }
+    let observation = if gpus.is_empty() {
+        Observation::value("no GPU on the node to list", false)
+    } else if missing.is_empty() {
+        Observation::value(format!("all {} GPUs listed", gpus.len()), true)
+    } else {
+        Observation::value(
+            format!(
+                "{} of {} GPUs not listed: {}",
+                missing.len(),
+                gpus.len(),
+                missing.join(", ")
+            ),
+            false,
+        )
+    };
+    ctx.record(
+        &CDI_DEVICES,
+        Some(path.clone()),
+        format!("every GPU ({}) by index or UUID", gpus.len()),
+        observation,
+        vec![path.clone()],
+    );
+    let nodes: Vec<_> = spec
+        .common
+        .device_nodes
+        .iter()
+        .chain(
+            spec.devices
+                .iter()
+                .flat_map(|d| d.edits.device_nodes.iter()),
+        )
+        .collect();
+    let mut absent: Vec<&str> = Vec::new();
+    let mut reason = None;
+    for node in &nodes {
+        match &node.present {
+            Fact::Known(true) => {}
+            Fact::Known(false) => absent.push(node.host_path.as_deref().unwrap_or(&node.path)),
+            Fact::Unknown { reason: why } => reason = reason.or(Some(why.clone())),
+        }
+    }
+    absent.sort_unstable();
+    absent.dedup();
+    let observation = match reason {
+        Some(why) => Observation::unknown(why),
+        None if absent.is_empty() => {
+            Observation::value(format!("{} nodes present", nodes.len()), true)
+        }
+        None => Observation::value(format!("missing: {}", absent.join(", ")), false),
+    };
+    ctx.record(
+        &CDI_NODES,
+        Some(path.clone()),
+        "every device node present",
+        observation,
+        vec![path.clone()],
+    );
+    if accelerators.vendor == Vendor::Nvidia {
+        let loaded = facts.modules.nvidia_driver.clone().map(|d| d.version);
+        let libs = library_versions(&spec);
+        let observation = match &loaded {
+            Fact::Unknown { reason } => Observation::unknown(reason.clone()),
+            Fact::Known(_) if libs.is_empty() => {
+                Observation::value("no libcuda.so.<version> mount", false)
+            }
+            Fact::Known(version) => Observation::value(
+                format!("libcuda.so.{}", libs.join(", libcuda.so.")),
+                libs.iter().all(|l| l == version),
+            ),
+        };
+        let expected = match &loaded {
+            Fact::Known(version) => format!("libcuda.so.{version} (the loaded driver)"),
+            Fact::Unknown { .. } => "the loaded driver's version".to_owned(),
+        };
+        ctx.record(
+            &CDI_DRIVER,
+            Some(path.clone()),
+            expected,
+            observation,
+            vec![path, "/proc/driver/nvidia/version".to_owned()],
+        );
+    }
+}
+
+/// The first spec of `kind`; unknown when none is and some spec could not be read.
+fn find_spec(specs: &[CdiSpec], kind: &str) -> Fact<Option<(String, CdiSpecContent)>> {
+    let mut last_error = None;
+    for spec in specs {
+        match &spec.content {
+            Fact::Known(content) if content.kind == kind => {
+                return Fact::Known(Some((spec.path.clone(), content.clone())));
+            }
+            Fact::Known(_) => {}
+            Fact::Unknown { reason } => last_error = Some(format!("{}: {reason}", spec.path)),
+        }
+    }
+    match last_error {
+        Some(reason) => Fact::unknown(reason),
+        None => Fact::Known(None),
+    }
+}
+
+/// Versions in `libcuda.so.<version>` mounts, sorted and deduplicated.
+fn library_versions(spec: &CdiSpecContent) -> Vec<String> {
+    let Ok(pattern) = Regex::new(r"libcuda\.so\.(\d+(?:\.\d+)+)$") else {
+        return Vec::new();
+    };
+    let mut versions: Vec<String> = spec
+        .common
+        .mounts
+        .iter()
+        .chain(spec.devices.iter().flat_map(|d| d.edits.mounts.iter()))
+        .filter_map(|m| {
+            pattern
+                .captures(m)
+                .and_then(|c| c.get(1))
+                .map(|v| v.as_str().to_owned())
+        })
+        .collect();
+    versions.sort();
+    versions.dedup();
+    versions
+}

@@ -1,0 +1,102 @@
+//! Which checks a run keeps: the phase (`boot`, `driver`, `all`, `health`) and optional id
+//! patterns (`--checks 'gpu.*,nic.rdma.*'`).
+//!
+//! `boot` runs before kubelet: every host check, plus the driver checks when the image
+//! carries the driver (`authority: preinstalled`). `driver` runs the driver checks once an
+//! operator-managed driver is up. `health` is the post-join device health subset that Node
+//! Problem Detector runs periodically. Patterns match whole ids; `*` matches any run of
+//! characters; a pattern starting with `!` excludes (`--checks '*,!runtime.kubelet.*'`).
+
+use super::{Spec, Stage};
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Phase {
+    Boot,
+    Driver,
+    All,
+    Health,
+}
+
+impl Phase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Boot => "boot",
+            Phase::Driver => "driver",
+            Phase::All => "all",
+            Phase::Health => "health",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Selection {
+    pub phase: Phase,
+    /// Id patterns; empty keeps every check of the phase.
+    pub patterns: Vec<String>,
+}
+
+impl Default for Selection {
+    fn default() -> Self {
+        Selection {
+            phase: Phase::All,
+            patterns: Vec::new(),
+        }
+    }
+}
+
+impl Selection {
+    /// Whether `spec` runs; `preinstalled` says the driver is in the image.
+    pub fn includes(&self, spec: &Spec, preinstalled: bool) -> bool {
+        let in_phase = match self.phase {
+            Phase::All => true,
+            Phase::Boot => spec.stage == Stage::Host || preinstalled,
+            Phase::Driver => spec.stage == Stage::Driver,
+            Phase::Health => spec.health,
+        };
+        let (exclude, include): (Vec<&String>, Vec<&String>) =
+            self.patterns.iter().partition(|p| p.starts_with('!'));
+        let included = include.is_empty() || include.iter().any(|p| glob(p, spec.id));
+        let excluded = exclude.iter().any(|p| glob(&p[1..], spec.id));
+        in_phase && included && !excluded
+    }
+}
+
+/// `*`-only glob over the whole text.
+pub fn glob(pattern: &str, text: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    let [first, middle @ .., last] = parts.as_slice() else {
+        return pattern == text;
+    };
+    if parts.len() == 1 {
+        return pattern == text;
+    }
+    let Some(mut rest) = text.strip_prefix(first) else {
+        return false;
+    };
+    for part in middle {
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
+    }
+    rest.len() >= last.len() && rest.ends_with(last)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::glob;
+
+    #[test]
+    fn globs_match_whole_ids() {
+        assert!(glob("gpu.*", "gpu.pcie.link-width"));
+        assert!(glob("gpu.pcie.link-width", "gpu.pcie.link-width"));
+        assert!(!glob("gpu.pcie", "gpu.pcie.link-width"));
+        assert!(glob("*.link-width", "nic.pcie.link-width"));
+        assert!(glob("*pcie*", "nic.pcie.link-width"));
+        assert!(!glob("nic.*", "gpu.count"));
+        assert!(glob("*", "os.kernel.release"));
+        assert!(!glob("a*a", "a"));
+    }
+}

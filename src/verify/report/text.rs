@@ -1,0 +1,98 @@
+//! Human text: a headline, then the checks grouped by what needs attention first
+//! (failed, unreadable, warnings), each with expected and observed values, evidence,
+//! fault class and recommended action; passed checks last, one line each.
+
+use super::{Outcome, Report};
+use crate::verify::checks::{CheckResult, Severity, Verdict};
+use std::fmt::Write;
+
+/// Which results a section shows.
+type Keep = fn(&CheckResult) -> bool;
+
+pub fn render(report: &Report) -> String {
+    let mut out = String::new();
+    let headline = match report.outcome {
+        Outcome::Pass => "PASS",
+        Outcome::Fail => "FAIL",
+        Outcome::Overridden => "FAIL (overridden by break-glass)",
+    };
+    let _ = writeln!(
+        out,
+        "nodeimg verify: {headline}\n  blueprint {} {} ({})\n  node {}, phase {}{}",
+        report.blueprint.name,
+        report.blueprint.version,
+        report.blueprint.id,
+        report.hostname,
+        report.phase,
+        if report.checks.is_empty() {
+            String::new()
+        } else {
+            format!(", checks {}", report.checks.join(","))
+        }
+    );
+    let c = &report.counts;
+    let _ = writeln!(
+        out,
+        "  {} checks: {} passed, {} failed, {} unreadable, {} warnings",
+        c.total, c.passed, c.failed, c.errors, c.warnings
+    );
+    if let Some(reason) = &report.break_glass {
+        let _ = writeln!(out, "  break-glass: {reason}");
+    }
+    let sections: [(&str, Keep); 3] = [
+        ("Failed", |r| {
+            r.verdict == Verdict::Fail && r.severity == Severity::Critical
+        }),
+        ("Unreadable (fail closed)", |r| {
+            r.verdict == Verdict::Error && r.severity == Severity::Critical
+        }),
+        ("Warnings (not blocking)", |r| {
+            r.verdict != Verdict::Pass && r.severity == Severity::Warning
+        }),
+    ];
+    for (title, keep) in sections {
+        let chosen: Vec<&CheckResult> = report.results.iter().filter(|r| keep(r)).collect();
+        if chosen.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "\n{title} ({}):", chosen.len());
+        for result in chosen {
+            let _ = writeln!(
+                out,
+                "  {} {}: {}",
+                marker(result),
+                result.name(),
+                result.summary
+            );
+            let _ = writeln!(out, "      expected: {}", result.expected);
+            let _ = writeln!(out, "      observed: {}", result.observed);
+            let _ = writeln!(out, "      evidence: {}", result.evidence.join(", "));
+            let _ = writeln!(
+                out,
+                "      fault: {}, action: {}",
+                result.fault, result.action
+            );
+        }
+    }
+    let passed: Vec<&CheckResult> = report
+        .results
+        .iter()
+        .filter(|r| r.verdict == Verdict::Pass)
+        .collect();
+    if !passed.is_empty() {
+        let _ = writeln!(out, "\nPassed ({}):", passed.len());
+        for result in passed {
+            let _ = writeln!(out, "  ok {}: {}", result.name(), result.observed);
+        }
+    }
+    out
+}
+
+fn marker(result: &CheckResult) -> &'static str {
+    match (result.verdict, result.severity) {
+        (Verdict::Pass, _) => "ok",
+        (_, Severity::Warning) => "WARN",
+        (Verdict::Fail, _) => "FAIL",
+        (Verdict::Error, _) => "ERROR",
+    }
+}

@@ -1,0 +1,207 @@
+//! A healthy 8×H100 node for verify tests and the blueprint it satisfies: the facts
+//! fixture with a complete kernel command line, a clean kernel log, a clean nvidia-smi
+//! output, and stand-in `containerd`, `kubelet` and `systemctl` programs.
+//!
+//! Tests mutate this tree (or the XML) to make exactly one check fail.
+
+use super::fixture_tree::{self, Tree};
+use nodeimg::blueprint::{self, Blueprint, compat::Matrix};
+use nodeimg::verify::checks::{self, CheckResult, Selection};
+use nodeimg::verify::{CollectOptions, Facts, KernelLogSource, LiveHost, ToolOutput, collect};
+use std::path::Path;
+use std::time::Duration;
+
+pub const CMDLINE: &str = "BOOT_IMAGE=/boot/vmlinuz-5.15.0-122-generic root=UUID=2b1c ro intel_iommu=on amd_iommu=on iommu=pt systemd.unified_cgroup_hierarchy=1 rd.driver.blacklist=nouveau modprobe.blacklist=nouveau default_hugepagesz=1G hugepagesz=1G hugepages=16 pci=realloc=off nouveau.modeset=0";
+
+/// The blueprint the healthy fixture satisfies.
+pub const BLUEPRINT: &str = r#"apiVersion: nodeimg.dev/v1alpha1
+kind: NodeBlueprint
+metadata:
+  name: h100-fixture
+  version: "2026.11.1"
+os:
+  distro: ubuntu
+  version: "22.04"
+  patchLevel: "2026-11-15"
+  kernel: 5.15.0-122-generic
+  cgroup: v2
+boot:
+  iommu: passthrough
+  kernelArgs:
+    required: [pci=realloc=off]
+    forbidden: [mitigations=off, nouveau.modeset=1]
+  hugepages:
+    - size: 1Gi
+      count: 16
+firmware:
+  bios:
+    iommu: enabled
+    above4gDecoding: enabled
+    resizableBar: enabled
+    smt: enabled
+    numaPerSocket: 1
+    secureBoot: enabled
+    moduleSigning: enforce
+  versions:
+    bios: ">=1.3"
+    gpuVbios: "96.00.99.00.01"
+    nic: "28.39.1002"
+accelerators:
+  vendor: nvidia
+  model: H100 SXM
+  count: 8
+  pcie:
+    generation: 5
+    width: 16
+  interconnect:
+    gpuLinks: true
+    nvswitch: true
+    fabricManager:
+      version: "570.172.08"
+  driver:
+    version: "570.172.08"
+    authority: preinstalled
+    kernelModule: open
+  cuda: "12.8"
+  containerToolkit: "1.18.1"
+  sharing:
+    mode: none
+  eccRequired: true
+  persistence: true
+network:
+  nics:
+    - role: compute
+      model: ConnectX-7
+      count: 8
+      speedGbps: 400
+      mtu: 4096
+      linkLayer: infiniband
+      rdma: true
+      driver: mlx5_core
+      firmware: "28.39.1002"
+    - role: management
+      model: I210
+      count: 1
+      speedGbps: 1
+      mtu: 1500
+      linkLayer: ethernet
+      driver: igb
+  affinity:
+    gpuNicSameNuma: true
+    gpuNicSamePcieSwitch: true
+runtime:
+  containerd:
+    version: 1.7.27
+  cdi:
+    enabled: true
+    generator: nvidia-ctk
+kubernetes:
+  version: 1.32.4
+  capacity:
+    cpu: 224
+    memory: 2Ti
+  kubelet:
+    kubeReserved:
+      policy: eks
+    systemReserved:
+      cpu: 500m
+      memory: 2Gi
+  deviceInjection:
+    mode: device-plugin
+    version: 0.17.1
+system:
+  timeSync:
+    servers: [time1.example.com]
+  shmSize: 64Gi
+"#;
+
+/// The healthy node.
+pub fn healthy_tree() -> Tree {
+    let tree = fixture_tree::h100_node();
+    tree.attr("/proc/cmdline", CMDLINE);
+    tree.attr("/proc/sys/kernel/hostname", "gpu-node-01");
+    tree.file("/dev/nvidia-uvm", "");
+    tree.file(
+        "/dev/kmsg",
+        "6,1,0,-;Linux version 5.15.0-122-generic\n6,2,1000,-;NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  570.172.08\n",
+    );
+    tree.script(
+        "/usr/bin/containerd",
+        "#!/bin/sh\necho 'containerd github.com/containerd/containerd v1.7.27 05044ec0a9a75232cad458027ca83437aae3f4da'\n",
+    );
+    tree.script("/usr/bin/kubelet", "#!/bin/sh\necho 'Kubernetes v1.32.4'\n");
+    systemctl(&tree, &[]);
+    tree
+}
+
+/// A `systemctl` whose `is-active` prints `active` except for the units listed.
+pub fn systemctl(tree: &Tree, states: &[(&str, &str)]) {
+    let mut script = String::from("#!/bin/sh\n# is-active -- UNIT\ncase \"$3\" in\n");
+    for (unit, state) in states {
+        script.push_str(&format!("  {unit}) echo {state}; exit 3;;\n"));
+    }
+    script.push_str("  *) echo active;;\nesac\n");
+    tree.script("/usr/bin/systemctl", &script);
+}
+
+/// nvidia-smi output of the healthy node: no pending remap, no uncorrectable errors.
+pub fn healthy_xml() -> String {
+    fixture_tree::h100_nvidia_smi_xml()
+        .replace(
+            "<remapped_row_pending>Yes</remapped_row_pending>",
+            "<remapped_row_pending>No</remapped_row_pending>",
+        )
+        .replace(
+            "<remapped_row_unc>1</remapped_row_unc>",
+            "<remapped_row_unc>0</remapped_row_unc>",
+        )
+        .replace(
+            "<dram_uncorrectable>1</dram_uncorrectable>",
+            "<dram_uncorrectable>0</dram_uncorrectable>",
+        )
+}
+
+/// Loads blueprint text, panicking with the diagnostics when it is invalid.
+pub fn blueprint(text: &str) -> Blueprint {
+    match blueprint::load_bytes(
+        text.as_bytes(),
+        Path::new("fixture.yaml"),
+        None,
+        &Matrix::builtin(),
+    ) {
+        Ok(loaded) => loaded.blueprint,
+        Err(diagnostics) => panic!(
+            "fixture blueprint is invalid:\n{}",
+            diagnostics
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("\n")
+        ),
+    }
+}
+
+pub fn options(xml: &str) -> CollectOptions {
+    CollectOptions {
+        nvidia_smi: ToolOutput::Provided(xml.to_owned()),
+        rocm_smi: ToolOutput::Skip,
+        kernel_log: KernelLogSource::Kmsg,
+        command_timeout: Duration::from_secs(10),
+        ..CollectOptions::default()
+    }
+}
+
+pub fn facts(tree: &Tree, xml: &str) -> Facts {
+    collect(&LiveHost::new(tree.root()), &options(xml))
+}
+
+/// Every check result for the tree, the XML and the blueprint text.
+pub fn results(tree: &Tree, xml: &str, blueprint_text: &str) -> Vec<CheckResult> {
+    let bp = blueprint(blueprint_text);
+    checks::evaluate(
+        bp.spec(),
+        &facts(tree, xml),
+        &Matrix::builtin(),
+        &Selection::default(),
+    )
+}

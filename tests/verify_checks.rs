@@ -1,0 +1,786 @@
+//! Every check against the healthy 8×H100 fixture (all pass) and against one mutation of
+//! the fixture each (that check does not pass, with its id, subject, verdict, fault class
+//! and observed value). A last test makes sure every check in the catalog has both.
+
+mod support;
+
+use nodeimg::verify::checks::{self, Action, CheckResult, FaultClass, Severity, Verdict};
+use support::fixture_tree::Tree;
+use support::verify_fixture::{self, BLUEPRINT};
+
+struct Fixture {
+    tree: Tree,
+    xml: String,
+    blueprint: String,
+}
+
+impl Fixture {
+    fn healthy() -> Fixture {
+        Fixture {
+            tree: verify_fixture::healthy_tree(),
+            xml: verify_fixture::healthy_xml(),
+            blueprint: BLUEPRINT.to_owned(),
+        }
+    }
+
+    fn results(&self) -> Vec<CheckResult> {
+        verify_fixture::results(&self.tree, &self.xml, &self.blueprint)
+    }
+
+    /// Replaces the first occurrence of `from` in the XML.
+    fn xml_first(&mut self, from: &str, to: &str) {
+        assert!(self.xml.contains(from), "fixture XML has no {from}");
+        self.xml = self.xml.replacen(from, to, 1);
+    }
+
+    fn xml_all(&mut self, from: &str, to: &str) {
+        assert!(self.xml.contains(from), "fixture XML has no {from}");
+        self.xml = self.xml.replace(from, to);
+    }
+
+    fn bp(&mut self, from: &str, to: &str) {
+        assert!(
+            self.blueprint.contains(from),
+            "fixture blueprint has no {from}"
+        );
+        self.blueprint = self.blueprint.replacen(from, to, 1);
+    }
+
+    fn remove(&self, path: &str) {
+        let local = self.tree.local(path);
+        let removed = std::fs::remove_file(&local).or_else(|_| std::fs::remove_dir_all(&local));
+        assert!(removed.is_ok(), "cannot remove {path}");
+    }
+}
+
+/// GPU `i`'s PCI address (bus 0x13, 0x33, ... 0xf3).
+fn gpu(i: usize) -> String {
+    format!("0000:{:02x}:00.0", 0x13 + i * 0x20)
+}
+
+struct Case {
+    id: &'static str,
+    subject: Option<&'static str>,
+    verdict: Verdict,
+    fault: FaultClass,
+    observed: &'static str,
+    mutate: fn(&mut Fixture),
+}
+
+const fn fail(
+    id: &'static str,
+    subject: Option<&'static str>,
+    fault: FaultClass,
+    observed: &'static str,
+    mutate: fn(&mut Fixture),
+) -> Case {
+    Case {
+        id,
+        subject,
+        verdict: Verdict::Fail,
+        fault,
+        observed,
+        mutate,
+    }
+}
+
+use FaultClass::{Device, DriverDaemon, Link, OsMemoryDisk, TransientApplication};
+
+const GPU0: Option<&str> = Some("0000:13:00.0");
+const GPU1: Option<&str> = Some("0000:33:00.0");
+
+fn resource_low_bars(f: &mut Fixture) {
+    let mut resource = String::from(
+        "0x00000000a0000000 0x00000000a0ffffff 0x0000000000040200\n0x00000000c0000000 0x00000000cfffffff 0x000000000014220c\n",
+    );
+    for _ in 0..11 {
+        resource.push_str("0x0000000000000000 0x0000000000000000 0x0000000000000000\n");
+    }
+    f.tree.file(
+        &format!("/sys/bus/pci/devices/{}/resource", gpu(0)),
+        &resource,
+    );
+}
+
+fn pre_ampere(f: &mut Fixture) {
+    let remapped = regex::Regex::new(r"(?s)<remapped_rows>.*?</remapped_rows>")
+        .unwrap_or_else(|e| panic!("{e}"));
+    f.xml = remapped
+        .replace_all(&f.xml, "<remapped_rows>N/A</remapped_rows>")
+        .into_owned();
+    f.xml_all(
+        "<retired_count>N/A</retired_count>",
+        "<retired_count>0</retired_count>",
+    );
+    f.xml_all(
+        "<pending_retirement>N/A</pending_retirement>",
+        "<pending_retirement>No</pending_retirement>",
+    );
+}
+
+fn kmsg(f: &mut Fixture, line: &str) {
+    f.tree.file(
+        "/dev/kmsg",
+        &format!("6,1,0,-;Linux version 5.15.0-122-generic\n4,2,5000000,-;{line}\n"),
+    );
+}
+
+fn cases() -> Vec<Case> {
+    vec![
+        // os
+        fail("os.distro", None, OsMemoryDisk, "debian", |f| {
+            f.tree
+                .file("/etc/os-release", "ID=debian\nVERSION_ID=\"22.04\"\n")
+        }),
+        fail("os.version", None, OsMemoryDisk, "24.04", |f| {
+            f.tree
+                .file("/etc/os-release", "ID=ubuntu\nVERSION_ID=\"24.04\"\n")
+        }),
+        fail(
+            "os.kernel.release",
+            None,
+            OsMemoryDisk,
+            "5.15.0-999-generic",
+            |f| {
+                f.tree
+                    .attr("/proc/sys/kernel/osrelease", "5.15.0-999-generic")
+            },
+        ),
+        fail(
+            "os.kernel.arg.required",
+            Some("pci=realloc=off"),
+            OsMemoryDisk,
+            "absent",
+            |f| {
+                f.tree.attr(
+                    "/proc/cmdline",
+                    &verify_fixture::CMDLINE.replace(" pci=realloc=off", ""),
+                )
+            },
+        ),
+        fail(
+            "os.kernel.arg.implied",
+            Some("iommu=pt"),
+            OsMemoryDisk,
+            "absent",
+            |f| {
+                f.tree.attr(
+                    "/proc/cmdline",
+                    &verify_fixture::CMDLINE.replace(" iommu=pt", ""),
+                )
+            },
+        ),
+        fail(
+            "os.kernel.arg.forbidden",
+            Some("mitigations=off"),
+            OsMemoryDisk,
+            "mitigations=off",
+            |f| {
+                f.tree.attr(
+                    "/proc/cmdline",
+                    &format!("{} mitigations=off", verify_fixture::CMDLINE),
+                )
+            },
+        ),
+        fail("os.cgroup", None, OsMemoryDisk, "hybrid", |f| {
+            f.remove("/sys/fs/cgroup/cgroup.controllers");
+            f.tree.dir("/sys/fs/cgroup/unified");
+        }),
+        fail("os.hugepages", Some("1Gi"), OsMemoryDisk, "8", |f| {
+            f.tree.attr(
+                "/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages",
+                "8",
+            )
+        }),
+        fail("os.shm.size", None, OsMemoryDisk, "1073741824", |f| {
+            f.tree.file(
+                "/proc/mounts",
+                "tmpfs /dev/shm tmpfs rw,nosuid,nodev,size=1g,inode64 0 0\n",
+            )
+        }),
+        fail("os.nouveau.absent", None, DriverDaemon, "loaded", |f| {
+            f.tree.dir("/sys/module/nouveau")
+        }),
+        // firmware
+        fail("firmware.bios.version", None, OsMemoryDisk, "1.2.9", |f| {
+            f.tree.attr("/sys/class/dmi/id/bios_version", "1.2.9")
+        }),
+        fail("firmware.iommu", None, OsMemoryDisk, "mostly DMA-FQ", |f| {
+            for group in 1..=21 {
+                f.tree
+                    .attr(&format!("/sys/kernel/iommu_groups/{group}/type"), "DMA-FQ");
+            }
+        }),
+        fail("firmware.smt", None, OsMemoryDisk, "disabled", |f| {
+            f.tree.attr("/sys/devices/system/cpu/smt/active", "0")
+        }),
+        fail(
+            "firmware.secure-boot",
+            None,
+            OsMemoryDisk,
+            "disabled",
+            |f| {
+                f.tree.bytes(
+                    "/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c",
+                    &[0x06, 0, 0, 0, 0],
+                )
+            },
+        ),
+        fail(
+            "firmware.module-signing",
+            None,
+            OsMemoryDisk,
+            "not enforced",
+            |f| {
+                f.tree
+                    .attr("/sys/module/module/parameters/sig_enforce", "N")
+            },
+        ),
+        fail(
+            "firmware.numa-per-socket",
+            None,
+            OsMemoryDisk,
+            "1 (2 nodes, 2 sockets)",
+            |f| f.bp("numaPerSocket: 1", "numaPerSocket: 2"),
+        ),
+        fail(
+            "firmware.resizable-bar",
+            GPU0,
+            OsMemoryDisk,
+            "largest BAR 256 MiB",
+            resource_low_bars,
+        ),
+        fail(
+            "firmware.above-4g-decoding",
+            GPU0,
+            OsMemoryDisk,
+            "highest 64-bit BAR at 0xc0000000",
+            resource_low_bars,
+        ),
+        // pcie (GPU 3 is idle at 2.5 GT/s in the healthy fixture and passes)
+        fail(
+            "gpu.pcie.link-width",
+            GPU1,
+            Link,
+            "x8 (device max x16)",
+            |f| {
+                f.tree.attr(
+                    &format!("/sys/bus/pci/devices/{}/current_link_width", gpu(1)),
+                    "8",
+                )
+            },
+        ),
+        fail("gpu.pcie.max-speed", GPU1, Link, "max Gen4", |f| {
+            f.tree.attr(
+                &format!("/sys/bus/pci/devices/{}/max_link_speed", gpu(1)),
+                "16.0 GT/s PCIe",
+            )
+        }),
+        fail("gpu.pcie.upstream-width", GPU1, Link, "x4", |f| {
+            f.tree
+                .attr("/sys/bus/pci/devices/0000:32:00.0/current_link_width", "4")
+        }),
+        fail("gpu.pcie.upstream-max-speed", GPU1, Link, "Gen3", |f| {
+            f.tree.attr(
+                "/sys/bus/pci/devices/0000:32:00.0/max_link_speed",
+                "8.0 GT/s PCIe",
+            )
+        }),
+        fail(
+            "nic.pcie.link-width",
+            Some("ibp20s0 0000:14:00.0"),
+            Link,
+            "x8 of x16",
+            |f| {
+                f.tree
+                    .attr("/sys/bus/pci/devices/0000:14:00.0/current_link_width", "8")
+            },
+        ),
+        fail(
+            "nic.pcie.link-speed",
+            Some("ibp20s0 0000:14:00.0"),
+            Link,
+            "Gen4 (16 GT/s) now",
+            |f| {
+                f.tree.attr(
+                    "/sys/bus/pci/devices/0000:14:00.0/current_link_speed",
+                    "16.0 GT/s PCIe",
+                )
+            },
+        ),
+        fail(
+            "pcie.aer.uncorrectable",
+            GPU0,
+            Link,
+            "1 non-fatal, 0 fatal",
+            |f| {
+                f.tree.file(
+                    &format!("/sys/bus/pci/devices/{}/aer_dev_nonfatal", gpu(0)),
+                    "Undefined 0\nDLP 1\nTOTAL_ERR_NONFATAL 1\n",
+                )
+            },
+        ),
+        // gpu
+        fail("gpu.count", None, Device, "7", |f| {
+            f.remove(&format!("/sys/bus/pci/devices/{}", gpu(7)))
+        }),
+        fail("gpu.nvswitch.present", None, Device, "0", |f| {
+            for bus in 5..9 {
+                f.remove(&format!("/sys/bus/pci/devices/0000:{bus:02x}:00.0"));
+            }
+        }),
+        fail("gpu.model", GPU0, Device, "NVIDIA H200", |f| {
+            f.xml_all("NVIDIA H100 80GB HBM3", "NVIDIA H200")
+        }),
+        fail(
+            "gpu.driver.version",
+            None,
+            DriverDaemon,
+            "570.124.06",
+            |f| {
+                f.tree.file(
+                "/proc/driver/nvidia/version",
+                "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  570.124.06  Release Build\n",
+            )
+            },
+        ),
+        fail(
+            "gpu.driver.kernel-module",
+            None,
+            DriverDaemon,
+            "proprietary",
+            |f| {
+                f.tree.file(
+                "/proc/driver/nvidia/version",
+                "NVRM version: NVIDIA UNIX x86_64 Kernel Module  570.172.08  Tue Jul  8 17:12:49 UTC 2025\n",
+            )
+            },
+        ),
+        fail("gpu.cuda.version", None, DriverDaemon, "12.4", |f| {
+            f.xml_all(
+                "<cuda_version>12.8</cuda_version>",
+                "<cuda_version>12.4</cuda_version>",
+            )
+        }),
+        fail("gpu.vbios", GPU0, Device, "96.00.74.00.01", |f| {
+            f.xml_first("96.00.99.00.01", "96.00.74.00.01")
+        }),
+        fail(
+            "gpu.vbios.identical",
+            None,
+            Device,
+            "96.00.99.00.01 ×7, 96.00.74.00.01 ×1",
+            |f| f.xml_first("96.00.99.00.01", "96.00.74.00.01"),
+        ),
+        fail("gpu.ecc.mode", GPU0, Device, "disabled", |f| {
+            f.xml_first("<current_ecc>Enabled", "<current_ecc>Disabled")
+        }),
+        fail("gpu.ecc.volatile-uncorrectable", GPU0, Device, "2", |f| {
+            f.xml_first("<dram_uncorrectable>0", "<dram_uncorrectable>2")
+        }),
+        fail("gpu.row-remap.pending", GPU0, Device, "yes", |f| {
+            f.xml_first("<remapped_row_pending>No", "<remapped_row_pending>Yes")
+        }),
+        fail("gpu.row-remap.failure", GPU0, Device, "yes", |f| {
+            f.xml_first("<remapped_row_failure>No", "<remapped_row_failure>Yes")
+        }),
+        fail("gpu.retired-pages", GPU0, Device, "pending: yes", |f| {
+            pre_ampere(f);
+            f.xml_first("<pending_retirement>No", "<pending_retirement>Yes");
+        }),
+        fail("gpu.xid", GPU1, Device, "Xid 79", |f| {
+            kmsg(
+                f,
+                "NVRM: Xid (PCI:0000:33:00): 79, pid=1, name=python3, GPU has fallen off the bus.",
+            )
+        }),
+        fail("gpu.persistence", GPU0, DriverDaemon, "disabled", |f| {
+            f.xml_first("<persistence_mode>Enabled", "<persistence_mode>Disabled")
+        }),
+        fail("gpu.mig.mode", GPU0, DriverDaemon, "enabled", |f| {
+            f.xml_first("<current_mig>Disabled", "<current_mig>Enabled")
+        }),
+        fail(
+            "gpu.fabric-manager.active",
+            None,
+            DriverDaemon,
+            "inactive",
+            |f| verify_fixture::systemctl(&f.tree, &[("nvidia-fabricmanager", "inactive")]),
+        ),
+        fail(
+            "gpu.fabric.state",
+            GPU0,
+            Link,
+            "In Progress / Success",
+            |f| f.xml_first("<state>Completed</state>", "<state>In Progress</state>"),
+        ),
+        // network
+        fail("nic.count", Some("compute ConnectX-7"), Link, "7 (", |f| {
+            f.remove("/sys/class/net/ibp20s0")
+        }),
+        Case {
+            verdict: Verdict::Error,
+            ..fail(
+                "nic.model",
+                Some("management Mystery NIC"),
+                Link,
+                "unknown: nodeimg has no PCI ids",
+                |f| f.bp("model: I210", "model: Mystery NIC"),
+            )
+        },
+        fail("nic.link.state", Some("ibp20s0"), Link, "down", |f| {
+            f.tree.attr("/sys/class/net/ibp20s0/operstate", "down")
+        }),
+        fail("nic.speed", Some("ibp20s0"), Link, "200 Gb/s", |f| {
+            f.tree.attr("/sys/class/net/ibp20s0/speed", "200000")
+        }),
+        fail("nic.mtu", Some("ibp20s0"), OsMemoryDisk, "2044", |f| {
+            f.tree.attr("/sys/class/net/ibp20s0/mtu", "2044")
+        }),
+        fail(
+            "nic.rdma.port-state",
+            Some("ibp20s0"),
+            Link,
+            "port 1: DOWN/LinkUp",
+            |f| {
+                f.tree
+                    .attr("/sys/class/infiniband/mlx5_0/ports/1/state", "1: DOWN")
+            },
+        ),
+        fail(
+            "nic.rdma.rate",
+            Some("ibp20s0"),
+            Link,
+            "port 1: 200 Gb/s",
+            |f| {
+                f.tree.attr(
+                    "/sys/class/infiniband/mlx5_0/ports/1/rate",
+                    "200 Gb/sec (4X HDR)",
+                )
+            },
+        ),
+        fail("nic.firmware", Some("ibp20s0"), Link, "28.38.1000", |f| {
+            f.tree
+                .attr("/sys/class/infiniband/mlx5_0/fw_ver", "28.38.1000")
+        }),
+        fail(
+            "nic.firmware.identical",
+            Some("compute ConnectX-7"),
+            Link,
+            "28.39.1002 ×7, 28.38.1000 ×1",
+            |f| {
+                f.tree
+                    .attr("/sys/class/infiniband/mlx5_0/fw_ver", "28.38.1000")
+            },
+        ),
+        fail(
+            "gpu.nic.numa",
+            Some("0000:93:00.0"),
+            OsMemoryDisk,
+            "compute NICs there: none",
+            |f| {
+                for i in 4..8 {
+                    f.tree.attr(
+                        &format!(
+                            "/sys/bus/pci/devices/0000:{:02x}:00.0/numa_node",
+                            0x14 + i * 0x20
+                        ),
+                        "0",
+                    );
+                }
+            },
+        ),
+        fail(
+            "gpu.nic.pcie-switch",
+            GPU0,
+            Link,
+            "same switch: none",
+            |f| f.remove("/sys/class/net/ibp20s0"),
+        ),
+        // runtime
+        fail(
+            "runtime.containerd.version",
+            None,
+            DriverDaemon,
+            "1.7.20",
+            |f| {
+                f.tree.script(
+                "/usr/bin/containerd",
+                "#!/bin/sh\necho 'containerd github.com/containerd/containerd v1.7.20 8fc6bcf'\n",
+            )
+            },
+        ),
+        fail(
+            "runtime.kubelet.version",
+            None,
+            DriverDaemon,
+            "1.31.0",
+            |f| {
+                f.tree
+                    .script("/usr/bin/kubelet", "#!/bin/sh\necho 'Kubernetes v1.31.0'\n")
+            },
+        ),
+        fail(
+            "system.time-sync.active",
+            None,
+            OsMemoryDisk,
+            "chrony inactive",
+            |f| {
+                verify_fixture::systemctl(
+                    &f.tree,
+                    &[
+                        ("chrony", "inactive"),
+                        ("chronyd", "inactive"),
+                        ("systemd-timesyncd", "inactive"),
+                    ],
+                )
+            },
+        ),
+        fail("runtime.cdi.spec", None, DriverDaemon, "none", |f| {
+            f.remove("/etc/cdi/nvidia.yaml")
+        }),
+        fail(
+            "runtime.cdi.devices",
+            Some("/etc/cdi/nvidia.yaml"),
+            DriverDaemon,
+            "1 of 8 GPUs not listed: 0000:f3:00.0",
+            |f| {
+                f.tree
+                    .file("/etc/cdi/nvidia.yaml", &support::fixture_tree::cdi_spec(7))
+            },
+        ),
+        fail(
+            "runtime.cdi.device-nodes",
+            Some("/etc/cdi/nvidia.yaml"),
+            DriverDaemon,
+            "missing: /dev/nvidia3",
+            |f| f.remove("/dev/nvidia3"),
+        ),
+        fail(
+            "runtime.cdi.driver-version",
+            Some("/etc/cdi/nvidia.yaml"),
+            DriverDaemon,
+            "libcuda.so.570.124.06",
+            |f| {
+                let spec = support::fixture_tree::cdi_spec(8).replace("570.172.08", "570.124.06");
+                f.tree.file("/etc/cdi/nvidia.yaml", &spec);
+            },
+        ),
+    ]
+}
+
+fn find<'a>(results: &'a [CheckResult], id: &str, subject: Option<&str>) -> &'a CheckResult {
+    results
+        .iter()
+        .find(|r| r.id == id && (subject.is_none() || r.subject.as_deref() == subject))
+        .unwrap_or_else(|| {
+            let names: Vec<String> = results.iter().map(CheckResult::name).collect();
+            panic!("no result {id} {subject:?} among {names:?}")
+        })
+}
+
+fn show(results: &[CheckResult]) -> String {
+    results
+        .iter()
+        .filter(|r| r.verdict != Verdict::Pass)
+        .map(|r| format!("{} {}: {}", r.name(), r.verdict, r.observed))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn healthy_fixture_passes_every_check() {
+    let results = Fixture::healthy().results();
+    assert!(
+        results.iter().all(|r| r.verdict == Verdict::Pass),
+        "{}",
+        show(&results)
+    );
+    assert!(results.iter().all(|r| r.action == Action::None));
+    // The idle GPU (2.5 GT/s now, Gen5 capable) passes the speed check.
+    let idle = find(&results, "gpu.pcie.max-speed", Some("0000:73:00.0"));
+    assert!(idle.observed.contains("now Gen1"), "{}", idle.observed);
+}
+
+#[test]
+fn pre_ampere_gpus_are_checked_through_retired_pages() {
+    let mut fixture = Fixture::healthy();
+    pre_ampere(&mut fixture);
+    let results = fixture.results();
+    assert!(
+        results.iter().all(|r| r.verdict == Verdict::Pass),
+        "{}",
+        show(&results)
+    );
+    assert_eq!(
+        find(&results, "gpu.retired-pages", GPU0).observed,
+        "pending: no"
+    );
+    assert!(!results.iter().any(|r| r.id.starts_with("gpu.row-remap")));
+}
+
+fn run_cases(family: &str) {
+    let mut failures = Vec::new();
+    for case in cases().iter().filter(|c| c.id.starts_with(family)) {
+        let mut fixture = Fixture::healthy();
+        (case.mutate)(&mut fixture);
+        let results = fixture.results();
+        let result = find(&results, case.id, case.subject);
+        let ok = result.verdict == case.verdict
+            && result.fault == case.fault
+            && result.observed.contains(case.observed)
+            && (result.action != Action::None || result.severity == Severity::Warning);
+        if !ok {
+            failures.push(format!(
+                "{}: got {} fault {} action {} observed {:?}",
+                result.name(),
+                result.verdict,
+                result.fault,
+                result.action,
+                result.observed
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn os_checks_fail_on_their_mutation() {
+    run_cases("os.");
+}
+
+#[test]
+fn firmware_checks_fail_on_their_mutation() {
+    run_cases("firmware.");
+}
+
+#[test]
+fn pcie_checks_fail_on_their_mutation() {
+    run_cases("gpu.pcie.");
+    run_cases("nic.pcie.");
+    run_cases("pcie.");
+}
+
+#[test]
+fn gpu_checks_fail_on_their_mutation() {
+    for family in [
+        "gpu.count",
+        "gpu.nvswitch",
+        "gpu.model",
+        "gpu.driver",
+        "gpu.cuda",
+        "gpu.vbios",
+        "gpu.ecc",
+        "gpu.row-remap",
+        "gpu.retired",
+        "gpu.xid",
+        "gpu.persistence",
+        "gpu.mig",
+        "gpu.fabric",
+    ] {
+        run_cases(family);
+    }
+}
+
+#[test]
+fn network_checks_fail_on_their_mutation() {
+    run_cases("nic.count");
+    run_cases("nic.model");
+    run_cases("nic.link");
+    run_cases("nic.speed");
+    run_cases("nic.mtu");
+    run_cases("nic.rdma");
+    run_cases("nic.firmware");
+    run_cases("gpu.nic.");
+}
+
+#[test]
+fn runtime_checks_fail_on_their_mutation() {
+    run_cases("runtime.");
+    run_cases("system.");
+}
+
+#[test]
+fn every_check_has_a_passing_and_a_failing_fixture() {
+    let failing: Vec<&str> = cases().iter().map(|c| c.id).collect();
+    let mut passing: Vec<String> = Fixture::healthy()
+        .results()
+        .into_iter()
+        .filter(|r| r.verdict == Verdict::Pass)
+        .map(|r| r.id)
+        .collect();
+    passing.push("gpu.retired-pages".to_owned()); // pre_ampere_gpus_are_checked_through_retired_pages
+    for spec in checks::catalog() {
+        assert!(
+            failing.contains(&spec.id),
+            "{} has no failing fixture",
+            spec.id
+        );
+        assert!(
+            passing.iter().any(|p| p == spec.id),
+            "{} has no passing fixture",
+            spec.id
+        );
+    }
+}
+
+#[test]
+fn xids_are_classified_for_restart_or_repair() {
+    let cases = [
+        (
+            "13",
+            TransientApplication,
+            Action::Restart,
+            Severity::Warning,
+        ),
+        ("74", Link, Action::Reset, Severity::Critical),
+        ("63", Device, Action::Reset, Severity::Critical),
+        ("79", Device, Action::IsolateAndRepair, Severity::Critical),
+        ("119", DriverDaemon, Action::Reset, Severity::Critical),
+    ];
+    for (code, fault, action, severity) in cases {
+        let fixture = Fixture::healthy();
+        let mut fixture = fixture;
+        kmsg(
+            &mut fixture,
+            &format!("NVRM: Xid (PCI:0000:33:00): {code}, pid=1, name=x, details"),
+        );
+        let results = fixture.results();
+        let result = find(&results, "gpu.xid", GPU1);
+        assert_eq!(result.verdict, Verdict::Fail);
+        assert_eq!(
+            (result.fault, result.action, result.severity),
+            (fault, action, severity),
+            "Xid {code}"
+        );
+        assert_eq!(find(&results, "gpu.xid", GPU0).verdict, Verdict::Pass);
+    }
+}
+
+#[test]
+fn unreadable_facts_are_errors_never_passes() {
+    let mut fixture = Fixture::healthy();
+    fixture.xml = "<not-nvidia-smi/>".to_owned();
+    fixture.remove("/dev/kmsg");
+    fixture.remove("/sys/class/dmi/id/bios_version");
+    let results = fixture.results();
+    for (id, subject) in [
+        ("gpu.model", GPU0),
+        ("gpu.ecc.volatile-uncorrectable", GPU0),
+        ("gpu.row-remap.pending", GPU0),
+        ("gpu.retired-pages", GPU0),
+        ("gpu.fabric.state", GPU0),
+        ("gpu.cuda.version", None),
+        ("gpu.xid", GPU0),
+        ("firmware.bios.version", None),
+    ] {
+        let result = find(&results, id, subject);
+        assert_eq!(result.verdict, Verdict::Error, "{id}: {}", result.observed);
+        assert!(
+            result.observed.starts_with("unknown: "),
+            "{}",
+            result.observed
+        );
+        assert!(result.blocks());
+    }
+}

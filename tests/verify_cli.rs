@@ -1,0 +1,518 @@
+//! `nodeimg facts` and `nodeimg verify` end to end: on this CPU-only machine (facts,
+//! a CPU blueprint written from its own facts, the H100 blueprint), and on the fixture
+//! tree (hung vendor tool, break-glass, evidence, phases, output files, exit codes).
+
+mod support;
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+use support::fixture_tree::Tree;
+use support::verify_fixture::{self, BLUEPRINT};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn nodeimg(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_nodeimg"))
+        .args(args)
+        .current_dir(repo())
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn parse(bytes: &[u8]) -> Value {
+    serde_json::from_slice(bytes).unwrap_or_else(|e| panic!("not JSON ({e}): {}", text(bytes)))
+}
+
+fn results(report: &Value) -> Vec<Value> {
+    report["results"].as_array().cloned().unwrap_or_default()
+}
+
+fn result<'a>(results: &'a [Value], id: &str) -> &'a Value {
+    results
+        .iter()
+        .find(|r| r["id"] == id)
+        .unwrap_or_else(|| panic!("no {id} in {results:?}"))
+}
+
+fn this_machine_has_a_gpu() -> bool {
+    std::fs::read_dir("/sys/bus/pci/devices").is_ok_and(|dir| {
+        dir.filter_map(Result::ok).any(|e| {
+            let class = std::fs::read_to_string(e.path().join("class")).unwrap_or_default();
+            class.starts_with("0x03") || class.starts_with("0x12")
+        })
+    })
+}
+
+#[test]
+fn facts_on_this_machine() {
+    let out = nodeimg(&["facts", "--timeout", "10"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let facts = parse(&out.stdout);
+    for key in [
+        "hostname",
+        "os",
+        "kernel",
+        "cpus",
+        "pci_devices",
+        "gpus",
+        "nics",
+        "runtime",
+    ] {
+        assert!(facts.get(key).is_some(), "no {key}");
+    }
+    if !this_machine_has_a_gpu() {
+        assert_eq!(facts["gpus"]["gpus"].as_array().map(Vec::len), Some(0));
+    }
+    let mut expected: Vec<String> = std::fs::read_dir("/sys/class/net")
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    expected.sort();
+    let nics: Vec<String> = facts["nics"]
+        .as_array()
+        .map(|n| {
+            n.iter()
+                .filter_map(|nic| nic["name"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(nics, expected);
+    // Unknown values say why.
+    let reason = facts["cdi_specs"]
+        .get("unknown")
+        .or_else(|| facts["kernel"]["release"].get("unknown"));
+    if let Some(reason) = reason {
+        assert!(reason.as_str().is_some_and(|r| !r.is_empty()));
+    }
+}
+
+/// A CPU-only blueprint describing this machine, from its own facts.
+fn own_blueprint(dir: &Path) -> (PathBuf, bool) {
+    let facts = parse(&nodeimg(&["facts", "--timeout", "10"]).stdout);
+    let known = |v: &Value| v.as_str().map(str::to_owned);
+    let distro = known(&facts["os"]["id"]).unwrap_or_default();
+    assert!(
+        ["ubuntu", "debian", "rhel", "rocky", "almalinux"].contains(&distro.as_str()),
+        "this machine's distribution {distro:?} has no blueprint value"
+    );
+    let version = known(&facts["os"]["version_id"]).unwrap_or_default();
+    let kernel = known(&facts["kernel"]["release"]).unwrap_or_default();
+    let cgroup = if facts["cgroup"] == "v2" { "v2" } else { "v1" };
+    let groups = facts["iommu"]["groups"].as_array().map_or(0, Vec::len);
+    let iommu = match (groups, facts["iommu"]["default_domain_type"].as_str()) {
+        (0, _) => "off",
+        (_, Some("identity")) => "passthrough",
+        _ => "on",
+    };
+    let containerd =
+        known(&facts["runtime"]["containerd_version"]).unwrap_or_else(|| "1.7.0".to_owned());
+    let kubelet = known(&facts["runtime"]["kubelet_version"]);
+    let yaml = format!(
+        "apiVersion: nodeimg.dev/v1alpha1\nkind: NodeBlueprint\nmetadata:\n  name: this-machine\n  version: \"1\"\nos:\n  distro: {distro}\n  version: \"{version}\"\n  patchLevel: \"2026-01-01\"\n  kernel: \"{kernel}\"\n  cgroup: {cgroup}\nboot:\n  iommu: {iommu}\nruntime:\n  containerd:\n    version: \"{containerd}\"\n  cdi:\n    enabled: false\nkubernetes:\n  version: \"{}\"\n  capacity:\n    cpu: 2\n    memory: 8Gi\n",
+        kubelet.clone().unwrap_or_else(|| "1.31.4".to_owned())
+    );
+    let path = dir.join("this-machine.yaml");
+    std::fs::write(&path, yaml).unwrap_or_else(|e| panic!("{e}"));
+    (path, kubelet.is_some())
+}
+
+#[test]
+fn cpu_blueprint_from_own_facts_passes() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let (bp, has_kubelet) = own_blueprint(dir.path());
+    let bp = bp.to_string_lossy().into_owned();
+    // No kubelet is installed on a build machine: that check fails closed (see below), so
+    // it is left out here and everything else must pass.
+    let checks = if has_kubelet {
+        "*"
+    } else {
+        "*,!runtime.kubelet.version"
+    };
+    let junit = dir.path().join("verify.xml");
+    let record = dir.path().join("record.yaml");
+    let out = nodeimg(&[
+        "verify",
+        "--blueprint",
+        &bp,
+        "--phase",
+        "boot",
+        "--checks",
+        checks,
+        "--format",
+        "json",
+        "--timeout",
+        "10",
+        "--output",
+        &format!("junit={}", junit.display()),
+        "--record",
+        &record.to_string_lossy(),
+    ]);
+    let report = parse(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    assert_eq!(report["outcome"], "pass");
+    assert_eq!(report["schema"], "nodeimg.dev/verify-report/v1");
+    let all = results(&report);
+    assert!(all.len() >= 5);
+    assert_eq!(result(&all, "os.kernel.release")["verdict"], "pass");
+    assert!(std::fs::read_to_string(&junit).is_ok_and(|x| x.contains("<testsuites")));
+    let record: serde_yaml::Value =
+        serde_yaml::from_str(&std::fs::read_to_string(&record).unwrap_or_default())
+            .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(record["result"], serde_yaml::Value::from("pass"));
+    assert_eq!(
+        record["schema"],
+        serde_yaml::Value::from("nodeimg.dev/acceptance-record/v1")
+    );
+
+    if !has_kubelet {
+        let out = nodeimg(&[
+            "verify",
+            "--blueprint",
+            &bp,
+            "--format",
+            "json",
+            "--timeout",
+            "10",
+        ]);
+        assert_eq!(out.status.code(), Some(1));
+        let report = parse(&out.stdout);
+        let kubelet = result(&results(&report), "runtime.kubelet.version").clone();
+        assert_eq!(kubelet["verdict"], "error");
+    }
+}
+
+#[test]
+fn gpu_blueprint_fails_on_this_machine_with_gpu_count_zero() {
+    if this_machine_has_a_gpu() {
+        return;
+    }
+    let out = nodeimg(&[
+        "verify",
+        "--blueprint",
+        "blueprints/h100-sxm-ubuntu.yaml",
+        "--format",
+        "json",
+        "--timeout",
+        "10",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let report = parse(&out.stdout);
+    assert_eq!(report["outcome"], "fail");
+    let count = result(&results(&report), "gpu.count").clone();
+    assert_eq!(count["verdict"], "fail");
+    assert_eq!(count["observed"], "0");
+    assert_eq!(count["fault"], "device");
+    assert_eq!(count["action"], "isolate-and-repair");
+}
+
+#[test]
+fn exit_code_never_depends_on_the_format() {
+    for format in ["text", "json", "junit", "prometheus", "tap", "summary"] {
+        let out = nodeimg(&[
+            "verify",
+            "--blueprint",
+            "blueprints/h100-sxm-ubuntu.yaml",
+            "--format",
+            format,
+            "--timeout",
+            "10",
+        ]);
+        assert_eq!(out.status.code(), Some(1), "{format}");
+        assert!(!out.stdout.is_empty(), "{format}");
+        // The report is on stdout only.
+        assert!(!text(&out.stderr).contains("gpu.count"), "{format}");
+    }
+}
+
+#[test]
+fn unusable_input_exits_2() {
+    let cases: [&[&str]; 5] = [
+        &["verify", "--blueprint", "/nonexistent/blueprint.lock.json"],
+        &["verify", "--blueprint", "Cargo.toml"],
+        &[
+            "verify",
+            "--blueprint",
+            "blueprints/cpu-minimal.yaml",
+            "--checks",
+            "no.such.check",
+        ],
+        &[
+            "verify",
+            "--blueprint",
+            "blueprints/cpu-minimal.yaml",
+            "--output",
+            "xml=out.xml",
+        ],
+        &[
+            "verify",
+            "--blueprint",
+            "blueprints/cpu-minimal.yaml",
+            "--root",
+            "/nonexistent",
+        ],
+    ];
+    for args in cases {
+        let out = nodeimg(args);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}
+
+/// The fixture tree, its blueprint written beside it, and the nvidia-smi XML file.
+struct Node {
+    tree: Tree,
+    dir: tempfile::TempDir,
+}
+
+impl Node {
+    fn healthy() -> Node {
+        let node = Node {
+            tree: verify_fixture::healthy_tree(),
+            dir: tempfile::tempdir().unwrap_or_else(|e| panic!("{e}")),
+        };
+        node.write("bp.yaml", BLUEPRINT);
+        node.write("smi.xml", &verify_fixture::healthy_xml());
+        node
+    }
+
+    fn write(&self, name: &str, content: &str) {
+        std::fs::write(self.dir.path().join(name), content).unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    fn path(&self, name: &str) -> String {
+        self.dir.path().join(name).to_string_lossy().into_owned()
+    }
+
+    fn verify(&self, extra: &[&str]) -> Output {
+        let root = self.tree.root().to_string_lossy().into_owned();
+        let bp = self.path("bp.yaml");
+        let mut args = vec!["verify", "--blueprint", &bp, "--root", &root];
+        if !extra.contains(&"--timeout") {
+            args.extend_from_slice(&["--timeout", "10"]);
+        }
+        args.extend_from_slice(extra);
+        nodeimg(&args)
+    }
+}
+
+#[test]
+fn fixture_node_passes_with_every_output() {
+    let node = Node::healthy();
+    let xml = node.path("smi.xml");
+    let (json, prom, tap, record) = (
+        node.path("out.json"),
+        node.path("out.prom"),
+        node.path("out.tap"),
+        node.path("record.json"),
+    );
+    let out = node.verify(&[
+        "--nvidia-smi-xml",
+        &xml,
+        "--output",
+        &format!("json={json}"),
+        "--output",
+        &format!("prometheus={prom}"),
+        "--output",
+        &format!("tap={tap}"),
+        "--record",
+        &record,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    assert!(text(&out.stdout).starts_with("nodeimg verify: PASS"));
+    let report = parse(&std::fs::read(&json).unwrap_or_default());
+    assert_eq!(report["outcome"], "pass");
+    assert_eq!(report["hostname"], "gpu-node-01");
+    let prom = std::fs::read_to_string(&prom).unwrap_or_default();
+    assert!(prom.contains("nodeimg_verify_success{blueprint=\"h100-fixture\",phase=\"all\"} 1"));
+    assert!(
+        std::fs::read_to_string(&tap)
+            .unwrap_or_default()
+            .starts_with("TAP version 14\n1..")
+    );
+    let record = parse(&std::fs::read(&record).unwrap_or_default());
+    assert_eq!(record["gpu"]["count"], 8);
+    assert_eq!(record["hardware"]["serial"], "S123456X4B01234");
+    assert_eq!(record["gpu"]["devices"][0]["healthy"], true);
+    assert_eq!(record["result"], "pass");
+}
+
+#[test]
+fn hung_vendor_tool_fails_its_checks_within_the_timeout() {
+    let node = Node::healthy();
+    node.tree
+        .script("/usr/bin/nvidia-smi", "#!/bin/sh\nsleep 60\n");
+    let started = Instant::now();
+    let out = node.verify(&["--format", "json", "--timeout", "1"]);
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(15), "verify took {took:?}");
+    assert_eq!(out.status.code(), Some(1));
+    let report = parse(&out.stdout);
+    let all = results(&report);
+    let model = result(&all, "gpu.model");
+    assert_eq!(model["verdict"], "error");
+    assert!(
+        model["observed"]
+            .as_str()
+            .is_some_and(|o| o.contains("timed out")),
+        "{model}"
+    );
+    // Checks that do not need the tool still pass.
+    assert_eq!(result(&all, "gpu.count")["verdict"], "pass");
+}
+
+#[test]
+fn break_glass_lets_a_failing_node_start_with_the_reason_recorded() {
+    let node = Node::healthy();
+    let xml = node.path("smi.xml");
+    std::fs::remove_file(node.tree.local("/sys/bus/pci/devices/0000:f3:00.0"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let out = node.verify(&["--nvidia-smi-xml", &xml, "--format", "summary"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stdout).starts_with("FAIL "),
+        "{}",
+        text(&out.stdout)
+    );
+
+    node.tree.file("/etc/nodeimg/break-glass", "");
+    let out = node.verify(&["--nvidia-smi-xml", &xml, "--format", "summary"]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "an empty break-glass file does not count"
+    );
+
+    node.tree.file(
+        "/etc/nodeimg/break-glass",
+        "INC-1234 run jobs on 7 GPUs until the RMA\n",
+    );
+    let record = node.path("record.yaml");
+    let out = node.verify(&[
+        "--nvidia-smi-xml",
+        &xml,
+        "--format",
+        "json",
+        "--record",
+        &record,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let report = parse(&out.stdout);
+    assert_eq!(report["outcome"], "overridden");
+    assert_eq!(
+        report["break_glass"],
+        "INC-1234 run jobs on 7 GPUs until the RMA"
+    );
+    assert!(text(&out.stderr).contains("break-glass"));
+    let record = std::fs::read_to_string(&record).unwrap_or_default();
+    assert!(record.contains("result: overridden"), "{record}");
+}
+
+#[test]
+fn evidence_on_fail_keeps_a_capture_that_replays_the_verdicts() {
+    let node = Node::healthy();
+    let xml = node.path("smi.xml");
+    node.tree.attr("/sys/class/net/ibp20s0/operstate", "down");
+    let evidence = node.path("evidence");
+    let out = node.verify(&[
+        "--nvidia-smi-xml",
+        &xml,
+        "--format",
+        "json",
+        "--evidence-on-fail",
+        &evidence,
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let live = parse(&out.stdout);
+    let kept: Vec<PathBuf> = std::fs::read_dir(&evidence)
+        .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    let name = kept[0]
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned());
+    assert!(name.is_some_and(|n| n.starts_with("nodeimg-evidence-gpu-node-01-")));
+    let snapshot = kept[0].to_string_lossy().into_owned();
+    let bp = node.path("bp.yaml");
+    let replay = nodeimg(&[
+        "verify",
+        "--blueprint",
+        &bp,
+        "--snapshot",
+        &snapshot,
+        "--nvidia-smi-xml",
+        &xml,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(replay.status.code(), Some(1));
+    assert_eq!(parse(&replay.stdout)["results"], live["results"]);
+
+    // A passing run keeps nothing.
+    node.tree.attr("/sys/class/net/ibp20s0/operstate", "up");
+    let clean = node.path("clean");
+    let out = node.verify(&["--nvidia-smi-xml", &xml, "--evidence-on-fail", &clean]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!Path::new(&clean).exists());
+}
+
+#[test]
+fn phases_follow_the_driver_authority() {
+    let node = Node::healthy();
+    let xml = node.path("smi.xml");
+    let ids = |extra: &[&str]| -> Vec<String> {
+        let mut args = vec!["--nvidia-smi-xml", xml.as_str(), "--format", "json"];
+        args.extend_from_slice(extra);
+        let out = node.verify(&args);
+        results(&parse(&out.stdout))
+            .iter()
+            .filter_map(|r| r["id"].as_str().map(str::to_owned))
+            .collect()
+    };
+    // Preinstalled driver: boot runs the driver checks too.
+    assert!(ids(&["--phase", "boot"]).contains(&"gpu.driver.version".to_owned()));
+    node.write(
+        "bp.yaml",
+        &BLUEPRINT
+            .replace("authority: preinstalled", "authority: operator")
+            .replace("generator: nvidia-ctk", "generator: operator")
+            .replace("  containerToolkit: \"1.18.1\"\n", "")
+            .replace(
+                "  sharing:",
+                "  operator:\n    name: gpu-operator\n    version: v25.3.4\n    manages: [driver, toolkit, device-plugin]\n  sharing:",
+            ),
+    );
+    let boot = ids(&["--phase", "boot"]);
+    assert!(boot.contains(&"gpu.pcie.link-width".to_owned()));
+    assert!(boot.contains(&"gpu.count".to_owned()));
+    assert!(
+        !boot
+            .iter()
+            .any(|id| id == "gpu.driver.version" || id.starts_with("runtime.cdi"))
+    );
+    let driver = ids(&["--phase", "driver"]);
+    assert!(driver.contains(&"gpu.driver.version".to_owned()));
+    assert!(driver.contains(&"runtime.cdi.devices".to_owned()));
+    assert!(!driver.contains(&"os.kernel.release".to_owned()));
+    let health = ids(&["--phase", "health"]);
+    assert!(health.contains(&"gpu.xid".to_owned()));
+    assert!(health.contains(&"nic.rdma.port-state".to_owned()));
+    assert!(!health.contains(&"os.kernel.release".to_owned()));
+    let pcie = ids(&["--checks", "gpu.pcie.*"]);
+    assert!(!pcie.is_empty() && pcie.iter().all(|id| id.starts_with("gpu.pcie.")));
+}
