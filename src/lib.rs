@@ -6,5 +6,6 @@ pub mod atomic;
 pub mod blueprint;
 pub mod cli;
 pub mod command;
+pub mod package;
 pub mod tree;
 pub mod verify;
