@@ -73,6 +73,18 @@ pub enum Command {
     /// Write man pages for nodeimg and its subcommands.
     #[command(after_help = "Example:\n  nodeimg man -o /usr/local/share/man/man1")]
     Man(ManArgs),
+    /// Upload an OCI image layout (from `nodeimg build`) to a registry.
+    #[command(
+        long_about = "Upload an OCI image layout (from `nodeimg build`) to a registry. Blobs the \
+registry already has are skipped; the push succeeds only when the registry's manifest digest \
+equals the layout's.\n\nCredentials come from the first of $REGISTRY_AUTH_FILE, \
+${XDG_RUNTIME_DIR}/containers/auth.json and ~/.docker/config.json that has an entry for the \
+registry (as written by `podman login` / `docker login`).\n\nExit codes: 0 pushed; 1 the \
+registry refused or could not be reached (authentication, network, digest mismatch); 2 the \
+layout, reference or credentials file cannot be used.",
+        after_help = "Examples:\n  nodeimg push out/h100 registry.example.com/nodes/h100-sxm-ubuntu\n  nodeimg push --insecure out/h100 127.0.0.1:5000/nodes/h100:2026.11.1"
+    )]
+    Push(PushArgs),
 }
 
 #[derive(Debug, Args)]
@@ -127,4 +139,22 @@ pub struct ManArgs {
     /// Folder to write nodeimg.1 and nodeimg-<command>.1 into.
     #[arg(short, long, value_name = "DIR")]
     pub output: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct PushArgs {
+    /// The OCI image layout folder.
+    #[arg(value_name = "LAYOUT")]
+    pub layout: PathBuf,
+    /// `registry[:port]/repository[:tag]`; without a tag, the layout's tag.
+    #[arg(value_name = "REF")]
+    pub reference: String,
+    /// Plain HTTP instead of HTTPS (for a registry on a loopback address).
+    #[arg(long)]
+    pub insecure: bool,
+    /// Give up after this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 600)]
+    pub timeout: u64,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
 }

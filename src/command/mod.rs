@@ -5,6 +5,7 @@
 mod completions;
 mod explain;
 mod man;
+mod push;
 mod schema;
 mod style;
 mod validate;
@@ -76,6 +77,7 @@ pub fn dispatch(command: Command, env: &mut Env<'_>) -> u8 {
         Command::Schema(a) => schema::run(&a, env),
         Command::Completions(a) => completions::run(&a, env),
         Command::Man(a) => man::run(&a, env),
+        Command::Push(a) => push::run(&a, env),
     }
 }
 
