@@ -83,6 +83,8 @@ fn blob(out: &Path, digest: &str) -> Vec<u8> {
 
 /// (path, type, mode, uid, gid, mtime, link, contents) of every tar entry.
 type TarEntry = (String, char, u32, u64, u64, u64, Option<String>, Vec<u8>);
+/// (path, type, mode, link, contents).
+type Seen = (String, char, u32, Option<String>, Vec<u8>);
 
 fn tar_entries(tar: &[u8]) -> Vec<TarEntry> {
     let mut ar = tar::Archive::new(tar);
@@ -199,7 +201,7 @@ fn layout_documents_and_layer_are_what_they_claim() {
     assert_eq!(report.image.layer.tar_size, tar.len() as u64);
 
     let t = 1_700_000_000;
-    let got: Vec<(String, char, u32, Option<String>, Vec<u8>)> = tar_entries(&tar)
+    let got: Vec<Seen> = tar_entries(&tar)
         .into_iter()
         .map(|(p, ty, mode, uid, gid, mtime, link, body)| {
             assert_eq!((uid, gid, mtime), (0, 0, t), "{p}");

@@ -258,7 +258,7 @@ mod tests {
     fn broken_files_are_errors_naming_the_file() {
         let dir = tempfile::tempdir().unwrap();
         let bad = write(dir.path(), "bad.json", "{not json");
-        let err = lookup("r", "x", &[bad.clone()]).unwrap_err().to_string();
+        let err = lookup("r", "x", &[bad]).unwrap_err().to_string();
         assert!(err.contains("bad.json") && err.contains("JSON"), "{err}");
         let nocolon = write(dir.path(), "nc.json", r#"{"auths":{"r":{"auth":"Zm9v"}}}"#);
         let err = lookup("r", "x", &[nocolon]).unwrap_err().to_string();

@@ -191,7 +191,15 @@ async fn upload(
                 .join(", ")
         ),
     };
-    let fail = |what: &str, e: OciDistributionError| classify(&registry, &hint, what, e);
+    let fail = |what: &str, e: OciDistributionError| {
+        let mut err = classify(&registry, &hint, what, e);
+        if let PushError::Unreachable { message, .. } = &mut err
+            && !opts.insecure
+        {
+            message.push_str(" (a registry that speaks plain HTTP needs --insecure)");
+        }
+        err
+    };
 
     client
         .auth(reference, &auth, RegistryOperation::Push)
