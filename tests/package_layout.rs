@@ -369,3 +369,42 @@ fn refuses_to_overwrite_what_is_not_a_layout() {
     );
     assert_eq!(std::fs::read(out.join("notes.txt")).unwrap(), b"mine");
 }
+
+#[test]
+fn overlay_and_meta_come_from_a_real_blueprint() {
+    let matrix = nodeimg::blueprint::compat::Matrix::builtin();
+    let loaded =
+        nodeimg::blueprint::load_file(Path::new("blueprints/h100-sxm-ubuntu.yaml"), &matrix)
+            .unwrap();
+    let bp = loaded.blueprint;
+    let meta = ImageMeta::from_blueprint(&bp).unwrap();
+    assert_eq!(meta.name, "h100-sxm-ubuntu");
+    assert_eq!(meta.tag.as_str(), bp.spec().metadata.version);
+    assert_eq!(meta.blueprint_id, bp.id());
+    let ov = Overlay::from_blueprint(&bp).unwrap();
+    assert_eq!(ov.root(), Path::new("blueprints/overlays/h100"));
+
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let r = package::build(
+        &Tree::new(),
+        Some(&ov),
+        &meta,
+        &opts(Compression::Zstd),
+        &out,
+    )
+    .unwrap();
+    let tar = zstd::decode_all(blob(&out, &r.image.layer.digest.to_string()).as_slice()).unwrap();
+    let motd = std::fs::read("blueprints/overlays/h100/etc/nodeimg/motd").unwrap();
+    let entries = tar_entries(&tar);
+    let found = entries
+        .iter()
+        .find(|e| e.0 == "etc/nodeimg/motd")
+        .expect("the overlay file is in the layer");
+    assert_eq!((found.2, &found.7), (0o644, &motd));
+    let index = json(&out.join("index.json"));
+    assert_eq!(
+        index["manifests"][0]["annotations"]["org.opencontainers.image.ref.name"],
+        bp.spec().metadata.version
+    );
+}

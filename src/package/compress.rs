@@ -9,6 +9,12 @@
 //! the mode, the level or the checksum flag would change every digest, so
 //! they are constants. gzip's header carries no timestamp, no file name and
 //! OS byte 255 ("unknown").
+//!
+//! The codec libraries are pinned by Cargo.lock (zstd 1.5.x bundled by
+//! zstd-sys, flate2's Rust backend). A different codec version may compress
+//! the same tar differently — the diff_id never changes, the blob digest
+//! can — which is why the reproducibility promise is "same input and same
+//! nodeimg version".
 
 use std::fmt;
 use std::io::{self, Write};
