@@ -5,7 +5,7 @@
 //! a corrupted or hand-edited layout is refused before anything is
 //! uploaded.
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
@@ -136,24 +136,40 @@ impl LocalImage {
 
     /// A blob's bytes, checked against its size and digest.
     pub fn read_blob(&self, blob: &BlobRef) -> Result<Vec<u8>, LayoutError> {
+        let capacity = usize::try_from(blob.size).map_err(|_| LayoutError {
+            path: self.blob_path(&blob.digest),
+            message: "too large to hold in memory".into(),
+        })?;
+        self.check_blob(blob, Vec::with_capacity(capacity))
+    }
+
+    /// Checks every blob against its size and digest without keeping the
+    /// bytes, so a corrupted layout is refused before any upload starts.
+    pub fn verify(&self) -> Result<(), LayoutError> {
+        for blob in self.blobs() {
+            self.check_blob(&blob, std::io::sink())?;
+        }
+        Ok(())
+    }
+
+    fn check_blob<W: Write>(&self, blob: &BlobRef, sink: W) -> Result<W, LayoutError> {
         let path = self.blob_path(&blob.digest);
         let err = |message: String| LayoutError {
             path: path.clone(),
             message,
         };
         let file = std::fs::File::open(&path).map_err(|e| err(e.to_string()))?;
-        let capacity = usize::try_from(blob.size).map_err(|_| err("too large".into()))?;
-        let mut w = HashingWriter::new(Vec::with_capacity(capacity));
+        let mut w = HashingWriter::new(sink);
         std::io::copy(&mut file.take(blob.size.saturating_add(1)), &mut w)
             .map_err(|e| err(e.to_string()))?;
-        let (bytes, digest, len) = w.finish();
+        let (sink, digest, len) = w.finish();
         if len != blob.size || digest != blob.digest {
             return Err(err(format!(
                 "content does not match its descriptor ({len} bytes, {digest}; expected {} bytes, {})",
                 blob.size, blob.digest
             )));
         }
-        Ok(bytes)
+        Ok(sink)
     }
 }
 

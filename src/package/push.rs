@@ -6,7 +6,9 @@
 //! the tag must equal the local manifest digest, or the push fails. Plain
 //! HTTP is used only when asked for (`insecure`, meant for loopback
 //! registries). Every failure says which registry and reference, and a
-//! failed push never reports success.
+//! failed push never reports success. Each blob that needs uploading is
+//! read into memory once and checked against its digest before it is
+//! sent, so memory use peaks at the size of the largest layer.
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -144,6 +146,7 @@ pub fn parse_reference(reference: &str, default_tag: Option<&str>) -> Result<Ref
 pub fn push(layout: &Path, reference: &str, opts: &PushOptions) -> Result<PushReport, PushError> {
     let image = LocalImage::open(layout)?;
     let reference = parse_reference(reference, image.tag.as_deref())?;
+    image.verify()?;
     let registry = reference.resolve_registry().to_string();
     let creds = credentials::lookup(&registry, reference.repository(), &opts.auth_files)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
