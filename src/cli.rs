@@ -69,6 +69,11 @@ pub enum Command {
         after_help = "Examples:\n  nodeimg render blueprints/h100-sxm-ubuntu.yaml -o out/h100\n  nodeimg render --templates my-templates/ bp.yaml -o out/"
     )]
     Render(RenderArgs),
+    /// Validate, render and package a blueprint into a reproducible OCI image layout; print its digest.
+    #[command(
+        after_help = "Examples:\n  nodeimg build blueprints/h100-sxm-ubuntu.yaml -o out/h100\n  SOURCE_DATE_EPOCH=1764374400 nodeimg build --format json bp.yaml -o out/\n  nodeimg build --check-repro bp.yaml -o out/\n  nodeimg build --compression gzip --tag 2026.11.1-gzip bp.yaml -o out/"
+    )]
+    Build(BuildArgs),
     /// Compare two blueprints: field changes, computed values, rendered files, and the fleet impact.
     #[command(
         after_help = "Examples:\n  nodeimg diff old/h100.yaml blueprints/h100-sxm-ubuntu.yaml\n  nodeimg diff --format json --no-files a.yaml b.yaml"
@@ -98,6 +103,18 @@ pub enum Command {
         after_help = "Examples:\n  nodeimg verify --phase boot --record /var/lib/nodeimg/acceptance.yaml\n  nodeimg verify --blueprint bp.yaml --format junit --output json=/run/nodeimg/verify.json\n  nodeimg verify --phase health --format summary\n  nodeimg verify --snapshot node-a.tar.zst --blueprint bp.yaml --checks 'gpu.*'\n\nBreak-glass: when the file named by --break-glass (default /etc/nodeimg/break-glass) exists and holds a reason, failures are reported and recorded as overridden and the exit code is 0."
     )]
     Verify(VerifyArgs),
+    /// Upload an OCI image layout (from `nodeimg build`) to a registry.
+    #[command(
+        long_about = "Upload an OCI image layout (from `nodeimg build`) to a registry. Blobs the \
+registry already has are skipped; the push succeeds only when the registry's manifest digest \
+equals the layout's.\n\nCredentials come from the first of $REGISTRY_AUTH_FILE, \
+${XDG_RUNTIME_DIR}/containers/auth.json and ~/.docker/config.json that has an entry for the \
+registry (as written by `podman login` / `docker login`).\n\nExit codes: 0 pushed; 1 the \
+registry refused or could not be reached (authentication, network, digest mismatch); 2 the \
+layout, reference or credentials file cannot be used.",
+        after_help = "Examples:\n  nodeimg push out/h100 registry.example.com/nodes/h100-sxm-ubuntu\n  nodeimg push --insecure out/h100 127.0.0.1:5000/nodes/h100:2026.11.1"
+    )]
+    Push(PushArgs),
 }
 
 #[derive(Debug, Args)]
@@ -145,6 +162,33 @@ pub struct RenderArgs {
     /// Output folder: `layer/` (the image tree) and `cluster/` (Helm values, rules).
     #[arg(short, long, value_name = "DIR")]
     pub output: PathBuf,
+    #[command(flatten)]
+    pub templates: TemplatesArg,
+    #[command(flatten)]
+    pub matrix: MatrixArg,
+}
+
+#[derive(Debug, Args)]
+pub struct BuildArgs {
+    #[arg(value_name = "BLUEPRINT")]
+    pub file: PathBuf,
+    /// The OCI image layout folder to write (replaced atomically).
+    #[arg(short, long, value_name = "DIR")]
+    pub output: PathBuf,
+    /// Layer compression: zstd (default) or gzip for consumers without zstd.
+    #[arg(long, value_name = "ALGO", default_value = "zstd")]
+    pub compression: String,
+    /// Image tag (`org.opencontainers.image.ref.name`); default: metadata.version.
+    #[arg(long, value_name = "TAG")]
+    pub tag: Option<String>,
+    /// Also build twice under different conditions (umask, threads) and compare every byte; exit 1 on a difference.
+    #[arg(long)]
+    pub check_repro: bool,
+    /// Also write the cluster-side files (operator values, NodeFeatureRule) into this folder.
+    #[arg(long, value_name = "DIR")]
+    pub cluster: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
     #[command(flatten)]
     pub templates: TemplatesArg,
     #[command(flatten)]
@@ -310,4 +354,22 @@ fn parse_output(text: &str) -> Result<(ReportFormat, PathBuf), String> {
         return Err(format!("`{text}`: the file name is empty"));
     }
     Ok((format, PathBuf::from(file)))
+}
+
+#[derive(Debug, Args)]
+pub struct PushArgs {
+    /// The OCI image layout folder.
+    #[arg(value_name = "LAYOUT")]
+    pub layout: PathBuf,
+    /// `registry[:port]/repository[:tag]`; without a tag, the layout's tag.
+    #[arg(value_name = "REF")]
+    pub reference: String,
+    /// Plain HTTP instead of HTTPS (for a registry on a loopback address).
+    #[arg(long)]
+    pub insecure: bool,
+    /// Give up after this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 600)]
+    pub timeout: u64,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
 }

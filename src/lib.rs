@@ -7,6 +7,7 @@ pub mod blueprint;
 pub mod cli;
 pub mod command;
 pub mod diff;
+pub mod package;
 pub mod render;
 pub mod tree;
 pub mod verify;

@@ -1,7 +1,9 @@
 //! golden/<blueprint>/ holds the committed rendered tree of every example
 //! blueprint (`layer/`, `cluster/`, and `modes.txt` for file modes, which git
-//! does not keep). Rendering must reproduce it byte for byte; on drift the
-//! failure shows unified diffs. `scripts/update-golden` rewrites it.
+//! does not keep) and `image.txt`, the digests of the image `nodeimg build`
+//! makes from it (SOURCE_DATE_EPOCH 0, zstd). Rendering and packaging must
+//! reproduce them byte for byte; on drift the failure shows unified diffs.
+//! `scripts/update-golden` rewrites them.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -42,6 +44,33 @@ fn read_dir_files(dir: &Path, base: &Path, out: &mut BTreeMap<String, Vec<u8>>) 
     }
 }
 
+/// The digests `nodeimg build` gives this blueprint with default options.
+fn image_txt(bp: &nodeimg::blueprint::Blueprint, layer: &Tree) -> String {
+    use nodeimg::package::{BuildOptions, ImageMeta, Overlay, build};
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("oci");
+    let overlay = Overlay::from_blueprint(bp);
+    let meta = ImageMeta::from_blueprint(bp).unwrap();
+    let r = build(
+        layer,
+        overlay.as_ref(),
+        &meta,
+        &BuildOptions::default(),
+        &out,
+    )
+    .unwrap();
+    let i = &r.image;
+    format!(
+        "# nodeimg build {}.yaml (SOURCE_DATE_EPOCH=0, zstd level 3)\nmanifest {}\nconfig   {}\nlayer    {}\ndiff_id  {}\nentries  {}\n",
+        bp.name(),
+        i.manifest.digest,
+        i.config.digest,
+        i.layer.digest,
+        i.layer.diff_id,
+        i.layer.entries
+    )
+}
+
 #[test]
 fn rendered_examples_match_golden() {
     let update = std::env::var_os("NODEIMG_UPDATE_GOLDEN").is_some();
@@ -59,13 +88,27 @@ fn rendered_examples_match_golden() {
         let mut want = BTreeMap::new();
         files_of(&r.layer, "layer", &mut want);
         files_of(&r.cluster, "cluster", &mut want);
+        let image = image_txt(&bp, &r.layer);
         if update {
             write_dir(&golden, &[("layer", &r.layer), ("cluster", &r.cluster)]).unwrap();
             std::fs::write(golden.join("modes.txt"), modes_txt(&want)).unwrap();
+            std::fs::write(golden.join("image.txt"), &image).unwrap();
             continue;
         }
         let mut have = BTreeMap::new();
         read_dir_files(&golden, &golden, &mut have);
+        let have_image = have
+            .remove("image.txt")
+            .map(|b| String::from_utf8(b).unwrap())
+            .unwrap_or_default();
+        if have_image != image {
+            let diff = similar::TextDiff::from_lines(have_image.as_str(), image.as_str());
+            problems.push(format!(
+                "{}: image digests changed:\n{}",
+                bp.name(),
+                diff.unified_diff()
+            ));
+        }
         let have_modes = have
             .remove("modes.txt")
             .map(|b| String::from_utf8(b).unwrap())

@@ -2,12 +2,14 @@
 //! [`Env`] (where to write, how to style) and returns an exit code; the
 //! binary only maps that code to the process exit status.
 
+mod build;
 mod capture;
 mod completions;
 mod diff;
 mod explain;
 mod facts;
 mod man;
+mod push;
 mod render;
 mod schema;
 mod style;
@@ -86,6 +88,7 @@ pub fn dispatch(command: Command, env: &mut Env<'_>) -> u8 {
         Command::Validate(a) => validate::run(&a, env),
         Command::Explain(a) => explain::run(&a, env),
         Command::Render(a) => render::run(&a, env),
+        Command::Build(a) => build::run(&a, env),
         Command::Diff(a) => diff::run(&a, env),
         Command::Schema(a) => schema::run(&a, env),
         Command::Completions(a) => completions::run(&a, env),
@@ -93,6 +96,7 @@ pub fn dispatch(command: Command, env: &mut Env<'_>) -> u8 {
         Command::Facts(a) => facts::run(&a, env),
         Command::Capture(a) => capture::run(&a, env),
         Command::Verify(a) => verify::run(&a, env),
+        Command::Push(a) => push::run(&a, env),
     }
 }
 

@@ -1,0 +1,63 @@
+//! What can go wrong while building an image, each case carrying the path,
+//! digest or value it is about, so that a message alone says what to fix.
+
+use std::path::{Path, PathBuf};
+
+use thiserror::Error;
+
+use crate::tree::TreeError;
+
+#[derive(Debug, Error)]
+pub enum PackageError {
+    /// An overlay entry that cannot go into a layer (device, socket, FIFO,
+    /// escaping symlink, unusable name, …).
+    #[error("overlay entry {}: {message}", path.display())]
+    Overlay { path: PathBuf, message: String },
+
+    /// Render and the overlay both produce the same path.
+    #[error(
+        "`/{path}` is produced both by render and by the overlay ({}); remove it from one of them",
+        overlay.display()
+    )]
+    Conflict { path: String, overlay: PathBuf },
+
+    /// A rendered-tree path the layer cannot hold.
+    #[error("rendered tree: {0}")]
+    Tree(#[from] TreeError),
+
+    /// A value of the image metadata or options that cannot be used.
+    #[error("{what}: {message}")]
+    Invalid { what: String, message: String },
+
+    /// Reading an input or writing the output failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// The output path exists and is not something a build may replace.
+    #[error("output {}: {message}", path.display())]
+    Output { path: PathBuf, message: String },
+
+    /// An OCI structure could not be built (a bug if it ever shows).
+    #[error("OCI {what}: {message}")]
+    Spec { what: &'static str, message: String },
+}
+
+impl PackageError {
+    pub(crate) fn io(path: &Path) -> impl FnOnce(std::io::Error) -> PackageError + '_ {
+        move |source| PackageError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    pub(crate) fn spec(what: &'static str) -> impl FnOnce(oci_spec::OciSpecError) -> PackageError {
+        move |e| PackageError::Spec {
+            what,
+            message: e.to_string(),
+        }
+    }
+}

@@ -1,0 +1,81 @@
+//! The layer blob, in one pass: plan → tar → sha256 (the diff_id) →
+//! compress → sha256 (the blob digest) → file.
+//!
+//! Each stage is a streaming writer wrapped around the next, so the tar is
+//! never held in memory or read back; the blob is written under a
+//! temporary name and renamed to its digest once complete.
+
+use std::fs::{self, File};
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::compress::{Compression, Compressor};
+use super::digest::{Digest, HashingWriter};
+use super::error::PackageError;
+use super::output;
+use super::plan::PlanEntry;
+use super::source_date::SourceDate;
+use super::tar_stream::write_tar;
+
+const BUF: usize = 1 << 20;
+
+/// The written layer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LayerInfo {
+    pub media_type: &'static str,
+    pub compression: Compression,
+    pub level: i32,
+    /// Digest of the compressed blob.
+    pub digest: Digest,
+    /// Size of the compressed blob.
+    pub size: u64,
+    /// Digest of the uncompressed tar (config `rootfs.diff_ids`).
+    pub diff_id: Digest,
+    /// Size of the uncompressed tar.
+    pub tar_size: u64,
+    /// Number of tar entries (files, directories, links).
+    pub entries: usize,
+}
+
+/// Writes the layer blob into `blob_dir` (`…/blobs/sha256`).
+pub fn write_layer(
+    entries: &[PlanEntry],
+    compression: Compression,
+    workers: u32,
+    mtime: SourceDate,
+    blob_dir: &Path,
+) -> Result<LayerInfo, PackageError> {
+    let partial = blob_dir.join(".layer.partial");
+    let file = File::create(&partial).map_err(PackageError::io(&partial))?;
+    let sink = HashingWriter::new(BufWriter::with_capacity(BUF, file));
+    let compressor =
+        Compressor::new(compression, workers, sink).map_err(PackageError::io(&partial))?;
+    let mut tar = BufWriter::with_capacity(BUF, HashingWriter::new(compressor));
+    write_tar(entries, mtime, &mut tar)?;
+    let tar = tar
+        .into_inner()
+        .map_err(|e| PackageError::io(&partial)(e.into_error()))?;
+    let (compressor, diff_id, tar_size) = tar.finish();
+    let sink = compressor.finish().map_err(PackageError::io(&partial))?;
+    let (buffered, digest, size) = sink.finish();
+    let mut file = buffered
+        .into_inner()
+        .map_err(|e| PackageError::io(&partial)(e.into_error()))?;
+    file.flush().map_err(PackageError::io(&partial))?;
+    output::finish_file(&file, &partial)?;
+    let blob = blob_dir.join(digest.hex());
+    fs::rename(&partial, &blob).map_err(PackageError::io(&blob))?;
+    Ok(LayerInfo {
+        media_type: compression.media_type(),
+        compression,
+        level: compression.level(),
+        digest,
+        size,
+        diff_id,
+        tar_size,
+        entries: entries.len(),
+    })
+}

@@ -1,0 +1,298 @@
+//! The blueprint's `files` overlay: a folder whose tree is laid onto `/` in
+//! the layer, verbatim.
+//!
+//! Scanning lists what the folder holds without reading file contents (the
+//! layer writer streams them later). Only what a layer can faithfully carry
+//! is accepted: regular files, directories, and symbolic links whose target
+//! stays inside the layer. Device nodes, sockets, FIFOs, names that are not
+//! UTF-8 and links that escape are refused, naming the path. Modes are
+//! normalised so the build does not depend on the checkout's umask:
+//! files 0644, or 0755 when the source has any execute bit; directories
+//! 0755; unless `files.modes` sets one explicitly.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use crate::blueprint::Blueprint;
+use crate::tree::{Tree, check_path};
+
+use super::error::PackageError;
+
+/// Files and tar entries larger than this are refused: the ustar size field
+/// holds 11 octal digits, and a node-configuration layer has no use for
+/// such files.
+pub const MAX_FILE_SIZE: u64 = 0o777_7777_7777;
+
+/// An overlay folder and its explicit modes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Overlay {
+    root: PathBuf,
+    /// Layer path (no leading `/`) → mode.
+    modes: BTreeMap<String, u32>,
+}
+
+/// One thing found in the overlay.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OverlayEntry {
+    /// Layer path: relative, `/`-separated.
+    pub path: String,
+    /// Where it is on disk.
+    pub source: PathBuf,
+    pub mode: u32,
+    pub kind: OverlayKind,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OverlayKind {
+    Dir,
+    File { size: u64 },
+    Symlink { target: String },
+}
+
+impl Overlay {
+    /// An overlay rooted at `root`, with default modes.
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        Self {
+            root: root.into(),
+            modes: BTreeMap::new(),
+        }
+    }
+
+    /// Sets the mode of one overlay path, given as on the node
+    /// (`/usr/local/bin/x`) or as a layer path (`usr/local/bin/x`).
+    pub fn with_mode(mut self, path: &str, mode: u32) -> Self {
+        self.modes
+            .insert(path.trim_start_matches('/').to_string(), mode & 0o7777);
+        self
+    }
+
+    /// The blueprint's overlay, if it has one; its folder is relative to the
+    /// blueprint file's folder.
+    pub fn from_blueprint(bp: &Blueprint) -> Option<Self> {
+        let files = bp.spec().files.as_ref()?;
+        let base = match bp.file().parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let mut overlay = Self::new(base.join(files.overlay.as_str()));
+        for m in &files.modes {
+            overlay = overlay.with_mode(m.path.in_layer(), m.mode.bits());
+        }
+        Some(overlay)
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Explicit modes by layer path.
+    pub fn modes(&self) -> &BTreeMap<String, u32> {
+        &self.modes
+    }
+
+    /// Lists the overlay, sorted by layer path, refusing what a layer must
+    /// not carry.
+    pub fn scan(&self) -> Result<Vec<OverlayEntry>, PackageError> {
+        let refuse = |path: &Path, message: String| PackageError::Overlay {
+            path: path.to_path_buf(),
+            message,
+        };
+        let meta = std::fs::metadata(&self.root).map_err(PackageError::io(&self.root))?;
+        if !meta.is_dir() {
+            return Err(refuse(&self.root, "the overlay is not a directory".into()));
+        }
+        let mut entries = Vec::new();
+        let walk = walkdir::WalkDir::new(&self.root)
+            .min_depth(1)
+            .follow_links(false)
+            .sort_by_file_name();
+        for item in walk {
+            let item = item.map_err(|e| {
+                let path = e.path().unwrap_or(&self.root).to_path_buf();
+                let message = e.to_string();
+                match e.into_io_error() {
+                    Some(source) => PackageError::Io { path, source },
+                    None => PackageError::Overlay { path, message },
+                }
+            })?;
+            let source = item.path();
+            let rel = source
+                .strip_prefix(&self.root)
+                .map_err(|_| refuse(source, "walked outside the overlay folder".into()))?;
+            let path = layer_path(rel).ok_or_else(|| {
+                refuse(
+                    source,
+                    "the name is not valid UTF-8; layer paths must be".into(),
+                )
+            })?;
+            check_path(&path).map_err(|e| refuse(source, e.message))?;
+            let ft = item.file_type();
+            let meta = item.metadata().map_err(|e| {
+                let message = e.to_string();
+                match e.into_io_error() {
+                    Some(io) => PackageError::Io {
+                        path: source.to_path_buf(),
+                        source: io,
+                    },
+                    None => refuse(source, message),
+                }
+            })?;
+            let override_mode = self.modes.get(&path).copied();
+            let (mode, kind) = if ft.is_dir() {
+                (override_mode.unwrap_or(0o755), OverlayKind::Dir)
+            } else if ft.is_file() {
+                if meta.len() > MAX_FILE_SIZE {
+                    return Err(refuse(
+                        source,
+                        format!("{} bytes is larger than a layer file may be", meta.len()),
+                    ));
+                }
+                let exec = meta.permissions().mode() & 0o111 != 0;
+                let default = if exec { 0o755 } else { 0o644 };
+                (
+                    override_mode.unwrap_or(default),
+                    OverlayKind::File { size: meta.len() },
+                )
+            } else if ft.is_symlink() {
+                if override_mode.is_some() {
+                    return Err(refuse(
+                        source,
+                        "`files.modes` sets a mode on a symbolic link; links have no mode of their own"
+                            .into(),
+                    ));
+                }
+                let target = std::fs::read_link(source).map_err(PackageError::io(source))?;
+                let target = target
+                    .to_str()
+                    .ok_or_else(|| refuse(source, "the link target is not valid UTF-8".into()))?;
+                // The tree's own rule decides whether a link escapes.
+                Tree::new()
+                    .add_symlink(&path, target)
+                    .map_err(|e| refuse(source, e.message))?;
+                (
+                    0o777,
+                    OverlayKind::Symlink {
+                        target: target.to_string(),
+                    },
+                )
+            } else {
+                let what = if ft.is_fifo() {
+                    "a FIFO"
+                } else if ft.is_socket() {
+                    "a socket"
+                } else if ft.is_block_device() {
+                    "a block device"
+                } else if ft.is_char_device() {
+                    "a character device"
+                } else {
+                    "not a regular file, directory or symbolic link"
+                };
+                return Err(refuse(
+                    source,
+                    format!("is {what}; an overlay may hold only files, directories and links"),
+                ));
+            };
+            entries.push(OverlayEntry {
+                path,
+                source: source.to_path_buf(),
+                mode,
+                kind,
+            });
+        }
+        for path in self.modes.keys() {
+            if !entries.iter().any(|e| &e.path == path) {
+                return Err(refuse(
+                    &self.root.join(path),
+                    format!("`files.modes` names `/{path}`, which the overlay does not contain"),
+                ));
+            }
+        }
+        entries.sort_by(|a, b| a.path.split('/').cmp(b.path.split('/')));
+        Ok(entries)
+    }
+}
+
+/// `a/b/c` from a relative path, if every part is UTF-8.
+fn layer_path(rel: &Path) -> Option<String> {
+    let parts: Option<Vec<&str>> = rel.iter().map(|c| c.to_str()).collect();
+    Some(parts?.join("/"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    fn perm(path: &Path, mode: u32) {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+
+    #[test]
+    fn modes_are_normalised_and_overridable() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("usr/local/bin")).unwrap();
+        std::fs::write(root.join("usr/local/bin/tool"), b"#!/bin/sh\n").unwrap();
+        std::fs::write(root.join("usr/local/bin/secret"), b"x").unwrap();
+        std::fs::write(root.join("motd"), b"hi").unwrap();
+        perm(&root.join("usr/local/bin/tool"), 0o700);
+        perm(&root.join("usr/local/bin/secret"), 0o666);
+        perm(&root.join("motd"), 0o600);
+        perm(&root.join("usr/local"), 0o700);
+        symlink("bin/tool", root.join("usr/local/t")).unwrap();
+        let scan = Overlay::new(root)
+            .with_mode("/usr/local/bin/secret", 0o600)
+            .scan()
+            .unwrap();
+        let got: Vec<(&str, u32)> = scan.iter().map(|e| (e.path.as_str(), e.mode)).collect();
+        assert_eq!(
+            got,
+            [
+                ("motd", 0o644),
+                ("usr", 0o755),
+                ("usr/local", 0o755),
+                ("usr/local/bin", 0o755),
+                ("usr/local/bin/secret", 0o600),
+                ("usr/local/bin/tool", 0o755),
+                ("usr/local/t", 0o777),
+            ]
+        );
+        assert_eq!(
+            scan[6].kind,
+            OverlayKind::Symlink {
+                target: "bin/tool".into()
+            }
+        );
+    }
+
+    #[test]
+    fn refuses_fifos_escaping_links_and_stray_modes() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir(root.join("etc")).unwrap();
+        let fifo = root.join("etc/pipe");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        let err = Overlay::new(root).scan().unwrap_err().to_string();
+        assert!(err.contains("etc/pipe") && err.contains("FIFO"), "{err}");
+        std::fs::remove_file(&fifo).unwrap();
+
+        symlink("../../../etc/shadow", root.join("etc/escape")).unwrap();
+        let err = Overlay::new(root).scan().unwrap_err().to_string();
+        assert!(
+            err.contains("etc/escape") && err.contains("leaves the layer"),
+            "{err}"
+        );
+        std::fs::remove_file(root.join("etc/escape")).unwrap();
+
+        let err = Overlay::new(root)
+            .with_mode("/etc/missing", 0o600)
+            .scan()
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("/etc/missing"), "{err}");
+        assert!(Overlay::new(root.join("nope")).scan().is_err());
+    }
+}

@@ -1,0 +1,81 @@
+//! What was built, and by which nodeimg: the build report (printed by
+//! `nodeimg build --format json`) and the provenance record written to
+//! `OUT/provenance.json`.
+//!
+//! The nodeimg version lives only here, outside the content-addressed
+//! blobs, so a tool upgrade does not change any digest. The record is still
+//! deterministic (no wall-clock time, no host name): the same input and the
+//! same nodeimg version give the same bytes.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::error::PackageError;
+use super::layer::LayerInfo;
+use super::layout::BlobRef;
+use super::meta::Tag;
+use super::output;
+
+/// File name of the provenance record inside OUT.
+pub const PROVENANCE_FILE: &str = "provenance.json";
+
+/// Every digest and size of one image.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImageSummary {
+    pub name: String,
+    pub version: String,
+    pub blueprint_id: String,
+    pub tag: Tag,
+    /// `os/architecture`, e.g. `linux/amd64`.
+    pub platform: String,
+    /// RFC 3339 form of `source_date_epoch`.
+    pub created: String,
+    pub source_date_epoch: u64,
+    pub manifest: BlobRef,
+    pub config: BlobRef,
+    pub layer: LayerInfo,
+}
+
+/// The result of `package::build`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BuildReport {
+    /// The OCI image layout folder.
+    pub out: PathBuf,
+    /// `OUT/provenance.json`.
+    pub provenance: PathBuf,
+    #[serde(flatten)]
+    pub image: ImageSummary,
+}
+
+#[derive(Serialize)]
+struct Builder {
+    name: &'static str,
+    version: &'static str,
+}
+
+#[derive(Serialize)]
+struct Record<'a> {
+    builder: Builder,
+    #[serde(flatten)]
+    image: &'a ImageSummary,
+}
+
+/// Writes `root/provenance.json`.
+pub fn write(root: &Path, image: &ImageSummary) -> Result<(), PackageError> {
+    let record = Record {
+        builder: Builder {
+            name: env!("CARGO_PKG_NAME"),
+            version: env!("CARGO_PKG_VERSION"),
+        },
+        image,
+    };
+    let mut bytes = serde_json::to_vec_pretty(&record).map_err(|e| PackageError::Spec {
+        what: "provenance",
+        message: e.to_string(),
+    })?;
+    bytes.push(b'\n');
+    output::write_file(&root.join(PROVENANCE_FILE), &bytes)
+}

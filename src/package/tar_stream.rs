@@ -1,0 +1,321 @@
+//! Writes the plan as a POSIX (pax) tar stream with nothing in it that
+//! depends on the machine, the user or the clock.
+//!
+//! Every header is ustar: mtime = SOURCE_DATE_EPOCH, uid/gid 0, empty
+//! user/group names, no atime/ctime, the plan's mode. A path or link target
+//! too long for the ustar fields is carried by a pax extended header (`x`)
+//! named `PaxHeaders/<name>` — never the GNU long-name extension and never
+//! a name with a process id in it. Directories end in `/`. The archive
+//! ends with two zero blocks.
+
+use std::fs::File;
+use std::io::{self, Read, Write};
+
+use tar::{EntryType, Header};
+
+use super::error::PackageError;
+use super::plan::{Content, EntryKind, PlanEntry};
+use super::source_date::SourceDate;
+
+const BLOCK: usize = 512;
+/// Read size for file contents streamed from disk.
+const COPY_BUF: usize = 1 << 20;
+
+/// Writes all entries then the end-of-archive marker.
+pub fn write_tar<W: Write>(
+    entries: &[PlanEntry],
+    mtime: SourceDate,
+    out: &mut W,
+) -> Result<(), PackageError> {
+    let mut buf = vec![0u8; COPY_BUF];
+    for e in entries {
+        write_entry(e, mtime, out, &mut buf)?;
+    }
+    out.write_all(&[0u8; 2 * BLOCK])
+        .map_err(|e| out_err(e, "end of archive"))
+}
+
+fn out_err(source: io::Error, what: &str) -> PackageError {
+    PackageError::Io {
+        path: format!("<layer stream: {what}>").into(),
+        source,
+    }
+}
+
+fn write_entry<W: Write>(
+    e: &PlanEntry,
+    mtime: SourceDate,
+    out: &mut W,
+    buf: &mut [u8],
+) -> Result<(), PackageError> {
+    let (name, entry_type, size, link) = match &e.kind {
+        EntryKind::Dir => (format!("{}/", e.path), EntryType::Directory, 0, None),
+        EntryKind::File(c) => (e.path.clone(), EntryType::Regular, c.size(), None),
+        EntryKind::Symlink(t) => (e.path.clone(), EntryType::Symlink, 0, Some(t.as_str())),
+    };
+    let mut pax: Vec<(&str, &[u8])> = Vec::new();
+    let mut header = base_header(mtime);
+    header.set_entry_type(entry_type);
+    header.set_mode(e.mode);
+    header.set_size(size);
+    let ustar = header
+        .as_ustar_mut()
+        .ok_or_else(|| out_err(io::Error::other("not a ustar header"), &e.path))?;
+    if !set_ustar_name(ustar, name.as_bytes()) {
+        pax.push(("path", name.as_bytes()));
+        let short = truncate(name.as_bytes(), 100);
+        ustar.name[..short.len()].copy_from_slice(short);
+    }
+    if let Some(target) = link {
+        let t = target.as_bytes();
+        if t.len() <= ustar.linkname.len() {
+            ustar.linkname[..t.len()].copy_from_slice(t);
+        } else {
+            pax.push(("linkpath", t));
+            ustar.linkname.copy_from_slice(truncate(t, 100));
+        }
+    }
+    header.set_cksum();
+    if !pax.is_empty() {
+        write_pax(&name, &pax, mtime, out)?;
+    }
+    out.write_all(header.as_bytes())
+        .map_err(|err| out_err(err, &e.path))?;
+    if let EntryKind::File(content) = &e.kind {
+        match content {
+            Content::Memory(bytes) => out.write_all(bytes).map_err(|err| out_err(err, &e.path))?,
+            Content::Disk { path, size } => copy_exact(path, *size, out, buf)?,
+        }
+        pad(size, out).map_err(|err| out_err(err, &e.path))?;
+    }
+    Ok(())
+}
+
+fn base_header(mtime: SourceDate) -> Header {
+    let mut h = Header::new_ustar();
+    h.set_mtime(mtime.seconds());
+    h.set_uid(0);
+    h.set_gid(0);
+    h
+}
+
+/// Fits `name` into ustar's name (100) or prefix (155) + `/` + name fields.
+fn set_ustar_name(ustar: &mut tar::UstarHeader, name: &[u8]) -> bool {
+    if name.len() <= ustar.name.len() {
+        ustar.name[..name.len()].copy_from_slice(name);
+        return true;
+    }
+    // Split at a `/` so that the prefix fits 155 and the rest fits 100;
+    // a trailing `/` (directories) stays with the name part.
+    let body = name.strip_suffix(b"/").unwrap_or(name);
+    for (i, &b) in body.iter().enumerate().rev() {
+        if b != b'/' {
+            continue;
+        }
+        let (prefix, rest) = (&name[..i], &name[i + 1..]);
+        if rest.len() > ustar.name.len() {
+            return false;
+        }
+        if prefix.len() <= ustar.prefix.len() {
+            ustar.prefix[..prefix.len()].copy_from_slice(prefix);
+            ustar.name[..rest.len()].copy_from_slice(rest);
+            return true;
+        }
+    }
+    false
+}
+
+fn truncate(b: &[u8], n: usize) -> &[u8] {
+    &b[..b.len().min(n)]
+}
+
+/// One pax extended header entry holding `records` for the next entry.
+fn write_pax<W: Write>(
+    name: &str,
+    records: &[(&str, &[u8])],
+    mtime: SourceDate,
+    out: &mut W,
+) -> Result<(), PackageError> {
+    let mut data = Vec::new();
+    for (key, value) in records {
+        // "<len> <key>=<value>\n", where <len> counts its own digits.
+        let rest = key.len() + value.len() + 3;
+        let mut len = rest + 1;
+        while len != rest + len.to_string().len() {
+            len = rest + len.to_string().len();
+        }
+        data.extend_from_slice(format!("{len} {key}=").as_bytes());
+        data.extend_from_slice(value);
+        data.push(b'\n');
+    }
+    let mut h = base_header(mtime);
+    h.set_entry_type(EntryType::XHeader);
+    h.set_mode(0o644);
+    h.set_size(data.len() as u64);
+    let base = name.trim_end_matches('/');
+    let base = base.rsplit('/').next().unwrap_or(base);
+    let pax_name = format!("PaxHeaders/{base}");
+    // Cut at a character boundary so the name stays valid UTF-8.
+    let mut cut = pax_name.len().min(100);
+    while !pax_name.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    if let Some(u) = h.as_ustar_mut() {
+        u.name[..cut].copy_from_slice(&pax_name.as_bytes()[..cut]);
+    }
+    h.set_cksum();
+    let err = |e| out_err(e, name);
+    out.write_all(h.as_bytes()).map_err(err)?;
+    out.write_all(&data).map_err(err)?;
+    pad(data.len() as u64, out).map_err(err)
+}
+
+fn pad<W: Write>(len: u64, out: &mut W) -> io::Result<()> {
+    let rem = (len % BLOCK as u64) as usize;
+    if rem != 0 {
+        out.write_all(&[0u8; BLOCK][..BLOCK - rem])?;
+    }
+    Ok(())
+}
+
+/// Streams exactly `size` bytes of `path`; a file that changed size since
+/// it was listed is an error, never a silently short or long entry.
+fn copy_exact<W: Write>(
+    path: &std::path::Path,
+    size: u64,
+    out: &mut W,
+    buf: &mut [u8],
+) -> Result<(), PackageError> {
+    let mut f = File::open(path).map_err(PackageError::io(path))?;
+    let mut left = size;
+    while left > 0 {
+        let want = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+        let n = f.read(&mut buf[..want]).map_err(PackageError::io(path))?;
+        if n == 0 {
+            return Err(PackageError::Overlay {
+                path: path.to_path_buf(),
+                message: "the file shrank while it was being packaged".into(),
+            });
+        }
+        out.write_all(&buf[..n])
+            .map_err(|e| out_err(e, &path.display().to_string()))?;
+        left -= n as u64;
+    }
+    let mut probe = [0u8; 1];
+    if f.read(&mut probe).map_err(PackageError::io(path))? != 0 {
+        return Err(PackageError::Overlay {
+            path: path.to_path_buf(),
+            message: "the file grew while it was being packaged".into(),
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(path: &str, mode: u32, kind: EntryKind) -> PlanEntry {
+        PlanEntry {
+            path: path.into(),
+            mode,
+            kind,
+        }
+    }
+
+    #[test]
+    fn headers_are_clean_and_long_names_use_pax() {
+        let long_dir = "d".repeat(120);
+        let long_file = format!("{long_dir}/{}", "f".repeat(110));
+        let long_target = "t/".repeat(60);
+        let entries = vec![
+            entry("etc", 0o755, EntryKind::Dir),
+            entry(
+                "etc/a",
+                0o600,
+                EntryKind::File(Content::Memory(b"hello".to_vec())),
+            ),
+            entry("etc/l", 0o777, EntryKind::Symlink(long_target.clone())),
+            entry(&long_dir, 0o755, EntryKind::Dir),
+            entry(
+                &long_file,
+                0o644,
+                EntryKind::File(Content::Memory(vec![7; 600])),
+            ),
+        ];
+        let mut bytes = Vec::new();
+        write_tar(&entries, SourceDate::new(1234).unwrap(), &mut bytes).unwrap();
+        assert_eq!(bytes.len() % BLOCK, 0);
+        assert!(bytes.ends_with(&[0u8; 1024]));
+
+        let mut ar = tar::Archive::new(bytes.as_slice());
+        let mut seen = Vec::new();
+        for e in ar.entries().unwrap() {
+            let mut e = e.unwrap();
+            let h = e.header().clone();
+            assert!(h.as_ustar().is_some(), "ustar magic");
+            assert_eq!(h.mtime().unwrap(), 1234);
+            assert_eq!((h.uid().unwrap(), h.gid().unwrap()), (0, 0));
+            assert_eq!(h.username_bytes(), Some(&b""[..]));
+            assert_eq!(h.groupname_bytes(), Some(&b""[..]));
+            let path = e.path().unwrap().to_string_lossy().into_owned();
+            let link = e
+                .link_name()
+                .unwrap()
+                .map(|l| l.to_string_lossy().into_owned());
+            let mut body = Vec::new();
+            e.read_to_end(&mut body).unwrap();
+            seen.push((path, h.mode().unwrap(), link, body.len()));
+        }
+        assert_eq!(
+            seen,
+            [
+                ("etc/".into(), 0o755, None, 0),
+                ("etc/a".into(), 0o600, None, 5),
+                ("etc/l".into(), 0o777, Some(long_target.clone()), 0),
+                (format!("{long_dir}/"), 0o755, None, 0),
+                (long_file.clone(), 0o644, None, 600),
+            ]
+        );
+        // The pax header is named without any process id.
+        assert!(bytes.windows(11).any(|w| w == b"PaxHeaders/"));
+    }
+
+    #[test]
+    fn ustar_prefix_split_and_pax_record_length() {
+        let mut h = Header::new_ustar();
+        let name = format!("{}/{}", "p".repeat(150), "n".repeat(90));
+        assert!(set_ustar_name(h.as_ustar_mut().unwrap(), name.as_bytes()));
+        assert_eq!(h.path().unwrap().to_string_lossy(), name);
+        let mut out = Vec::new();
+        // The length counts its own digits: "8 a=bcd\n" is 8 bytes.
+        write_pax("x", &[("a", b"bcd")], SourceDate::default(), &mut out).unwrap();
+        assert_eq!(&out[512..520], b"8 a=bcd\n");
+        let mut out = Vec::new();
+        let v = vec![b'v'; 94];
+        write_pax("x", &[("k", &v)], SourceDate::default(), &mut out).unwrap();
+        assert_eq!(&out[512..518], b"101 k=");
+    }
+
+    #[test]
+    fn a_file_that_changed_size_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        std::fs::write(&p, b"abc").unwrap();
+        for size in [2, 4] {
+            let e = entry(
+                "f",
+                0o644,
+                EntryKind::File(Content::Disk {
+                    path: p.clone(),
+                    size,
+                }),
+            );
+            let err = write_tar(&[e], SourceDate::default(), &mut Vec::new()).unwrap_err();
+            assert!(
+                err.to_string().contains("while it was being packaged"),
+                "{err}"
+            );
+        }
+    }
+}

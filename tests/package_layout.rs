@@ -1,0 +1,410 @@
+//! The OCI image layout `package::build` writes: structure, digests,
+//! annotations, the layer's tar entries, atomic replacement and refusals.
+//! Everything is read back with independent code (sha256 of files, the
+//! zstd/flate2 decoders, the tar reader), not with the packager's own types.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::os::unix::fs::{PermissionsExt, symlink};
+use std::path::{Path, PathBuf};
+
+use nodeimg::package::{
+    self, BuildOptions, Compression, ImageMeta, Overlay, PackageError, SourceDate,
+};
+use nodeimg::tree::Tree;
+use serde_json::Value;
+use sha2::{Digest as _, Sha256};
+
+fn sha256(bytes: &[u8]) -> String {
+    let d = Sha256::digest(bytes);
+    let hex: String = d.iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256:{hex}")
+}
+
+fn meta() -> ImageMeta {
+    ImageMeta {
+        name: "h100-sxm-ubuntu".into(),
+        version: "2026.11.1".into(),
+        blueprint_id: format!("sha256:{}", "ab".repeat(32)),
+        tag: "2026.11.1".parse().unwrap(),
+        architecture: "amd64".into(),
+        os: "linux".into(),
+    }
+}
+
+fn tree() -> Tree {
+    let mut t = Tree::new();
+    t.add_file(
+        "etc/containerd/config.toml",
+        0o644,
+        b"version = 3\n".to_vec(),
+    )
+    .unwrap();
+    t.add_file("etc/nodeimg/blueprint.lock.json", 0o600, b"{}".to_vec())
+        .unwrap();
+    t.add_dir("etc/ssh/sshd_config.d", 0o700).unwrap();
+    t.add_symlink("etc/kubelet.conf", "/var/lib/kubelet/config.yaml")
+        .unwrap();
+    t
+}
+
+fn overlay_dir(root: &Path) -> PathBuf {
+    let ov = root.join("overlay");
+    std::fs::create_dir_all(ov.join("usr/local/bin")).unwrap();
+    std::fs::create_dir_all(ov.join("etc/nodeimg")).unwrap();
+    std::fs::write(ov.join("etc/nodeimg/motd"), b"GPU node\n").unwrap();
+    std::fs::write(ov.join("usr/local/bin/burn-in"), b"#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(
+        ov.join("usr/local/bin/burn-in"),
+        std::fs::Permissions::from_mode(0o700),
+    )
+    .unwrap();
+    std::fs::write(ov.join("usr/local/bin/key"), b"k").unwrap();
+    symlink("burn-in", ov.join("usr/local/bin/bi")).unwrap();
+    ov
+}
+
+fn opts(compression: Compression) -> BuildOptions {
+    BuildOptions {
+        compression,
+        zstd_workers: 2,
+        source_date: SourceDate::new(1_700_000_000).unwrap(),
+    }
+}
+
+fn json(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+fn blob(out: &Path, digest: &str) -> Vec<u8> {
+    let hex = digest.strip_prefix("sha256:").unwrap();
+    std::fs::read(out.join("blobs/sha256").join(hex)).unwrap()
+}
+
+/// (path, type, mode, uid, gid, mtime, link, contents) of every tar entry.
+type TarEntry = (String, char, u32, u64, u64, u64, Option<String>, Vec<u8>);
+/// (path, type, mode, link, contents).
+type Seen = (String, char, u32, Option<String>, Vec<u8>);
+
+fn tar_entries(tar: &[u8]) -> Vec<TarEntry> {
+    let mut ar = tar::Archive::new(tar);
+    let mut v = Vec::new();
+    for e in ar.entries().unwrap() {
+        let mut e = e.unwrap();
+        let h = e.header().clone();
+        assert!(h.as_ustar().is_some(), "every header is ustar");
+        assert_eq!(h.username_bytes(), Some(&b""[..]));
+        assert_eq!(h.groupname_bytes(), Some(&b""[..]));
+        let path = e.path().unwrap().to_string_lossy().into_owned();
+        let link = e
+            .link_name()
+            .unwrap()
+            .map(|l| l.to_string_lossy().into_owned());
+        let mut body = Vec::new();
+        e.read_to_end(&mut body).unwrap();
+        v.push((
+            path,
+            char::from(h.entry_type().as_byte()),
+            h.mode().unwrap(),
+            h.uid().unwrap(),
+            h.gid().unwrap(),
+            h.mtime().unwrap(),
+            link,
+            body,
+        ));
+    }
+    v
+}
+
+#[test]
+fn layout_documents_and_layer_are_what_they_claim() {
+    let dir = tempfile::tempdir().unwrap();
+    let ov = Overlay::new(overlay_dir(dir.path())).with_mode("/usr/local/bin/key", 0o400);
+    let out = dir.path().join("out");
+    let report =
+        package::build(&tree(), Some(&ov), &meta(), &opts(Compression::Zstd), &out).unwrap();
+
+    assert_eq!(
+        json(&out.join("oci-layout")),
+        serde_json::json!({"imageLayoutVersion": "1.0.0"})
+    );
+    let index = json(&out.join("index.json"));
+    assert_eq!(index["schemaVersion"], 2);
+    assert_eq!(
+        index["mediaType"],
+        "application/vnd.oci.image.index.v1+json"
+    );
+    let m = &index["manifests"][0];
+    assert_eq!(
+        m["annotations"]["org.opencontainers.image.ref.name"],
+        "2026.11.1"
+    );
+    assert_eq!(
+        m["platform"],
+        serde_json::json!({"architecture": "amd64", "os": "linux"})
+    );
+
+    // Every blob is named by its own digest.
+    for entry in std::fs::read_dir(out.join("blobs/sha256")).unwrap() {
+        let entry = entry.unwrap();
+        let bytes = std::fs::read(entry.path()).unwrap();
+        assert_eq!(
+            sha256(&bytes),
+            format!("sha256:{}", entry.file_name().to_string_lossy())
+        );
+    }
+    let manifest_bytes = blob(&out, m["digest"].as_str().unwrap());
+    assert_eq!(m["size"], manifest_bytes.len());
+    assert_eq!(m["digest"], report.image.manifest.digest.to_string());
+    let manifest: Value = serde_json::from_slice(&manifest_bytes).unwrap();
+    assert_eq!(
+        manifest["mediaType"],
+        "application/vnd.oci.image.manifest.v1+json"
+    );
+    let ann = &manifest["annotations"];
+    assert_eq!(ann["org.opencontainers.image.title"], "h100-sxm-ubuntu");
+    assert_eq!(ann["org.opencontainers.image.version"], "2026.11.1");
+    assert_eq!(ann["dev.nodeimg.blueprint.id"], meta().blueprint_id);
+    assert_eq!(
+        ann["org.opencontainers.image.created"],
+        "2023-11-14T22:13:20Z"
+    );
+
+    let config: Value =
+        serde_json::from_slice(&blob(&out, manifest["config"]["digest"].as_str().unwrap()))
+            .unwrap();
+    assert_eq!(
+        manifest["config"]["mediaType"],
+        "application/vnd.oci.image.config.v1+json"
+    );
+    assert_eq!(config["created"], "2023-11-14T22:13:20Z");
+    assert_eq!(
+        (config["architecture"].as_str(), config["os"].as_str()),
+        (Some("amd64"), Some("linux"))
+    );
+    assert_eq!(
+        config["config"]["Labels"]["dev.nodeimg.blueprint.id"],
+        meta().blueprint_id
+    );
+
+    let layer_desc = &manifest["layers"][0];
+    assert_eq!(
+        layer_desc["mediaType"],
+        "application/vnd.oci.image.layer.v1.tar+zstd"
+    );
+    let layer = blob(&out, layer_desc["digest"].as_str().unwrap());
+    assert_eq!(layer_desc["size"], layer.len());
+    let tar = zstd::decode_all(layer.as_slice()).unwrap();
+    assert_eq!(config["rootfs"]["type"], "layers");
+    assert_eq!(config["rootfs"]["diff_ids"][0], sha256(&tar));
+    assert_eq!(report.image.layer.diff_id.to_string(), sha256(&tar));
+    assert_eq!(report.image.layer.tar_size, tar.len() as u64);
+
+    let t = 1_700_000_000;
+    let got: Vec<Seen> = tar_entries(&tar)
+        .into_iter()
+        .map(|(p, ty, mode, uid, gid, mtime, link, body)| {
+            assert_eq!((uid, gid, mtime), (0, 0, t), "{p}");
+            (p, ty, mode, link, body)
+        })
+        .collect();
+    let d = |p: &str, mode| (p.to_string(), '5', mode, None, vec![]);
+    let f = |p: &str, mode, body: &[u8]| (p.to_string(), '0', mode, None, body.to_vec());
+    let l = |p: &str, target: &str| (p.to_string(), '2', 0o777, Some(target.to_string()), vec![]);
+    assert_eq!(
+        got,
+        vec![
+            d("etc/", 0o755),
+            d("etc/containerd/", 0o755),
+            f("etc/containerd/config.toml", 0o644, b"version = 3\n"),
+            l("etc/kubelet.conf", "/var/lib/kubelet/config.yaml"),
+            d("etc/nodeimg/", 0o755),
+            f("etc/nodeimg/blueprint.lock.json", 0o600, b"{}"),
+            f("etc/nodeimg/motd", 0o644, b"GPU node\n"),
+            d("etc/ssh/", 0o755),
+            d("etc/ssh/sshd_config.d/", 0o700),
+            d("usr/", 0o755),
+            d("usr/local/", 0o755),
+            d("usr/local/bin/", 0o755),
+            l("usr/local/bin/bi", "burn-in"),
+            f("usr/local/bin/burn-in", 0o755, b"#!/bin/sh\nexit 0\n"),
+            f("usr/local/bin/key", 0o400, b"k"),
+        ]
+    );
+
+    // The tool version is recorded beside the image, never in a blob.
+    let prov = json(&out.join("provenance.json"));
+    assert_eq!(prov["builder"]["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(
+        prov["manifest"]["digest"],
+        report.image.manifest.digest.to_string()
+    );
+    assert_eq!(prov["layer"]["diffId"], sha256(&tar));
+    for entry in std::fs::read_dir(out.join("blobs/sha256")).unwrap() {
+        let text =
+            String::from_utf8_lossy(&std::fs::read(entry.unwrap().path()).unwrap()).into_owned();
+        assert!(!text.contains("\"builder\""));
+    }
+}
+
+#[test]
+fn gzip_layer_holds_the_same_tar() {
+    let dir = tempfile::tempdir().unwrap();
+    let ov = Overlay::new(overlay_dir(dir.path()));
+    let (zo, go) = (dir.path().join("z"), dir.path().join("g"));
+    let z = package::build(&tree(), Some(&ov), &meta(), &opts(Compression::Zstd), &zo).unwrap();
+    let g = package::build(&tree(), Some(&ov), &meta(), &opts(Compression::Gzip), &go).unwrap();
+    assert_eq!(z.image.layer.diff_id, g.image.layer.diff_id);
+    assert_ne!(z.image.layer.digest, g.image.layer.digest);
+    assert_eq!(
+        g.image.layer.media_type,
+        "application/vnd.oci.image.layer.v1.tar+gzip"
+    );
+    let gz = blob(&go, &g.image.layer.digest.to_string());
+    let mut tar = Vec::new();
+    flate2::read::GzDecoder::new(gz.as_slice())
+        .read_to_end(&mut tar)
+        .unwrap();
+    assert_eq!(sha256(&tar), g.image.layer.diff_id.to_string());
+}
+
+#[test]
+fn source_date_epoch_sets_every_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = opts(Compression::Zstd);
+    o.source_date = SourceDate::new(0).unwrap();
+    let a = package::build(&tree(), None, &meta(), &o, &dir.path().join("a")).unwrap();
+    let tar =
+        zstd::decode_all(blob(&dir.path().join("a"), &a.image.layer.digest.to_string()).as_slice())
+            .unwrap();
+    assert!(tar_entries(&tar).iter().all(|e| e.5 == 0));
+    assert_eq!(a.image.created, "1970-01-01T00:00:00Z");
+    o.source_date = SourceDate::new(86_400).unwrap();
+    let b = package::build(&tree(), None, &meta(), &o, &dir.path().join("b")).unwrap();
+    assert_ne!(a.image.layer.diff_id, b.image.layer.diff_id);
+    assert_ne!(a.image.manifest.digest, b.image.manifest.digest);
+}
+
+fn snapshot(root: &Path) -> BTreeMap<String, (u32, Vec<u8>)> {
+    let mut m = BTreeMap::new();
+    for e in walkdir::WalkDir::new(root).min_depth(1) {
+        let e = e.unwrap();
+        let meta = e.metadata().unwrap();
+        let bytes = if meta.is_file() {
+            std::fs::read(e.path()).unwrap()
+        } else {
+            vec![]
+        };
+        let rel = e
+            .path()
+            .strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        m.insert(rel, (meta.permissions().mode() & 0o7777, bytes));
+    }
+    m
+}
+
+fn hidden_entries(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect()
+}
+
+#[test]
+fn a_failed_build_leaves_the_earlier_output_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let ov_root = overlay_dir(dir.path());
+    let out = dir.path().join("out");
+    let o = opts(Compression::Zstd);
+    package::build(&tree(), Some(&Overlay::new(&ov_root)), &meta(), &o, &out).unwrap();
+    let before = snapshot(&out);
+
+    // A socket in the overlay: refused, naming the path.
+    let sock = ov_root.join("etc/nodeimg/agent.sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    let err =
+        package::build(&tree(), Some(&Overlay::new(&ov_root)), &meta(), &o, &out).unwrap_err();
+    assert!(matches!(err, PackageError::Overlay { .. }), "{err}");
+    assert!(err.to_string().contains("etc/nodeimg/agent.sock"), "{err}");
+    assert!(err.to_string().contains("socket"), "{err}");
+    assert_eq!(snapshot(&out), before);
+    assert!(
+        hidden_entries(dir.path()).is_empty(),
+        "{:?}",
+        hidden_entries(dir.path())
+    );
+    drop(_listener);
+    std::fs::remove_file(&sock).unwrap();
+
+    // A path from render and from the overlay.
+    std::fs::create_dir_all(ov_root.join("etc/containerd")).unwrap();
+    std::fs::write(ov_root.join("etc/containerd/config.toml"), b"x").unwrap();
+    let err = package::build(&tree(), Some(&Overlay::new(&ov_root)), &meta(), &o, &out)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("`/etc/containerd/config.toml`") && err.contains("both"),
+        "{err}"
+    );
+    assert_eq!(snapshot(&out), before);
+    assert!(hidden_entries(dir.path()).is_empty());
+}
+
+#[test]
+fn refuses_to_overwrite_what_is_not_a_layout() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("precious");
+    std::fs::create_dir(&out).unwrap();
+    std::fs::write(out.join("notes.txt"), b"mine").unwrap();
+    let err = package::build(&tree(), None, &meta(), &opts(Compression::Zstd), &out)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("precious") && err.contains("not an OCI image layout"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(out.join("notes.txt")).unwrap(), b"mine");
+}
+
+#[test]
+fn overlay_and_meta_come_from_a_real_blueprint() {
+    let matrix = nodeimg::blueprint::compat::Matrix::builtin();
+    let loaded =
+        nodeimg::blueprint::load_file(Path::new("blueprints/h100-sxm-ubuntu.yaml"), &matrix)
+            .unwrap();
+    let bp = loaded.blueprint;
+    let meta = ImageMeta::from_blueprint(&bp).unwrap();
+    assert_eq!(meta.name, "h100-sxm-ubuntu");
+    assert_eq!(meta.tag.as_str(), bp.spec().metadata.version);
+    assert_eq!(meta.blueprint_id, bp.id());
+    let ov = Overlay::from_blueprint(&bp).unwrap();
+    assert_eq!(ov.root(), Path::new("blueprints/overlays/h100"));
+
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let r = package::build(
+        &Tree::new(),
+        Some(&ov),
+        &meta,
+        &opts(Compression::Zstd),
+        &out,
+    )
+    .unwrap();
+    let tar = zstd::decode_all(blob(&out, &r.image.layer.digest.to_string()).as_slice()).unwrap();
+    let motd = std::fs::read("blueprints/overlays/h100/etc/nodeimg/motd").unwrap();
+    let entries = tar_entries(&tar);
+    let found = entries
+        .iter()
+        .find(|e| e.0 == "etc/nodeimg/motd")
+        .expect("the overlay file is in the layer");
+    assert_eq!((found.2, &found.7), (0o644, &motd));
+    let index = json(&out.join("index.json"));
+    assert_eq!(
+        index["manifests"][0]["annotations"]["org.opencontainers.image.ref.name"],
+        bp.spec().metadata.version
+    );
+}

@@ -1,0 +1,134 @@
+//! `nodeimg push` failures that need no registry: unusable input exits 2,
+//! a registry that never answers exits 1 within the timeout, and neither
+//! prints a success line.
+
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use nodeimg::package::{self, BuildOptions, ImageMeta};
+use nodeimg::tree::Tree;
+
+fn layout(dir: &Path) -> std::path::PathBuf {
+    let mut t = Tree::new();
+    t.add_file("etc/motd", 0o644, b"hi\n".to_vec()).unwrap();
+    let meta = ImageMeta {
+        name: "n".into(),
+        version: "1".into(),
+        blueprint_id: format!("sha256:{}", "1".repeat(64)),
+        tag: "v1".parse().unwrap(),
+        architecture: "amd64".into(),
+        os: "linux".into(),
+    };
+    let out = dir.join("out");
+    package::build(&t, None, &meta, &BuildOptions::default(), &out).unwrap();
+    out
+}
+
+fn push(dir: &Path, args: &[&str], auth_file: Option<&Path>) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_nodeimg"));
+    c.arg("push")
+        .args(args)
+        .env("HOME", dir)
+        .env_remove("XDG_RUNTIME_DIR")
+        .stdin(Stdio::null());
+    match auth_file {
+        Some(f) => c.env("REGISTRY_AUTH_FILE", f),
+        None => c.env_remove("REGISTRY_AUTH_FILE"),
+    };
+    c.output().unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn unusable_input_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = layout(dir.path());
+    let o = out.to_str().unwrap();
+
+    let r = push(dir.path(), &[o, "127.0.0.1:1/a b"], None);
+    assert_eq!(r.status.code(), Some(2), "{}", stderr(&r));
+    assert!(
+        stderr(&r).contains("reference `127.0.0.1:1/a b`"),
+        "{}",
+        stderr(&r)
+    );
+
+    let digest_ref = format!("127.0.0.1:1/x@sha256:{}", "a".repeat(64));
+    let r = push(dir.path(), &[o, &digest_ref], None);
+    assert_eq!(r.status.code(), Some(2));
+    assert!(stderr(&r).contains("needs a tag"), "{}", stderr(&r));
+
+    let missing = dir.path().join("nothing-here");
+    let r = push(
+        dir.path(),
+        &[missing.to_str().unwrap(), "127.0.0.1:1/x"],
+        None,
+    );
+    assert_eq!(r.status.code(), Some(2));
+    assert!(stderr(&r).contains("nothing-here"), "{}", stderr(&r));
+
+    let bad_auth = dir.path().join("auth.json");
+    std::fs::write(&bad_auth, b"{\"auths\": [").unwrap();
+    let r = push(dir.path(), &[o, "127.0.0.1:1/x"], Some(&bad_auth));
+    assert_eq!(r.status.code(), Some(2));
+    assert!(
+        stderr(&r).contains("auth.json") && stderr(&r).contains("JSON"),
+        "{}",
+        stderr(&r)
+    );
+
+    // A corrupted layer blob is refused before anything is sent.
+    let blobs = out.join("blobs/sha256");
+    let index: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("index.json")).unwrap()).unwrap();
+    let manifest_hex = index["manifests"][0]["digest"].as_str().unwrap()[7..].to_string();
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(blobs.join(&manifest_hex)).unwrap()).unwrap();
+    let layer = blobs.join(&manifest["layers"][0]["digest"].as_str().unwrap()[7..]);
+    let mut bytes = std::fs::read(&layer).unwrap();
+    bytes[0] ^= 0xff;
+    std::fs::write(&layer, bytes).unwrap();
+    let r = push(dir.path(), &[o, "127.0.0.1:1/x"], None);
+    assert_eq!(r.status.code(), Some(2), "{}", stderr(&r));
+    assert!(
+        stderr(&r).contains("does not match its descriptor"),
+        "{}",
+        stderr(&r)
+    );
+    assert!(r.stdout.is_empty());
+}
+
+#[test]
+fn a_registry_that_never_answers_times_out_with_exit_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = layout(dir.path());
+    // Accepts connections (the kernel does) but never reads or answers.
+    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    let started = Instant::now();
+    let r = push(
+        dir.path(),
+        &[
+            "--insecure",
+            "--timeout",
+            "2",
+            out.to_str().unwrap(),
+            &format!("127.0.0.1:{port}/nodes/x"),
+        ],
+        None,
+    );
+    assert_eq!(r.status.code(), Some(1), "{}", stderr(&r));
+    assert!(
+        stderr(&r).contains("no answer within 2 s"),
+        "{}",
+        stderr(&r)
+    );
+    assert!(r.stdout.is_empty());
+    assert!(started.elapsed() < Duration::from_secs(20));
+    drop(silent);
+}

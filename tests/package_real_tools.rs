@@ -1,0 +1,572 @@
+//! Real consumers of the image: skopeo reads the OCI layout, GNU tar
+//! extracts the layer blob, and `nodeimg push` talks to Debian's
+//! `docker-registry` (distribution 2.8), started here on 127.0.0.1 with a
+//! free port and a temporary storage folder, once without and once with
+//! htpasswd authentication, with skopeo pulling the image back.
+//!
+//! Needs: skopeo, zstd, tar, docker-registry, apache2-utils (htpasswd).
+//! Enabled by the `real-tools` feature; a missing tool fails the test.
+#![cfg(feature = "real-tools")]
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::os::unix::fs::{PermissionsExt, symlink};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use nodeimg::package::{
+    self, BuildOptions, BuildReport, Compression, ImageMeta, Overlay, SourceDate,
+};
+use nodeimg::tree::Tree;
+use sha2::{Digest as _, Sha256};
+
+fn sha256(bytes: &[u8]) -> String {
+    let hex: String = Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!("sha256:{hex}")
+}
+
+fn run(cmd: &mut Command) -> Output {
+    let shown = format!("{cmd:?}");
+    cmd.stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {shown}: {e} (install the real-tools packages)"))
+}
+
+fn run_ok(cmd: &mut Command) -> Output {
+    let shown = format!("{cmd:?}");
+    let out = run(cmd);
+    assert!(
+        out.status.success(),
+        "{shown} failed: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn meta() -> ImageMeta {
+    ImageMeta {
+        name: "h100-sxm-ubuntu".into(),
+        version: "2026.11.1".into(),
+        blueprint_id: format!("sha256:{}", "ef".repeat(32)),
+        tag: "2026.11.1".parse().unwrap(),
+        architecture: "amd64".into(),
+        os: "linux".into(),
+    }
+}
+
+fn tree() -> Tree {
+    let mut t = Tree::new();
+    t.add_file(
+        "etc/containerd/config.toml",
+        0o644,
+        b"version = 3\n".to_vec(),
+    )
+    .unwrap();
+    t.add_file(
+        "etc/nodeimg/blueprint.lock.json",
+        0o600,
+        b"{\"a\":1}".to_vec(),
+    )
+    .unwrap();
+    t.add_dir("etc/ssh/sshd_config.d", 0o700).unwrap();
+    t.add_symlink("etc/kubelet.conf", "/var/lib/kubelet/config.yaml")
+        .unwrap();
+    let deep = format!("opt/{}/{}", "long-dir-name".repeat(9), "f".repeat(120));
+    t.add_file(&deep, 0o644, b"deep".to_vec()).unwrap();
+    t
+}
+
+/// An overlay with an executable, a link and `random_bytes` of noise.
+fn overlay(root: &Path, random_bytes: usize) -> Overlay {
+    let ov = root.join("overlay");
+    std::fs::create_dir_all(ov.join("usr/local/bin")).unwrap();
+    std::fs::write(ov.join("usr/local/bin/burn-in"), b"#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(
+        ov.join("usr/local/bin/burn-in"),
+        std::fs::Permissions::from_mode(0o750),
+    )
+    .unwrap();
+    symlink("burn-in", ov.join("usr/local/bin/bi")).unwrap();
+    let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+    let noise: Vec<u8> = (0..random_bytes)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    std::fs::write(ov.join("usr/local/bin/blob.bin"), noise).unwrap();
+    Overlay::new(ov)
+}
+
+fn build(dir: &Path, name: &str, compression: Compression, random_bytes: usize) -> BuildReport {
+    let ov = overlay(&dir.join(format!("src-{name}")), random_bytes);
+    let opts = BuildOptions {
+        compression,
+        zstd_workers: 2,
+        source_date: SourceDate::new(1_700_000_000).unwrap(),
+    };
+    package::build(&tree(), Some(&ov), &meta(), &opts, &dir.join(name)).unwrap()
+}
+
+/// What a folder holds: path → (kind, mode, contents or link target).
+fn tree_of(root: &Path) -> BTreeMap<String, (char, u32, Vec<u8>)> {
+    let mut m = BTreeMap::new();
+    for e in walkdir::WalkDir::new(root).min_depth(1) {
+        let e = e.unwrap();
+        let meta = std::fs::symlink_metadata(e.path()).unwrap();
+        let rel = e
+            .path()
+            .strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let mode = meta.permissions().mode() & 0o7777;
+        let v = if meta.is_dir() {
+            ('d', mode, vec![])
+        } else if meta.is_file() {
+            ('f', mode, std::fs::read(e.path()).unwrap())
+        } else {
+            let t = std::fs::read_link(e.path()).unwrap();
+            ('l', 0, t.to_string_lossy().into_owned().into_bytes())
+        };
+        m.insert(rel, v);
+    }
+    m
+}
+
+fn expected_tree(random_bytes: usize, src: &Path) -> BTreeMap<String, (char, u32, Vec<u8>)> {
+    let deep_dir = format!("opt/{}", "long-dir-name".repeat(9));
+    let mut m = BTreeMap::new();
+    let d = |m: &mut BTreeMap<_, _>, p: &str, mode| {
+        m.insert(p.to_string(), ('d', mode, vec![]));
+    };
+    for p in [
+        "etc",
+        "etc/containerd",
+        "etc/nodeimg",
+        "etc/ssh",
+        "opt",
+        "usr",
+        "usr/local",
+        "usr/local/bin",
+    ] {
+        d(&mut m, p, 0o755);
+    }
+    d(&mut m, &deep_dir, 0o755);
+    d(&mut m, "etc/ssh/sshd_config.d", 0o700);
+    let f = |m: &mut BTreeMap<_, _>, p: &str, mode, b: &[u8]| {
+        m.insert(p.to_string(), ('f', mode, b.to_vec()));
+    };
+    f(
+        &mut m,
+        "etc/containerd/config.toml",
+        0o644,
+        b"version = 3\n",
+    );
+    f(
+        &mut m,
+        "etc/nodeimg/blueprint.lock.json",
+        0o600,
+        b"{\"a\":1}",
+    );
+    f(
+        &mut m,
+        &format!("{deep_dir}/{}", "f".repeat(120)),
+        0o644,
+        b"deep",
+    );
+    f(
+        &mut m,
+        "usr/local/bin/burn-in",
+        0o755,
+        b"#!/bin/sh\nexit 0\n",
+    );
+    let noise = std::fs::read(src.join("overlay/usr/local/bin/blob.bin")).unwrap();
+    assert_eq!(noise.len(), random_bytes);
+    f(&mut m, "usr/local/bin/blob.bin", 0o644, &noise);
+    m.insert(
+        "etc/kubelet.conf".into(),
+        ('l', 0, b"/var/lib/kubelet/config.yaml".to_vec()),
+    );
+    m.insert("usr/local/bin/bi".into(), ('l', 0, b"burn-in".to_vec()));
+    m
+}
+
+fn skopeo() -> Command {
+    let mut c = Command::new("skopeo");
+    c.args(["--command-timeout", "120s"]);
+    c
+}
+
+#[test]
+fn skopeo_accepts_the_layout() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = build(dir.path(), "out", Compression::Zstd, 1000);
+    let src = format!("oci:{}:2026.11.1", r.out.display());
+    let out = run_ok(skopeo().args(["inspect", &src]));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["Digest"], r.image.manifest.digest.to_string());
+    assert_eq!(v["Created"], "2023-11-14T22:13:20Z");
+    assert_eq!(v["Layers"][0], r.image.layer.digest.to_string());
+    assert_eq!(
+        v["Labels"]["org.opencontainers.image.title"],
+        "h100-sxm-ubuntu"
+    );
+
+    let copy = dir.path().join("copy");
+    run_ok(skopeo().args(["copy", &src, &format!("dir:{}", copy.display())]));
+    let manifest = std::fs::read(copy.join("manifest.json")).unwrap();
+    assert_eq!(sha256(&manifest), r.image.manifest.digest.to_string());
+    let layer = std::fs::read(copy.join(r.image.layer.digest.hex())).unwrap();
+    assert_eq!(sha256(&layer), r.image.layer.digest.to_string());
+}
+
+#[test]
+fn gnu_tar_extracts_exactly_the_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    for (compression, flag) in [(Compression::Zstd, "--zstd"), (Compression::Gzip, "-z")] {
+        let name = compression.to_string();
+        let r = build(dir.path(), &name, compression, 300_000);
+        let blob = r.out.join("blobs/sha256").join(r.image.layer.digest.hex());
+        let dest = dir.path().join(format!("x-{name}"));
+        std::fs::create_dir(&dest).unwrap();
+        run_ok(
+            Command::new("tar")
+                .args([flag, "-x", "-p", "--no-same-owner", "-f"])
+                .arg(&blob)
+                .arg("-C")
+                .arg(&dest),
+        );
+        let want = expected_tree(300_000, &dir.path().join(format!("src-{name}")));
+        assert_eq!(tree_of(&dest), want, "{name}");
+        // GNU tar lists it as a POSIX archive with clean headers.
+        let out = run_ok(
+            Command::new("tar")
+                .args([flag, "-tv", "--numeric-owner", "-f"])
+                .arg(&blob),
+        );
+        let listing = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            listing
+                .lines()
+                .all(|l| l.contains(" 0/0 ") && l.contains("2023-11-14")),
+            "{listing}"
+        );
+    }
+}
+
+/// Debian's docker-registry on 127.0.0.1:<free port>, killed on drop.
+struct Registry {
+    child: Child,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+impl Registry {
+    fn start(htpasswd: Option<(&str, &str)>) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let port = free_port();
+        let mut config = format!(
+            "version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: 127.0.0.1:{port}\n",
+            dir.path().join("data").display()
+        );
+        if let Some((user, pass)) = htpasswd {
+            let out = run_ok(Command::new("htpasswd").args(["-Bbn", user, pass]));
+            let file = dir.path().join("htpasswd");
+            std::fs::write(&file, &out.stdout).unwrap();
+            config.push_str(&format!(
+                "auth:\n  htpasswd:\n    realm: nodeimg-test\n    path: {}\n",
+                file.display()
+            ));
+        }
+        let cfg = dir.path().join("config.yml");
+        std::fs::write(&cfg, config).unwrap();
+        let child = Command::new("docker-registry")
+            .arg("serve")
+            .arg(&cfg)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("docker-registry is required for real-tools tests (apt-get install docker-registry)");
+        let r = Registry {
+            child,
+            port,
+            _dir: dir,
+        };
+        let deadline = Instant::now() + Duration::from_secs(15);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "docker-registry did not listen on {port}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        r
+    }
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn nodeimg_push(layout: &Path, reference: &str, auth_file: Option<&Path>) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_nodeimg"));
+    c.args(["push", "--insecure", "--timeout", "60", "--format", "json"])
+        .arg(layout)
+        .arg(reference)
+        .env_remove("XDG_RUNTIME_DIR")
+        .env("HOME", layout.parent().unwrap());
+    match auth_file {
+        Some(f) => c.env("REGISTRY_AUTH_FILE", f),
+        None => c.env_remove("REGISTRY_AUTH_FILE"),
+    };
+    run(&mut c)
+}
+
+fn auth_file(dir: &Path, registry: &str, user: &str, pass: &str) -> PathBuf {
+    let raw = format!("{user}:{pass}");
+    // base64 via coreutils, so the test does not trust the decoder it tests.
+    let mut child = Command::new("base64")
+        .args(["-w", "0"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("base64 (coreutils)");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(raw.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let b64 = String::from_utf8(out.stdout).unwrap();
+    let path = dir.join(format!("auth-{user}-{pass}.json"));
+    std::fs::write(
+        &path,
+        serde_json::json!({"auths": {registry: {"auth": b64.trim()}}}).to_string(),
+    )
+    .unwrap();
+    path
+}
+
+fn json_out(out: &Output) -> serde_json::Value {
+    assert!(
+        out.status.success(),
+        "push failed ({:?}): {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The registry's raw manifest via skopeo; returns its sha256.
+fn pulled_manifest_digest(reference: &str, creds: Option<&str>, dest: &Path) -> String {
+    let mut c = skopeo();
+    c.args(["copy", "--src-tls-verify=false"]);
+    if let Some(c2) = creds {
+        c.args(["--src-creds", c2]);
+    }
+    c.arg(format!("docker://{reference}"))
+        .arg(format!("dir:{}", dest.display()));
+    run_ok(&mut c);
+    sha256(&std::fs::read(dest.join("manifest.json")).unwrap())
+}
+
+#[test]
+fn push_to_an_open_registry_then_skip_existing_blobs() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = build(dir.path(), "out", Compression::Zstd, 200_000);
+    let reg = Registry::start(None);
+    let base = format!("127.0.0.1:{}/nodes/h100", reg.port);
+
+    let v = json_out(&nodeimg_push(&r.out, &base, None));
+    let digest = r.image.manifest.digest.to_string();
+    assert_eq!(v["digest"], digest);
+    assert_eq!(
+        v["reference"],
+        format!("{base}:2026.11.1"),
+        "the layout's tag by default"
+    );
+    assert!(
+        v["blobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|b| b["uploaded"] == true)
+    );
+    let pulled = pulled_manifest_digest(
+        &format!("{base}:2026.11.1"),
+        None,
+        &dir.path().join("pull-1"),
+    );
+    assert_eq!(pulled, digest);
+    let layer = std::fs::read(dir.path().join("pull-1").join(r.image.layer.digest.hex())).unwrap();
+    assert_eq!(sha256(&layer), r.image.layer.digest.to_string());
+
+    // A second tag: every blob is already there and skipped.
+    let v = json_out(&nodeimg_push(&r.out, &format!("{base}:again"), None));
+    assert_eq!(v["blobs"].as_array().unwrap().len(), 2);
+    assert!(
+        v["blobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|b| b["uploaded"] == false),
+        "{v}"
+    );
+    let pulled = pulled_manifest_digest(&format!("{base}:again"), None, &dir.path().join("pull-2"));
+    assert_eq!(pulled, digest);
+
+    // Malformed reference: unusable input.
+    let out = nodeimg_push(&r.out, "127.0.0.1:1/Bad Ref", None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("reference"));
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn push_with_htpasswd_auth_and_a_wrong_password() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = build(dir.path(), "out", Compression::Zstd, 10_000);
+    let reg = Registry::start(Some(("alice", "s3cret-pw")));
+    let host = format!("127.0.0.1:{}", reg.port);
+    let reference = format!("{host}/team/h100:v1");
+
+    let wrong = auth_file(dir.path(), &host, "alice", "nope");
+    let out = nodeimg_push(&r.out, &reference, Some(&wrong));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("authentication failed") && err.contains(&host),
+        "{err}"
+    );
+    assert!(
+        err.contains(&wrong.display().to_string()),
+        "names the credentials file: {err}"
+    );
+    assert!(out.stdout.is_empty(), "no success claim");
+
+    let out = nodeimg_push(&r.out, &reference, None);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no credentials for"));
+
+    let good = auth_file(dir.path(), &host, "alice", "s3cret-pw");
+    let v = json_out(&nodeimg_push(&r.out, &reference, Some(&good)));
+    assert_eq!(v["credentials"], good.display().to_string());
+    let pulled = pulled_manifest_digest(
+        &reference,
+        Some("alice:s3cret-pw"),
+        &dir.path().join("pull"),
+    );
+    assert_eq!(pulled, r.image.manifest.digest.to_string());
+}
+
+#[test]
+fn unreachable_registry_fails_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = build(dir.path(), "out", Compression::Zstd, 10);
+    let port = free_port();
+    let started = Instant::now();
+    let out = nodeimg_push(&r.out, &format!("127.0.0.1:{port}/x/y:z"), None);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("cannot reach") && err.contains(&port.to_string()),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+    assert!(started.elapsed() < Duration::from_secs(30));
+}
+
+/// A TCP proxy in front of the registry that cuts every connection once
+/// `limit` bytes have gone from the client to the registry.
+fn cutting_proxy(upstream: u16, limit: u64) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let sent = Arc::new(AtomicU64::new(0));
+    std::thread::spawn(move || {
+        for client in listener.incoming().take(64) {
+            let Ok(client) = client else { return };
+            let Ok(server) = TcpStream::connect(("127.0.0.1", upstream)) else {
+                return;
+            };
+            let (c2, s2) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+            let sent = sent.clone();
+            std::thread::spawn(move || {
+                let (mut from, mut to) = (client, server);
+                let mut buf = [0u8; 16 * 1024];
+                loop {
+                    let n = match from.read(&mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => n,
+                    };
+                    if sent.fetch_add(n as u64, Ordering::SeqCst) + n as u64 > limit
+                        || to.write_all(&buf[..n]).is_err()
+                    {
+                        break;
+                    }
+                }
+                let _ = from.shutdown(Shutdown::Both);
+                let _ = to.shutdown(Shutdown::Both);
+            });
+            std::thread::spawn(move || {
+                let (mut from, mut to) = (s2, c2);
+                let _ = std::io::copy(&mut from, &mut to);
+                let _ = to.shutdown(Shutdown::Both);
+            });
+        }
+    });
+    port
+}
+
+#[test]
+fn an_interrupted_upload_fails_and_a_retry_completes() {
+    let dir = tempfile::tempdir().unwrap();
+    // 6 MiB of noise: the layer upload is well past the cut.
+    let r = build(dir.path(), "out", Compression::Zstd, 6 << 20);
+    let reg = Registry::start(None);
+    let proxy = cutting_proxy(reg.port, 1 << 20);
+    let out = nodeimg_push(&r.out, &format!("127.0.0.1:{proxy}/nodes/cut:v1"), None);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&r.image.layer.digest.to_string()),
+        "names the blob: {err}"
+    );
+    assert!(out.stdout.is_empty(), "no success claim");
+
+    // The tag must not exist on the registry.
+    let mut c = skopeo();
+    c.args(["inspect", "--tls-verify=false"])
+        .arg(format!("docker://127.0.0.1:{}/nodes/cut:v1", reg.port));
+    assert!(!run(&mut c).status.success());
+
+    let v = json_out(&nodeimg_push(
+        &r.out,
+        &format!("127.0.0.1:{}/nodes/cut:v1", reg.port),
+        None,
+    ));
+    assert_eq!(v["digest"], r.image.manifest.digest.to_string());
+}
