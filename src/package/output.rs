@@ -93,64 +93,7 @@ fn parent_of(path: &Path) -> &Path {
 }
 
 fn swap_in(staged: &Path, out: &Path) -> Result<(), PackageError> {
-    let io = PackageError::io(out);
-    if fs::symlink_metadata(out).is_ok() {
-        if exchange(staged, out).is_ok() {
-            // `staged` now holds the previous OUT.
-            fs::remove_dir_all(staged).map_err(PackageError::io(staged))?;
-        } else {
-            // No atomic exchange on this file system: move the old one
-            // aside, move the new one in, then delete the old one.
-            let mut aside = staged.as_os_str().to_owned();
-            aside.push(".old");
-            let aside = PathBuf::from(aside);
-            fs::rename(out, &aside).map_err(PackageError::io(out))?;
-            if let Err(e) = fs::rename(staged, out) {
-                let _ = fs::rename(&aside, out);
-                return Err(io(e));
-            }
-            fs::remove_dir_all(&aside).map_err(PackageError::io(&aside))?;
-        }
-    } else {
-        fs::rename(staged, out).map_err(io)?;
-    }
-    let parent = parent_of(out);
-    File::open(parent)
-        .and_then(|d| d.sync_all())
-        .map_err(PackageError::io(parent))
-}
-
-/// Atomically exchanges two paths (Linux `renameat2(RENAME_EXCHANGE)`).
-#[cfg(target_os = "linux")]
-fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
-    use std::ffi::CString;
-    use std::os::unix::ffi::OsStrExt;
-    let c = |p: &Path| {
-        CString::new(p.as_os_str().as_bytes())
-            .map_err(|_| std::io::Error::other("path contains NUL"))
-    };
-    let (ca, cb) = (c(a)?, c(b)?);
-    // SAFETY: both are valid NUL-terminated paths; AT_FDCWD resolves them
-    // relative to the working directory like `rename` does.
-    let rc = unsafe {
-        libc::renameat2(
-            libc::AT_FDCWD,
-            ca.as_ptr(),
-            libc::AT_FDCWD,
-            cb.as_ptr(),
-            libc::RENAME_EXCHANGE,
-        )
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn exchange(_: &Path, _: &Path) -> std::io::Result<()> {
-    Err(std::io::Error::other("no atomic exchange"))
+    crate::atomic::replace_dir(staged, out).map_err(PackageError::io(out))
 }
 
 pub fn set_mode(path: &Path, mode: u32) -> Result<(), PackageError> {

@@ -1,7 +1,7 @@
 //! Writes rendered trees to a folder, atomically: everything is written into
-//! a fresh folder beside the target, flushed, then swapped in with one
-//! rename (an exchange when the target exists). A failure at any point
-//! leaves the target exactly as it was.
+//! a fresh folder beside the target, flushed, then swapped in
+//! ([`crate::atomic::replace_dir`]). A failure at any point leaves the
+//! target exactly as it was.
 
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
@@ -41,49 +41,11 @@ pub fn write_dir(dir: &Path, parts: &[(&str, &Tree)]) -> std::io::Result<()> {
     }
     std::fs::set_permissions(staging.path(), std::fs::Permissions::from_mode(0o755))?;
     let staged = staging.keep();
-    let swap = if dir.exists() {
-        exchange(&staged, dir)
-    } else {
-        std::fs::rename(&staged, dir)
-    };
-    match swap {
-        Ok(()) => {
-            // `staged` now holds the previous contents (or nothing).
-            let _ = std::fs::remove_dir_all(&staged);
-            if let Ok(d) = std::fs::File::open(&parent) {
-                let _ = d.sync_all();
-            }
-            Ok(())
-        }
-        Err(e) => {
-            let _ = std::fs::remove_dir_all(&staged);
-            Err(e)
-        }
+    let swapped = crate::atomic::replace_dir(&staged, dir);
+    if swapped.is_err() {
+        let _ = std::fs::remove_dir_all(&staged);
     }
-}
-
-/// Swaps two paths atomically (Linux renameat2 RENAME_EXCHANGE).
-fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
-    use std::ffi::CString;
-    use std::os::unix::ffi::OsStrExt;
-    let ca = CString::new(a.as_os_str().as_bytes())?;
-    let cb = CString::new(b.as_os_str().as_bytes())?;
-    // SAFETY: both are valid NUL-terminated paths; AT_FDCWD resolves them
-    // relative to the working directory, as rename(2) would.
-    let rc = unsafe {
-        libc::renameat2(
-            libc::AT_FDCWD,
-            ca.as_ptr(),
-            libc::AT_FDCWD,
-            cb.as_ptr(),
-            libc::RENAME_EXCHANGE,
-        )
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
+    swapped
 }
 
 #[cfg(test)]
