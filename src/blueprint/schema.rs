@@ -8,7 +8,7 @@
 
 use std::sync::OnceLock;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::diagnostic::{Collector, suggest};
 use super::model::RawBlueprint;
@@ -379,15 +379,6 @@ fn type_hint(want: &str, got: Option<&Value>) -> Option<String> {
         }
         _ => None,
     }
-}
-
-/// Every schema node's `properties`, for tests and the README reference.
-pub fn definitions() -> Map<String, Value> {
-    document()
-        .get("$defs")
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default()
 }
 
 /// The blueprint reference as Markdown, one table row per field, generated

@@ -371,7 +371,6 @@ fn system(s: &RawBlueprint) -> Value {
         "journal_retention_s": sys.logs.journal_max_retention.as_ref().map(|d| d.as_secs().to_string()),
         "rotate": rotate,
         "shm_bytes": sys.shm_size.as_ref().map(bytes),
-        "hugepages": s.boot.hugepages.iter().map(|p| json!({"kb": p.size.units_ceil() / 1024, "count": p.count})).collect::<Vec<_>>(),
     })
 }
 

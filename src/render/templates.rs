@@ -20,16 +20,21 @@ pub struct Templates {
 
 impl Templates {
     pub fn embedded() -> Self {
-        let mut t = Self {
+        let mut t = Self::uncompiled();
+        t.compile().expect("the built-in templates compile");
+        t
+    }
+
+    /// The built-in texts, not yet compiled.
+    fn uncompiled() -> Self {
+        Self {
             texts: EMBEDDED
                 .iter()
                 .map(|(n, t)| (n.to_string(), t.to_string()))
                 .collect(),
             overridden: Vec::new(),
             env: None,
-        };
-        t.compile().expect("the built-in templates compile");
-        t
+        }
     }
 
     fn compile(&mut self) -> Result<(), RenderError> {
@@ -48,7 +53,8 @@ impl Templates {
     /// name. A file that matches no template is an error (a typo would
     /// otherwise be silently ignored).
     pub fn with_overrides(dir: &Path) -> Result<Self, RenderError> {
-        let mut t = Self::embedded();
+        // Compiled once, after the overrides are in.
+        let mut t = Self::uncompiled();
         let mut stack = vec![dir.to_path_buf()];
         while let Some(d) = stack.pop() {
             let rd = std::fs::read_dir(&d).map_err(|e| RenderError::io(&d, e))?;
