@@ -3,7 +3,7 @@
 //! `cargo run --release --example bench_facts -- [iterations]`.
 
 #[allow(dead_code)]
-#[path = "../tests/support/fixture_tree.rs"]
+#[path = "../tests/it/support/fixture_tree.rs"]
 mod fixture_tree;
 
 use nodeimg::verify::{CollectOptions, KernelLogSource, LiveHost, ToolOutput, collect};

@@ -7,7 +7,7 @@
 //! `systemctl is-active`), and with them (the fixture's stand-in scripts, so process
 //! start-up is counted).
 
-#[path = "../tests/support/mod.rs"]
+#[path = "../tests/it/support/mod.rs"]
 mod support;
 
 use nodeimg::blueprint::compat::Matrix;

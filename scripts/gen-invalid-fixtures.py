@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Regenerates tests/fixtures/invalid: broken blueprints, each followed by
-`# expect: code | path | line:col | message` lines that tests/invalid_blueprints.rs
+`# expect: code | path | line:col | message` lines that tests/it/invalid_blueprints.rs
 checks. Semantic cases are variants of tests/fixtures/valid/gpu-base.yaml; the
 expected line and column are computed here from the fixture's own text (the
 line holding an anchor string), never from nodeimg's output."""

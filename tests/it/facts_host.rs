@@ -1,13 +1,11 @@
 //! LiveHost under a root prefix: no path leaves the root, absolute links are re-rooted,
 //! and a hung vendor command is killed at its deadline.
 
-mod support;
-
+use crate::support::fixture_tree::Tree;
 use nodeimg::verify::host::{UnitName, VendorCommand};
 use nodeimg::verify::{Host, HostErrorKind, LiveHost};
 use std::path::Path;
 use std::time::{Duration, Instant};
-use support::fixture_tree::Tree;
 
 #[test]
 fn paths_cannot_leave_the_root() {

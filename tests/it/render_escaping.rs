@@ -3,9 +3,7 @@
 //! it escaped and give it back intact when parsed; line-oriented formats and
 //! unit files, which cannot escape it, refuse to render and name the template.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use nodeimg::render::{Templates, render};
 
 const NASTY: &str = "a\\\"b\\n]c#d\\\\e";

@@ -2,11 +2,9 @@
 //! JSON carries every digest, `--check-repro` passes, the cluster files land
 //! where asked, and bad input exits 2 without touching the output.
 
-mod common;
-
 use std::process::{Command, Output};
 
-use common::root;
+use crate::common::root;
 
 fn nodeimg(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_nodeimg"))

@@ -2,11 +2,9 @@
 //! reboot, kubelet settings → drain (with both sides' arithmetic), labels and
 //! log rotation → live; identical blueprints exit 0, different ones exit 1.
 
-mod common;
-
 use std::process::Command;
 
-use common::*;
+use crate::common::*;
 use nodeimg::diff::{compare, impact::Impact};
 
 fn diff_of(subs: &[(&str, &str)]) -> nodeimg::diff::Report {

@@ -2,15 +2,13 @@
 //! the run that captured it (fixture tree and this machine's own `/`), limits are honoured
 //! and recorded, and the `capture` / `facts --snapshot` commands agree with `facts --root`.
 
-mod support;
-
+use crate::support::verify_fixture;
 use nodeimg::verify::capture::{self, archive};
 use nodeimg::verify::host::{RecordLimits, SnapshotHost};
 use nodeimg::verify::{CollectOptions, LiveHost, collect};
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
-use support::verify_fixture;
 
 fn json<T: serde::Serialize>(value: &T) -> String {
     serde_json::to_string_pretty(value).unwrap_or_else(|e| panic!("{e}"))

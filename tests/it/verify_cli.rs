@@ -2,14 +2,12 @@
 //! a CPU blueprint written from its own facts, the H100 blueprint), and on the fixture
 //! tree (hung vendor tool, break-glass, evidence, phases, output files, exit codes).
 
-mod support;
-
+use crate::support::fixture_tree::Tree;
+use crate::support::verify_fixture::{self, BLUEPRINT};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
-use support::fixture_tree::Tree;
-use support::verify_fixture::{self, BLUEPRINT};
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

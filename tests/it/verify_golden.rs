@@ -5,14 +5,12 @@
 //! `NODEIMG_UPDATE_GOLDEN=1 cargo test --test verify_golden`, then review `git diff
 //! tests/golden/verify`.
 
-mod support;
-
+use crate::support::verify_fixture::{self, BLUEPRINT};
 use nodeimg::blueprint::compat::Matrix;
 use nodeimg::verify::checks::{self, Selection};
 use nodeimg::verify::report::record::AcceptanceRecord;
 use nodeimg::verify::report::{self, BlueprintRef, Format, Report};
 use std::path::{Path, PathBuf};
-use support::verify_fixture::{self, BLUEPRINT};
 
 /// 2026-11-15T10:30:00Z.
 const STARTED: u64 = 1_794_738_600;

@@ -1,8 +1,8 @@
 //! Facts collected from synthetic machine trees: an 8×H100 SXM node with NVSwitches and
 //! ConnectX-7 NDR NICs, an 8×MI300X node, and edge cases real kernels produce.
 
-mod support;
-
+use crate::support::fault_host::FaultHost;
+use crate::support::fixture_tree::{self, IDLE_GPU, REMAP_PENDING_GPU, Tree};
 use nodeimg::verify::facts::boot_security::SecureBoot;
 use nodeimg::verify::facts::cgroup::CgroupMode;
 use nodeimg::verify::facts::cpu::SmtControl;
@@ -12,8 +12,6 @@ use nodeimg::verify::facts::pci::{BarKind, PciDevice};
 use nodeimg::verify::{
     CollectOptions, Fact, Facts, HostErrorKind, KernelLogSource, LiveHost, ToolOutput, collect,
 };
-use support::fault_host::FaultHost;
-use support::fixture_tree::{self, IDLE_GPU, REMAP_PENDING_GPU, Tree};
 
 fn options_with(nvidia: ToolOutput, rocm: ToolOutput) -> CollectOptions {
     CollectOptions {

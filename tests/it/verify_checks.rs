@@ -2,11 +2,11 @@
 //! the fixture each (that check does not pass, with its id, subject, verdict, fault class
 //! and observed value). A last test makes sure every check in the catalog has both.
 
-mod support;
+use crate::support;
 
+use crate::support::fixture_tree::Tree;
+use crate::support::verify_fixture::{self, BLUEPRINT};
 use nodeimg::verify::checks::{self, Action, CheckResult, FaultClass, Severity, Verdict};
-use support::fixture_tree::Tree;
-use support::verify_fixture::{self, BLUEPRINT};
 
 struct Fixture {
     tree: Tree,

@@ -3,11 +3,9 @@
 //! `deny_unknown_fields`: a misspelt or misplaced field, or a value of the
 //! wrong type, fails here.
 
-mod common;
-
 use std::collections::BTreeMap;
 
-use common::*;
+use crate::common::*;
 use serde::Deserialize;
 
 #[derive(Debug, Deserialize)]

@@ -1,0 +1,33 @@
+//! The integration tests, as one binary: one link after every edit instead of one per file.
+//!
+//! Default tests need nothing beyond this repository. The opt-in suites are
+//! `#[ignore]`d with the reason they need something from outside (the corpus in
+//! `../shared/corpus`, real consumer programs); `cargo test -- --ignored` runs them,
+//! and then a missing folder or program fails the test instead of skipping it.
+
+mod common;
+mod support;
+
+mod blueprints;
+mod build_cli;
+mod cli;
+mod diff;
+mod facts_capture;
+mod facts_corpus;
+mod facts_fixtures;
+mod facts_host;
+mod facts_live;
+mod golden;
+mod invalid_blueprints;
+mod package_layout;
+mod package_push;
+mod package_real_tools;
+mod package_repro;
+mod real_consumers;
+mod render_corpus;
+mod render_escaping;
+mod render_kubelet;
+mod robustness;
+mod verify_checks;
+mod verify_cli;
+mod verify_golden;
