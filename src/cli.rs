@@ -159,7 +159,7 @@ pub struct TemplatesArg {
 pub struct RenderArgs {
     #[arg(value_name = "BLUEPRINT")]
     pub file: PathBuf,
-    /// Output folder: `layer/` (the image tree) and `cluster/` (Helm values, rules).
+    /// Output folder: `layer/` (the image tree) and `cluster/` (Helm values, rules). Only a new, empty or earlier render folder is replaced.
     #[arg(short, long, value_name = "DIR")]
     pub output: PathBuf,
     #[command(flatten)]
@@ -172,9 +172,9 @@ pub struct RenderArgs {
 pub struct BuildArgs {
     #[arg(value_name = "BLUEPRINT")]
     pub file: PathBuf,
-    /// The OCI image layout folder to write (replaced atomically).
+    /// The OCI image layout folder to write (replaced atomically; only an empty folder or an earlier build is replaced). Default: out/<metadata.name>/.
     #[arg(short, long, value_name = "DIR")]
-    pub output: PathBuf,
+    pub output: Option<PathBuf>,
     /// Layer compression: zstd (default) or gzip for consumers without zstd.
     #[arg(long, value_name = "ALGO", default_value = "zstd")]
     pub compression: String,

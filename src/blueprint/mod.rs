@@ -80,14 +80,7 @@ pub fn load_file(path: &Path, matrix: &Matrix) -> Result<Loaded, Vec<Diagnostic>
         );
         c.finish()
     })?;
-    let base = path.parent().map(|p| {
-        if p.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            p
-        }
-    });
-    load_bytes(&bytes, path, base, matrix)
+    load_bytes(&bytes, path, Some(crate::atomic::parent_dir(path)), matrix)
 }
 
 /// Checks blueprint text. `base_dir` resolves relative paths; `None` skips

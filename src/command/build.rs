@@ -1,11 +1,15 @@
-//! `nodeimg build BLUEPRINT -o OUT`: validate, render, package into a
-//! reproducible OCI image layout, print the manifest digest (`--format
-//! json`: every digest and size). `--check-repro` builds twice under
-//! different conditions and compares every byte.
+//! `nodeimg build BLUEPRINT [-o OUT]`: validate, render, package into a
+//! reproducible OCI image layout (default OUT: `out/<metadata.name>/`),
+//! print the manifest digest (`--format json`: every digest and size).
+//! `--check-repro` builds twice under different conditions and compares
+//! every byte. `--cluster DIR` writes the cluster-side files into DIR.
+
+use std::path::PathBuf;
 
 use serde::Serialize;
 
 use super::{Env, exit};
+use crate::atomic::{Kind, StagedDir};
 use crate::cli::{BuildArgs, Format};
 use crate::package::{self, BuildOptions, ImageMeta, Overlay, ReproReport};
 use crate::render;
@@ -53,6 +57,23 @@ pub fn run(args: &BuildArgs, env: &mut Env<'_>) -> u8 {
         Ok(c) => c,
         Err(e) => return env.fail(&format!("--compression: {e}")),
     };
+    let output = args
+        .output
+        .clone()
+        .unwrap_or_else(|| default_output(bp.name()));
+    let inputs = super::render::inputs(&bp, &args.templates, &args.matrix);
+    if let Err(e) = crate::atomic::check_inputs(&output, &inputs) {
+        return env.fail(&e.to_string());
+    }
+    // Claimed before the image is built, so a refused --cluster folder
+    // leaves no half-done build behind.
+    let cluster = match &args.cluster {
+        Some(dir) => match StagedDir::new(dir, Kind::Render, &inputs) {
+            Ok(s) => Some(s),
+            Err(e) => return env.fail(&e.to_string()),
+        },
+        None => None,
+    };
     let overlay = Overlay::from_blueprint(&bp);
     let repro = if args.check_repro {
         match package::check_repro(&rendered.layer, overlay.as_ref(), &meta, &opts) {
@@ -62,20 +83,17 @@ pub fn run(args: &BuildArgs, env: &mut Env<'_>) -> u8 {
     } else {
         None
     };
-    let report = match package::build(
-        &rendered.layer,
-        overlay.as_ref(),
-        &meta,
-        &opts,
-        &args.output,
-    ) {
+    let report = match package::build(&rendered.layer, overlay.as_ref(), &meta, &opts, &output) {
         Ok(r) => r,
         Err(e) => return env.fail(&e.to_string()),
     };
-    if let Some(dir) = &args.cluster
-        && let Err(e) = render::write::write_dir(dir, &[("cluster", &rendered.cluster)])
-    {
-        return env.fail(&format!("cannot write {}: {e}", dir.display()));
+    if let Some(staged) = cluster {
+        let written = render::write::write_tree(staged.path(), &rendered.cluster)
+            .map_err(|e| e.to_string())
+            .and_then(|()| staged.commit().map_err(|e| e.to_string()));
+        if let Err(e) = written {
+            return env.fail(&e);
+        }
     }
     let written = match args.format {
         Format::Json => serde_json::to_writer_pretty(
@@ -96,6 +114,11 @@ pub fn run(args: &BuildArgs, env: &mut Env<'_>) -> u8 {
         Some(r) if !r.identical => exit::NEGATIVE,
         _ => exit::OK,
     }
+}
+
+/// Where `build` writes without `-o`: `out/<metadata.name>/`.
+fn default_output(name: &str) -> PathBuf {
+    PathBuf::from("out").join(name)
 }
 
 fn text(

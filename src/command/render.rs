@@ -1,10 +1,23 @@
 //! `nodeimg render BLUEPRINT -o DIR`: write the rendered tree (`layer/`) and
 //! the cluster-side files (`cluster/`) atomically; a failure leaves DIR as
-//! it was.
+//! it was, and DIR is replaced only when it is new, empty or an earlier
+//! render (it carries nodeimg's marker file).
+
+use std::path::PathBuf;
 
 use super::{Env, exit};
-use crate::cli::RenderArgs;
+use crate::blueprint::Blueprint;
+use crate::cli::{MatrixArg, RenderArgs, TemplatesArg};
 use crate::render;
+
+/// What a render or build reads, so that no output replaces it: the
+/// blueprint and the files it names, `--templates` and `--matrix`.
+pub(super) fn inputs(bp: &Blueprint, templates: &TemplatesArg, matrix: &MatrixArg) -> Vec<PathBuf> {
+    let mut v = render::inputs(bp);
+    v.extend(templates.templates.iter().cloned());
+    v.extend(matrix.matrix.iter().cloned());
+    v
+}
 
 pub fn run(args: &RenderArgs, env: &mut Env<'_>) -> u8 {
     let matrix = match super::matrix(&args.matrix, env) {
@@ -26,11 +39,13 @@ pub fn run(args: &RenderArgs, env: &mut Env<'_>) -> u8 {
         Ok(r) => r,
         Err(e) => return env.fail(&format!("{}: {e}", args.file.display())),
     };
+    let inputs = inputs(&bp, &args.templates, &args.matrix);
     if let Err(e) = render::write::write_dir(
         &args.output,
         &[("layer", &rendered.layer), ("cluster", &rendered.cluster)],
+        &inputs,
     ) {
-        return env.fail(&format!("cannot write {}: {e}", args.output.display()));
+        return env.fail(&e.to_string());
     }
     let _ = writeln!(
         env.out,

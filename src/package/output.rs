@@ -1,99 +1,57 @@
-//! Atomic output folder: the layout is built in a temporary folder beside
-//! OUT, flushed to disk, then swapped in with one rename. A build that
-//! fails at any point removes its temporary folder and leaves an earlier
-//! OUT exactly as it was.
+//! The build's output folder: the layout is built in a staging folder
+//! beside OUT and swapped in ([`crate::atomic::StagedDir`]). A build that
+//! fails at any point removes its staging folder and leaves an earlier OUT
+//! exactly as it was. OUT is only ever replaced when it is missing, empty
+//! or an image layout nodeimg wrote; anything else is refused.
 //!
 //! Output files get fixed permissions (files 0644, folders 0755) so the
-//! umask cannot make two builds differ. OUT is only ever replaced when it
-//! is empty or an OCI image layout (it has an `oci-layout` file); any other
-//! existing path is refused rather than deleted.
+//! umask cannot make two builds differ.
 
 use std::fs::{self, File};
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::error::PackageError;
+use crate::atomic::{Kind, OutputError, StagedDir};
 
 pub const FILE_MODE: u32 = 0o644;
 pub const DIR_MODE: u32 = 0o755;
 
-/// A temporary folder that becomes OUT on [`Staging::commit`].
-pub struct Staging {
-    dir: tempfile::TempDir,
-    out: PathBuf,
+/// A staging folder that becomes OUT on [`Staging::commit`].
+pub struct Staging(StagedDir);
+
+impl From<OutputError> for PackageError {
+    fn from(e: OutputError) -> Self {
+        match e {
+            OutputError::Io { path, source } => PackageError::Io { path, source },
+            OutputError::Refused { path, reason } => PackageError::Output {
+                path,
+                message: reason,
+            },
+            OutputError::Busy { path, lock } => PackageError::Output {
+                message: crate::atomic::busy_message(&lock),
+                path,
+            },
+        }
+    }
 }
 
 impl Staging {
-    /// Checks that OUT may be replaced and creates the temporary folder
-    /// next to it (same file system, so the final rename is atomic).
+    /// Checks that OUT may be replaced, locks it and creates the staging
+    /// folder next to it (same file system, so the swap is atomic).
     pub fn new(out: &Path) -> Result<Self, PackageError> {
-        let refuse = |message: &str| PackageError::Output {
-            path: out.to_path_buf(),
-            message: message.to_string(),
-        };
-        let name = out
-            .file_name()
-            .and_then(|n| n.to_str())
-            .ok_or_else(|| refuse("needs a final path component that is valid UTF-8"))?;
-        match fs::symlink_metadata(out) {
-            Ok(m) if m.is_dir() => {
-                let empty = fs::read_dir(out)
-                    .map_err(PackageError::io(out))?
-                    .next()
-                    .is_none();
-                if !empty && !out.join("oci-layout").is_file() {
-                    return Err(refuse(
-                        "exists and is not an OCI image layout (no `oci-layout` file); refusing to replace it",
-                    ));
-                }
-            }
-            Ok(_) => {
-                return Err(refuse(
-                    "exists and is not a directory; refusing to replace it",
-                ));
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(PackageError::io(out)(e)),
-        }
-        let parent = parent_of(out);
-        fs::create_dir_all(parent).map_err(PackageError::io(parent))?;
-        let dir = tempfile::Builder::new()
-            .prefix(&format!(".{name}.tmp-"))
-            .tempdir_in(parent)
-            .map_err(PackageError::io(parent))?;
-        set_mode(dir.path(), DIR_MODE)?;
-        Ok(Self {
-            dir,
-            out: out.to_path_buf(),
-        })
+        Ok(Self(StagedDir::new(out, Kind::Layout, &[])?))
     }
 
     pub fn path(&self) -> &Path {
-        self.dir.path()
+        self.0.path()
     }
 
     /// Flushes every folder of the staged tree, then swaps it in for OUT.
     pub fn commit(self) -> Result<(), PackageError> {
-        sync_dirs(self.dir.path())?;
-        let staged = self.dir.keep();
-        let result = swap_in(&staged, &self.out);
-        if result.is_err() {
-            let _ = fs::remove_dir_all(&staged);
-        }
-        result
+        Ok(self.0.commit()?)
     }
-}
-
-fn parent_of(path: &Path) -> &Path {
-    match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    }
-}
-
-fn swap_in(staged: &Path, out: &Path) -> Result<(), PackageError> {
-    crate::atomic::replace_dir(staged, out).map_err(PackageError::io(out))
 }
 
 pub fn set_mode(path: &Path, mode: u32) -> Result<(), PackageError> {
@@ -118,18 +76,6 @@ pub fn finish_file(f: &File, path: &Path) -> Result<(), PackageError> {
     f.set_permissions(fs::Permissions::from_mode(FILE_MODE))
         .map_err(PackageError::io(path))?;
     f.sync_all().map_err(PackageError::io(path))
-}
-
-fn sync_dirs(dir: &Path) -> Result<(), PackageError> {
-    for entry in fs::read_dir(dir).map_err(PackageError::io(dir))? {
-        let entry = entry.map_err(PackageError::io(dir))?;
-        if entry.file_type().map_err(PackageError::io(dir))?.is_dir() {
-            sync_dirs(&entry.path())?;
-        }
-    }
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(PackageError::io(dir))
 }
 
 #[cfg(test)]

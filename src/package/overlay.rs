@@ -71,10 +71,7 @@ impl Overlay {
     /// blueprint file's folder.
     pub fn from_blueprint(bp: &Blueprint) -> Option<Self> {
         let files = bp.spec().files.as_ref()?;
-        let base = match bp.file().parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
+        let base = crate::atomic::parent_dir(bp.file());
         let mut overlay = Self::new(base.join(files.overlay.as_str()));
         for m in &files.modes {
             overlay = overlay.with_mode(m.path.in_layer(), m.mode.bits());

@@ -184,10 +184,35 @@ pub fn lock_json(bp: &Blueprint) -> String {
     s
 }
 
+/// Every file and folder a build of `bp` reads: the blueprint itself, its
+/// overlay folder, registry CAs and certificates. An output folder may
+/// never hold one of them (see [`crate::atomic::StagedDir`]).
+pub fn inputs(bp: &Blueprint) -> Vec<std::path::PathBuf> {
+    let s = bp.spec();
+    let base = crate::atomic::parent_dir(bp.file());
+    let mut out = vec![bp.file().to_path_buf()];
+    out.extend(s.files.iter().map(|f| base.join(f.overlay.as_str())));
+    out.extend(
+        s.runtime
+            .containerd
+            .registries
+            .iter()
+            .filter_map(|r| r.ca_file.as_ref())
+            .map(|ca| base.join(ca.as_str())),
+    );
+    out.extend(
+        s.system
+            .certificates
+            .iter()
+            .map(|c| base.join(c.file.as_str())),
+    );
+    out
+}
+
 /// Files copied verbatim from beside the blueprint: registry CAs for
 /// containerd and CA certificates for the distro's trust store.
 fn copies(bp: &Blueprint, ctx: &Value, layer: &mut Tree) -> Result<(), RenderError> {
-    let base = bp.file().parent().unwrap_or(Path::new("."));
+    let base = crate::atomic::parent_dir(bp.file());
     let read = |rel: &str| {
         let p = base.join(rel);
         std::fs::read(&p).map_err(|e| RenderError::io(&p, e))

@@ -86,11 +86,7 @@ fn json_report_check_repro_and_cluster_files() {
             .unwrap()
             .starts_with("sha256:")
     );
-    assert!(
-        cluster
-            .join("cluster/amd-gpu-operator-values.yaml")
-            .is_file()
-    );
+    assert!(cluster.join("amd-gpu-operator-values.yaml").is_file());
     // The layer holds the blueprint's overlay file.
     assert!(v["layer"]["entries"].as_u64().unwrap() > 20);
 }

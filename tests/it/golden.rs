@@ -8,8 +8,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use nodeimg::atomic::{Kind, MARKER, StagedDir};
 use nodeimg::blueprint::{compat::Matrix, load_file};
-use nodeimg::render::{Templates, render, write::write_dir};
+use nodeimg::render::{Templates, render, write::write_tree};
 use nodeimg::tree::Tree;
 
 fn root() -> PathBuf {
@@ -90,13 +91,21 @@ fn rendered_examples_match_golden() {
         files_of(&r.cluster, "cluster", &mut want);
         let image = image_txt(&bp, &r.layer);
         if update {
-            write_dir(&golden, &[("layer", &r.layer), ("cluster", &r.cluster)]).unwrap();
-            std::fs::write(golden.join("modes.txt"), modes_txt(&want)).unwrap();
-            std::fs::write(golden.join("image.txt"), &image).unwrap();
+            // The same guarded swap as `render -o`: golden/<name> is replaced
+            // only while it carries the marker.
+            let staged = StagedDir::new(&golden, Kind::Render, &[]).unwrap();
+            write_tree(&staged.path().join("layer"), &r.layer).unwrap();
+            write_tree(&staged.path().join("cluster"), &r.cluster).unwrap();
+            std::fs::write(staged.path().join("modes.txt"), modes_txt(&want)).unwrap();
+            std::fs::write(staged.path().join("image.txt"), &image).unwrap();
+            staged.commit().unwrap();
             continue;
         }
         let mut have = BTreeMap::new();
         read_dir_files(&golden, &golden, &mut have);
+        if have.remove(MARKER).is_none() {
+            problems.push(format!("{}: golden/ lacks its {MARKER} marker", bp.name()));
+        }
         let have_image = have
             .remove("image.txt")
             .map(|b| String::from_utf8(b).unwrap())

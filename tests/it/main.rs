@@ -19,6 +19,7 @@ mod facts_host;
 mod facts_live;
 mod golden;
 mod invalid_blueprints;
+mod output_safety;
 mod package_layout;
 mod package_push;
 mod package_real_tools;
