@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 use toml_edit::{DocumentMut, Item, Table};
 
-use super::RenderError;
+use super::{Context, RenderError};
 use crate::blueprint::known_fields::split_toml_key;
 
 fn to_toml(v: &Value) -> Result<toml_edit::Value, String> {
@@ -40,19 +40,28 @@ fn to_toml(v: &Value) -> Result<toml_edit::Value, String> {
     })
 }
 
-pub fn merge_containerd(
-    text: &str,
-    extra: &BTreeMap<String, Value>,
-) -> Result<String, RenderError> {
+/// The plan's post step for `etc/containerd/config.toml`.
+pub fn merge_containerd(text: String, ctx: &Context<'_>) -> Result<String, RenderError> {
+    merge(text, ctx.containerd.extra_config)
+}
+
+fn merge(text: String, extra: &BTreeMap<String, Value>) -> Result<String, RenderError> {
     if extra.is_empty() {
-        return Ok(text.to_string());
+        return Ok(text);
     }
-    let mut doc: DocumentMut = text
-        .parse()
-        .map_err(|e| RenderError::plain(format!("rendered containerd config is not TOML: {e}")))?;
+    let mut doc: DocumentMut = text.parse().map_err(|e| RenderError::SelfCheck {
+        path: "etc/containerd/config.toml".into(),
+        message: format!("not TOML before the extraConfig merge: {e}"),
+    })?;
     for (key, value) in extra {
-        let parts = split_toml_key(key).map_err(RenderError::plain)?;
-        let (last, tables) = parts.split_last().expect("a key has at least one part");
+        let err = |message: String| RenderError::ExtraConfig {
+            key: key.clone(),
+            message,
+        };
+        let parts = split_toml_key(key).map_err(err)?;
+        let Some((last, tables)) = parts.split_last() else {
+            return Err(err("an empty key".into()));
+        };
         let mut table: &mut Table = doc.as_table_mut();
         for name in tables {
             let entry = table.entry(name).or_insert_with(|| {
@@ -60,14 +69,11 @@ pub fn merge_containerd(
                 t.set_implicit(true);
                 Item::Table(t)
             });
-            table = entry.as_table_mut().ok_or_else(|| {
-                RenderError::plain(format!(
-                    "containerd extraConfig `{key}`: `{name}` is not a table"
-                ))
-            })?;
+            table = entry
+                .as_table_mut()
+                .ok_or_else(|| err(format!("`{name}` is not a table")))?;
         }
-        let v = to_toml(value)
-            .map_err(|e| RenderError::plain(format!("containerd extraConfig `{key}`: {e}")))?;
+        let v = to_toml(value).map_err(err)?;
         table.insert(last, Item::Value(v));
     }
     Ok(doc.to_string())
@@ -86,7 +92,7 @@ mod tests {
             Value::from(8),
         );
         extra.insert("metrics.address".to_string(), Value::from("127.0.0.1:1338"));
-        let out = merge_containerd(base, &extra).unwrap();
+        let out = merge(base.to_string(), &extra).unwrap();
         let parsed: toml::Table = toml::from_str(&out).unwrap();
         assert_eq!(
             parsed["plugins"]["io.containerd.grpc.v1.cri"]["max_concurrent_downloads"].as_integer(),

@@ -15,14 +15,15 @@ mod selfcheck;
 pub mod templates;
 pub mod write;
 
-use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use minijinja::{AutoEscape, Environment, UndefinedBehavior};
 use serde_json::Value;
+use thiserror::Error;
 
 use crate::blueprint::{Blueprint, identity};
 use crate::tree::Tree;
+pub use context::Context;
 use plan::{PLAN, Side};
 pub use templates::Templates;
 
@@ -33,25 +34,56 @@ pub struct Rendered {
     pub cluster: Tree,
 }
 
-/// Why rendering failed; names the template and line when there is one.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RenderError {
-    pub template: Option<String>,
-    pub line: Option<usize>,
-    pub message: String,
+/// Why rendering failed; names the template and line, the file or the
+/// output it is about.
+#[derive(Debug, Error)]
+pub enum RenderError {
+    /// A template does not compile or render (strict undefined, a filter
+    /// refusing a value).
+    #[error("template {name}{}: {message}", line.map(|l| format!(" line {l}")).unwrap_or_default())]
+    Template {
+        name: String,
+        line: Option<usize>,
+        message: String,
+    },
+    /// A file the blueprint or `--templates` names cannot be read.
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A `--templates` file that replaces no built-in template.
+    #[error("{}: no template is named `{name}`; the templates are: {known}", path.display())]
+    UnknownTemplate {
+        path: PathBuf,
+        name: String,
+        known: String,
+    },
+    /// A rendered path the tree cannot hold.
+    #[error("{path} (from {template}): {message}")]
+    Output {
+        path: String,
+        template: String,
+        message: String,
+    },
+    /// A value the context cannot express.
+    #[error("{what}: {message}")]
+    Context { what: &'static str, message: String },
+    /// `runtime.containerd.extraConfig` cannot be merged.
+    #[error("containerd extraConfig `{key}`: {message}")]
+    ExtraConfig { key: String, message: String },
+    /// A rendered file does not parse back to what was meant.
+    #[error("self-check of {path}: {message}")]
+    SelfCheck { path: String, message: String },
 }
 
 impl RenderError {
-    pub fn plain(message: impl Into<String>) -> Self {
-        Self {
-            template: None,
-            line: None,
-            message: message.into(),
+    pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
+        Self::Io {
+            path: path.to_path_buf(),
+            source,
         }
-    }
-
-    pub fn io(path: &Path, e: std::io::Error) -> Self {
-        Self::plain(format!("{}: {e}", path.display()))
     }
 
     fn from_jinja(e: &minijinja::Error, fallback: &str) -> Self {
@@ -59,27 +91,34 @@ impl RenderError {
         if let Some(d) = e.detail() {
             message = format!("{message}: {d}");
         }
-        Self {
-            template: Some(e.name().unwrap_or(fallback).to_string()),
+        Self::Template {
+            name: e.name().unwrap_or(fallback).to_string(),
             line: e.line(),
             message,
         }
     }
-}
 
-impl fmt::Display for RenderError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (&self.template, self.line) {
-            (Some(t), Some(l)) => write!(f, "template {t} line {l}: {}", self.message),
-            (Some(t), None) => write!(f, "template {t}: {}", self.message),
-            _ => f.write_str(&self.message),
+    /// The template the error is in, if any.
+    pub fn template(&self) -> Option<&str> {
+        match self {
+            Self::Template { name, .. } => Some(name),
+            Self::Output { template, .. } => Some(template),
+            _ => None,
+        }
+    }
+
+    /// The template line the error is on, if known.
+    pub fn line(&self) -> Option<usize> {
+        match self {
+            Self::Template { line, .. } => *line,
+            _ => None,
         }
     }
 }
 
-impl std::error::Error for RenderError {}
-
-pub(crate) fn environment(templates: &Templates) -> Result<Environment<'static>, RenderError> {
+pub(crate) fn environment(
+    templates: &std::collections::BTreeMap<String, String>,
+) -> Result<Environment<'static>, RenderError> {
     let mut env = Environment::new();
     env.set_undefined_behavior(UndefinedBehavior::Strict);
     env.set_auto_escape_callback(|_| AutoEscape::None);
@@ -89,7 +128,7 @@ pub(crate) fn environment(templates: &Templates) -> Result<Environment<'static>,
             .lstrip_blocks(true)
             .keep_trailing_newline(true)
             .build()
-            .expect("the default delimiters are valid"),
+            .map_err(|e| RenderError::from_jinja(&e, "(syntax)"))?,
     );
     env.add_filter("toml", escape::toml);
     env.add_filter("yaml", escape::yaml);
@@ -101,8 +140,8 @@ pub(crate) fn environment(templates: &Templates) -> Result<Environment<'static>,
     env.add_filter("unit", escape::unit);
     env.add_filter("unit_word", escape::unit_word);
     env.add_filter("unit_path", escape::unit_path);
-    for (name, text) in templates.iter() {
-        env.add_template_owned(name.to_string(), text.to_string())
+    for (name, text) in templates {
+        env.add_template_owned(name.clone(), text.clone())
             .map_err(|e| RenderError::from_jinja(&e, name))?;
     }
     Ok(env)
@@ -112,9 +151,8 @@ pub(crate) fn environment(templates: &Templates) -> Result<Environment<'static>,
 /// (CA certificates) are read relative to the blueprint's folder.
 pub fn render(bp: &Blueprint, templates: &Templates) -> Result<Rendered, RenderError> {
     let env = templates.env();
-    let mut ctx = context::build(bp);
     let lock = lock_json(bp);
-    ctx["lock"] = Value::String(lock.trim_end().to_string());
+    let ctx = Context::new(bp, lock.trim_end().to_string())?;
 
     // Converted once; per-item contexts layer `item` over it.
     let base = minijinja::Value::from(minijinja::value::Serde(&ctx));
@@ -123,11 +161,11 @@ pub fn render(bp: &Blueprint, templates: &Templates) -> Result<Rendered, RenderE
         cluster: Tree::new(),
     };
     for row in PLAN {
-        if !(row.condition)(&ctx) {
+        if !(row.when)(&ctx) {
             continue;
         }
-        let items: Vec<Option<&Value>> = match row.each {
-            Some(list) => plan::items(&ctx, list).iter().map(Some).collect(),
+        let items: Vec<Option<minijinja::Value>> = match row.each {
+            Some(list) => list(&ctx).into_iter().map(Some).collect(),
             None => vec![None],
         };
         let tmpl = env
@@ -135,9 +173,7 @@ pub fn render(bp: &Blueprint, templates: &Templates) -> Result<Rendered, RenderE
             .map_err(|e| RenderError::from_jinja(&e, row.template))?;
         for item in items {
             let local = match item {
-                Some(item) => {
-                    minijinja::context! { item => minijinja::value::Serde(item), ..base.clone() }
-                }
+                Some(item) => minijinja::context! { item => item, ..base.clone() },
                 None => base.clone(),
             };
             let path = env
@@ -146,19 +182,18 @@ pub fn render(bp: &Blueprint, templates: &Templates) -> Result<Rendered, RenderE
             let mut text = tmpl
                 .render(&local)
                 .map_err(|e| RenderError::from_jinja(&e, row.template))?;
-            if path == "etc/containerd/config.toml" {
-                text = extra_config::merge_containerd(
-                    &text,
-                    &bp.spec().runtime.containerd.extra_config,
-                )?;
+            if let Some(post) = row.post {
+                text = post(text, &ctx)?;
             }
             let tree = match row.side {
                 Side::Layer => &mut out.layer,
                 Side::Cluster => &mut out.cluster,
             };
             tree.add_file(&path, row.mode, text.into_bytes())
-                .map_err(|e| {
-                    RenderError::plain(format!("{} (from {}): {}", e.path, row.template, e.message))
+                .map_err(|e| RenderError::Output {
+                    path: e.path,
+                    template: row.template.to_string(),
+                    message: e.message,
                 })?;
         }
     }
@@ -168,10 +203,18 @@ pub fn render(bp: &Blueprint, templates: &Templates) -> Result<Rendered, RenderE
             0o644,
             format!("{}\n", bp.id()).into_bytes(),
         )
-        .map_err(|e| RenderError::plain(e.to_string()))?;
+        .map_err(|e| tree_error(e, "(blueprint id)"))?;
     copies(bp, &ctx, &mut out.layer)?;
     selfcheck::check(bp, &ctx, &out)?;
     Ok(out)
+}
+
+fn tree_error(e: crate::tree::TreeError, from: &str) -> RenderError {
+    RenderError::Output {
+        path: e.path,
+        template: from.to_string(),
+        message: e.message,
+    }
 }
 
 /// The lock file: the blueprint's canonical resolved form, pretty-printed
@@ -211,7 +254,7 @@ pub fn inputs(bp: &Blueprint) -> Vec<std::path::PathBuf> {
 
 /// Files copied verbatim from beside the blueprint: registry CAs for
 /// containerd and CA certificates for the distro's trust store.
-fn copies(bp: &Blueprint, ctx: &Value, layer: &mut Tree) -> Result<(), RenderError> {
+fn copies(bp: &Blueprint, ctx: &Context<'_>, layer: &mut Tree) -> Result<(), RenderError> {
     let base = crate::atomic::parent_dir(bp.file());
     let read = |rel: &str| {
         let p = base.join(rel);
@@ -220,10 +263,9 @@ fn copies(bp: &Blueprint, ctx: &Value, layer: &mut Tree) -> Result<(), RenderErr
     let add = |layer: &mut Tree, path: String, bytes: Vec<u8>| {
         layer
             .add_file(&path, 0o644, bytes)
-            .map_err(|e| RenderError::plain(e.to_string()))
+            .map_err(|e| tree_error(e, "(copied file)"))
     };
-    let dir = ctx["distro"]["trust_dir"].as_str().unwrap_or_default();
-    let ext = ctx["distro"]["trust_ext"].as_str().unwrap_or_default();
+    let (dir, ext) = (ctx.distro.trust_dir, ctx.distro.trust_ext);
     for r in &bp.spec().runtime.containerd.registries {
         if let Some(ca) = &r.ca_file {
             let pem = read(ca.as_str())?;

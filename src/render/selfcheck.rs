@@ -4,25 +4,27 @@
 
 use serde_json::Value;
 
-use super::{RenderError, Rendered};
-use crate::blueprint::{Blueprint, load_bytes};
+use super::{Context, RenderError, Rendered};
+use crate::blueprint::{Blueprint, compat::Matrix, load_bytes};
 
 fn text<'a>(out: &'a Rendered, path: &str) -> Result<&'a str, RenderError> {
     let bytes = out
         .layer
         .file(path)
         .or_else(|| out.cluster.file(path))
-        .ok_or_else(|| RenderError::plain(format!("self-check: {path} was not rendered")))?;
-    std::str::from_utf8(bytes)
-        .map_err(|_| RenderError::plain(format!("self-check: {path} is not UTF-8")))
+        .ok_or_else(|| fail(path, "was not rendered".into()))?;
+    std::str::from_utf8(bytes).map_err(|_| fail(path, "is not UTF-8".into()))
 }
 
-fn fail(path: &str, what: String) -> RenderError {
-    RenderError::plain(format!("self-check of {path}: {what}"))
+fn fail(path: &str, message: String) -> RenderError {
+    RenderError::SelfCheck {
+        path: path.to_string(),
+        message,
+    }
 }
 
-pub fn check(bp: &Blueprint, ctx: &Value, out: &Rendered) -> Result<(), RenderError> {
-    containerd(bp, ctx, out)?;
+pub fn check(bp: &Blueprint, ctx: &Context<'_>, out: &Rendered) -> Result<(), RenderError> {
+    containerd(ctx, out)?;
     kubelet(ctx, out)?;
     cmdline(ctx, out)?;
     lock(bp, out)?;
@@ -48,56 +50,71 @@ pub fn check(bp: &Blueprint, ctx: &Value, out: &Rendered) -> Result<(), RenderEr
     Ok(())
 }
 
-fn containerd(bp: &Blueprint, ctx: &Value, out: &Rendered) -> Result<(), RenderError> {
+fn containerd(ctx: &Context<'_>, out: &Rendered) -> Result<(), RenderError> {
     let path = "etc/containerd/config.toml";
+    let c = &ctx.containerd;
     let t: toml::Table =
         toml::from_str(text(out, path)?).map_err(|e| fail(path, format!("not TOML: {e}")))?;
-    let c = &ctx["containerd"];
-    let want_version = c["config_version"].as_i64();
-    if t.get("version").and_then(toml::Value::as_integer) != want_version {
-        return Err(fail(path, format!("version is not {want_version:?}")));
+    let version = t.get("version").and_then(toml::Value::as_integer);
+    if version != Some(i64::from(c.config_version)) {
+        return Err(fail(
+            path,
+            format!("version is {version:?}, not {}", c.config_version),
+        ));
     }
-    for key in ["root", "state"] {
-        if t.get(key).and_then(toml::Value::as_str) != c[key].as_str() {
-            return Err(fail(path, format!("{key} is not {}", c[key])));
+    for (key, want) in [("root", c.root), ("state", c.state)] {
+        if t.get(key).and_then(toml::Value::as_str) != Some(want) {
+            return Err(fail(path, format!("{key} is not {want}")));
         }
     }
-    let plugin = if want_version == Some(3) {
-        "io.containerd.cri.v1.runtime"
-    } else {
-        "io.containerd.grpc.v1.cri"
-    };
-    let rt = &t["plugins"][plugin];
-    if rt["containerd"]["default_runtime_name"].as_str() != c["default_runtime"].as_str() {
-        return Err(fail(path, "default runtime differs".into()));
+    let rt = t
+        .get("plugins")
+        .and_then(|p| p.get(c.cri_plugin()))
+        .ok_or_else(|| fail(path, format!("no plugin {}", c.cri_plugin())))?;
+    let default = rt
+        .get("containerd")
+        .and_then(|x| x.get("default_runtime_name"))
+        .and_then(toml::Value::as_str);
+    if default != Some(c.default_runtime) {
+        return Err(fail(
+            path,
+            format!("default runtime is {default:?}, not {}", c.default_runtime),
+        ));
     }
-    if rt["enable_cdi"].as_bool() != c["cdi_enabled"].as_bool() {
-        return Err(fail(path, "enable_cdi differs".into()));
+    let cdi = rt.get("enable_cdi").and_then(toml::Value::as_bool);
+    if cdi != Some(c.cdi_enabled) {
+        return Err(fail(
+            path,
+            format!("enable_cdi is {cdi:?}, not {}", c.cdi_enabled),
+        ));
     }
-    for r in c["runtimes"].as_array().into_iter().flatten() {
-        let name = r["name"].as_str().unwrap_or_default();
-        let have = rt["containerd"]["runtimes"]
-            .get(name)
+    for r in &c.runtimes {
+        let have = rt
+            .get("containerd")
+            .and_then(|x| x.get("runtimes"))
+            .and_then(|x| x.get(r.name))
             .and_then(|x| x.get("runtime_type"))
             .and_then(toml::Value::as_str);
-        if have != r["type"].as_str() {
+        if have != Some(r.runtime_type) {
             return Err(fail(
                 path,
-                format!("runtime {name} missing or of another type"),
+                format!("runtime {} missing or of another type", r.name),
             ));
         }
     }
-    for (key, value) in &bp.spec().runtime.containerd.extra_config {
-        let parts =
-            crate::blueprint::known_fields::split_toml_key(key).map_err(RenderError::plain)?;
-        let mut cur = toml::Value::Table(t.clone());
-        for p in &parts {
-            cur = cur
-                .get(p)
-                .cloned()
-                .ok_or_else(|| fail(path, format!("extraConfig `{key}` is missing")))?;
-        }
-        let back: Value = serde_json::to_value(&cur).map_err(|e| fail(path, e.to_string()))?;
+    let whole = toml::Value::Table(t);
+    for (key, value) in c.extra_config {
+        let parts = crate::blueprint::known_fields::split_toml_key(key).map_err(|message| {
+            RenderError::ExtraConfig {
+                key: key.clone(),
+                message,
+            }
+        })?;
+        let cur = parts
+            .iter()
+            .try_fold(&whole, |cur, p| cur.get(p))
+            .ok_or_else(|| fail(path, format!("extraConfig `{key}` is missing")))?;
+        let back: Value = serde_json::to_value(cur).map_err(|e| fail(path, e.to_string()))?;
         if &back != value {
             return Err(fail(
                 path,
@@ -108,14 +125,14 @@ fn containerd(bp: &Blueprint, ctx: &Value, out: &Rendered) -> Result<(), RenderE
     Ok(())
 }
 
-fn kubelet(ctx: &Value, out: &Rendered) -> Result<(), RenderError> {
+fn kubelet(ctx: &Context<'_>, out: &Rendered) -> Result<(), RenderError> {
     let path = "var/lib/kubelet/config.yaml";
     let v: Value =
         serde_yaml::from_str(text(out, path)?).map_err(|e| fail(path, format!("not YAML: {e}")))?;
     if v["kind"] != "KubeletConfiguration" || v["apiVersion"] != "kubelet.config.k8s.io/v1beta1" {
         return Err(fail(path, "not a KubeletConfiguration".into()));
     }
-    for (key, want) in ctx["kubelet"]["fields"].as_object().into_iter().flatten() {
+    for (key, want) in &ctx.kubelet.fields {
         if &v[key] != want {
             return Err(fail(path, format!("{key} is {}, not {want}", v[key])));
         }
@@ -123,13 +140,8 @@ fn kubelet(ctx: &Value, out: &Rendered) -> Result<(), RenderError> {
     Ok(())
 }
 
-fn cmdline(ctx: &Value, out: &Rendered) -> Result<(), RenderError> {
-    let want: Vec<&str> = ctx["cmdline"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect();
+fn cmdline(ctx: &Context<'_>, out: &Rendered) -> Result<(), RenderError> {
+    let want: Vec<&str> = ctx.cmdline.iter().map(String::as_str).collect();
     let path = "etc/kernel/cmdline";
     let got: Vec<&str> = text(out, path)?.split_whitespace().collect();
     if got != want {
@@ -156,7 +168,7 @@ fn lock(bp: &Blueprint, out: &Rendered) -> Result<(), RenderError> {
         bytes,
         std::path::Path::new(path),
         None,
-        &crate::blueprint::compat::Matrix::builtin(),
+        Matrix::builtin_ref(),
     )
     .map_err(|d| {
         fail(

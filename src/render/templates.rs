@@ -9,44 +9,51 @@ use super::RenderError;
 include!(concat!(env!("OUT_DIR"), "/templates.rs"));
 
 /// Template name → text, and the environment compiled from them (built
-/// once, reused for every render).
+/// once in the constructor, reused for every render).
 #[derive(Debug, Clone)]
 pub struct Templates {
     texts: BTreeMap<String, String>,
     /// Names taken from the override folder.
     pub overridden: Vec<String>,
-    env: Option<std::sync::Arc<minijinja::Environment<'static>>>,
+    env: std::sync::Arc<minijinja::Environment<'static>>,
+}
+
+/// The built-in texts.
+fn embedded_texts() -> BTreeMap<String, String> {
+    EMBEDDED
+        .iter()
+        .map(|(n, t)| (n.to_string(), t.to_string()))
+        .collect()
 }
 
 impl Templates {
+    /// The built-in templates (compiled once per process).
     pub fn embedded() -> Self {
-        let mut t = Self::uncompiled();
-        t.compile().expect("the built-in templates compile");
-        t
+        static BUILTIN: std::sync::OnceLock<Templates> = std::sync::OnceLock::new();
+        BUILTIN
+            .get_or_init(|| match Self::compile(embedded_texts(), Vec::new()) {
+                Ok(t) => t,
+                // A build-time property: tests render every example with them.
+                Err(e) => panic!("the built-in templates do not compile: {e}"),
+            })
+            .clone()
     }
 
-    /// The built-in texts, not yet compiled.
-    fn uncompiled() -> Self {
-        Self {
-            texts: EMBEDDED
-                .iter()
-                .map(|(n, t)| (n.to_string(), t.to_string()))
-                .collect(),
-            overridden: Vec::new(),
-            env: None,
-        }
-    }
-
-    fn compile(&mut self) -> Result<(), RenderError> {
-        self.env = Some(std::sync::Arc::new(super::environment(self)?));
-        Ok(())
+    fn compile(
+        texts: BTreeMap<String, String>,
+        overridden: Vec<String>,
+    ) -> Result<Self, RenderError> {
+        let env = std::sync::Arc::new(super::environment(&texts)?);
+        Ok(Self {
+            texts,
+            overridden,
+            env,
+        })
     }
 
     /// The compiled environment.
     pub(super) fn env(&self) -> &minijinja::Environment<'static> {
-        self.env
-            .as_deref()
-            .expect("templates are compiled when built")
+        &self.env
     }
 
     /// The embedded set with files from `dir` replacing templates of the same
@@ -54,7 +61,8 @@ impl Templates {
     /// otherwise be silently ignored).
     pub fn with_overrides(dir: &Path) -> Result<Self, RenderError> {
         // Compiled once, after the overrides are in.
-        let mut t = Self::uncompiled();
+        let mut texts = embedded_texts();
+        let mut overridden = Vec::new();
         let mut stack = vec![dir.to_path_buf()];
         while let Some(d) = stack.pop() {
             let rd = std::fs::read_dir(&d).map_err(|e| RenderError::io(&d, e))?;
@@ -68,21 +76,20 @@ impl Templates {
                     .strip_prefix(dir)
                     .map(|r| r.to_string_lossy().replace('\\', "/"))
                     .unwrap_or_default();
-                if !t.texts.contains_key(&name) {
-                    return Err(RenderError::plain(format!(
-                        "{}: no template is named `{name}`; the templates are: {}",
-                        p.display(),
-                        t.texts.keys().cloned().collect::<Vec<_>>().join(", ")
-                    )));
+                if !texts.contains_key(&name) {
+                    return Err(RenderError::UnknownTemplate {
+                        known: texts.keys().cloned().collect::<Vec<_>>().join(", "),
+                        path: p,
+                        name,
+                    });
                 }
                 let text = std::fs::read_to_string(&p).map_err(|e| RenderError::io(&p, e))?;
-                t.texts.insert(name.clone(), text);
-                t.overridden.push(name);
+                texts.insert(name.clone(), text);
+                overridden.push(name);
             }
         }
-        t.overridden.sort();
-        t.compile()?;
-        Ok(t)
+        overridden.sort();
+        Self::compile(texts, overridden)
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {

@@ -1,0 +1,94 @@
+//! `gpu`: the accelerators, for the modprobe and modules-load files, the
+//! operator values and the node-problem-detector plugin.
+
+use serde::Serialize;
+
+use crate::blueprint::model::*;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Gpu<'a> {
+    pub vendor: &'static str,
+    pub nvidia: bool,
+    pub amd: bool,
+    pub model: &'a str,
+    pub count: u32,
+    pub driver: String,
+    pub preinstalled: bool,
+    pub open_module: bool,
+    pub cuda: Option<String>,
+    pub rocm: Option<String>,
+    pub toolkit: Option<String>,
+    pub persistence: bool,
+    pub nvswitch: bool,
+    pub fabric_manager: Option<String>,
+    pub operator: Option<Operator>,
+    pub sharing: &'a Sharing,
+}
+
+/// The GPU operator and which components it manages.
+#[derive(Debug, Clone, Serialize)]
+pub struct Operator {
+    pub name: OperatorName,
+    pub version: String,
+    pub driver: bool,
+    pub toolkit: bool,
+    pub device_plugin: bool,
+    pub dra_driver: bool,
+    pub dcgm_exporter: bool,
+    pub metrics_exporter: bool,
+    pub mig_manager: bool,
+    pub nfd: bool,
+    pub gfd: bool,
+}
+
+impl Gpu<'_> {
+    /// An NVIDIA GPU operator is declared.
+    pub fn nvidia_operator(&self) -> bool {
+        self.nvidia && self.operator.is_some()
+    }
+
+    /// An AMD GPU operator is declared.
+    pub fn amd_operator(&self) -> bool {
+        self.amd && self.operator.is_some()
+    }
+}
+
+pub(super) fn of(s: &RawBlueprint) -> Option<Gpu<'_>> {
+    let a = s.accelerators.as_ref()?;
+    let nvidia = a.vendor == Vendor::Nvidia;
+    let manages = |c| a.operator.as_ref().is_some_and(|o| o.manages.contains(&c));
+    Some(Gpu {
+        vendor: a.vendor.as_str(),
+        nvidia,
+        amd: !nvidia,
+        model: &a.model,
+        count: a.count,
+        driver: a.driver.version.to_string(),
+        preinstalled: a.driver.authority == DriverAuthority::Preinstalled,
+        open_module: a.driver.kernel_module == Some(KernelModule::Open),
+        cuda: a.cuda.as_ref().map(|v| v.to_string()),
+        rocm: a.rocm.as_ref().map(|v| v.to_string()),
+        toolkit: a.container_toolkit.as_ref().map(|v| v.to_string()),
+        persistence: a.persistence,
+        nvswitch: a.interconnect.nvswitch,
+        fabric_manager: a
+            .interconnect
+            .fabric_manager
+            .as_ref()
+            .map(|f| f.version.to_string()),
+        operator: a.operator.as_ref().map(|o| Operator {
+            name: o.name,
+            version: o.version.to_string(),
+            driver: manages(OperatorComponent::Driver),
+            toolkit: manages(OperatorComponent::Toolkit),
+            device_plugin: manages(OperatorComponent::DevicePlugin),
+            dra_driver: manages(OperatorComponent::DraDriver),
+            dcgm_exporter: manages(OperatorComponent::DcgmExporter),
+            metrics_exporter: manages(OperatorComponent::MetricsExporter),
+            mig_manager: manages(OperatorComponent::MigManager),
+            nfd: manages(OperatorComponent::NodeFeatureDiscovery),
+            gfd: manages(OperatorComponent::GpuFeatureDiscovery),
+        }),
+        sharing: &a.sharing,
+    })
+}

@@ -1,0 +1,163 @@
+//! `kubelet`: `var/lib/kubelet/config.yaml`. The typed fields nodeimg sets
+//! ([`Fields`]), then `extraConfig` laid over them (which may override the
+//! secure defaults, never the typed fields — validation refuses those keys).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::RenderError;
+use crate::blueprint::model::*;
+use crate::blueprint::reservation::Resolved;
+use crate::blueprint::value::{LabelValue, TaintEffect};
+use crate::blueprint::{Blueprint, resolve};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Kubelet {
+    /// The KubeletConfiguration fields, as written (typed fields merged
+    /// with `extraConfig`).
+    pub fields: Map<String, Value>,
+    pub version: String,
+}
+
+/// The KubeletConfiguration fields nodeimg decides.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Fields<'a> {
+    // Secure defaults a production node wants; extraConfig may override them.
+    pub authentication: Value,
+    pub authorization: Value,
+    pub read_only_port: u16,
+    pub rotate_certificates: bool,
+    #[serde(rename = "serverTLSBootstrap")]
+    pub server_tls_bootstrap: bool,
+    pub protect_kernel_defaults: bool,
+    pub container_runtime_endpoint: String,
+    pub cgroup_driver: CgroupDriver,
+    pub max_pods: u32,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub kube_reserved: BTreeMap<&'static str, String>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub system_reserved: BTreeMap<&'static str, String>,
+    pub eviction_hard: BTreeMap<&'static str, String>,
+    pub cpu_manager_policy: CpuManagerPolicy,
+    pub topology_manager_policy: TopologyManagerPolicy,
+    pub topology_manager_scope: TopologyManagerScope,
+    pub memory_manager_policy: MemoryManagerPolicy,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub enforce_node_allocatable: Option<[&'static str; 1]>,
+    #[serde(rename = "failCgroupV1", skip_serializing_if = "Option::is_none")]
+    pub fail_cgroup_v1: Option<bool>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub register_with_taints: Vec<Taint<'a>>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub feature_gates: BTreeMap<String, Value>,
+}
+
+/// A `registerWithTaints` entry (core/v1 Taint).
+#[derive(Debug, Clone, Serialize)]
+pub struct Taint<'a> {
+    pub key: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<&'a str>,
+    pub effect: TaintEffect,
+}
+
+fn reserved(res: &Resolved) -> BTreeMap<&'static str, String> {
+    let mut m = BTreeMap::new();
+    if let Some(c) = &res.cpu {
+        m.insert("cpu", c.value.to_string());
+    }
+    if let Some(c) = &res.memory {
+        m.insert("memory", c.value.to_string());
+    }
+    if let Some(c) = &res.ephemeral_storage {
+        m.insert("ephemeral-storage", c.value.to_string());
+    }
+    if let Some(p) = res.pid {
+        m.insert("pid", p.to_string());
+    }
+    m
+}
+
+/// The typed fields of `bp`.
+pub fn fields(bp: &Blueprint) -> Fields<'_> {
+    let s = bp.spec();
+    let k = &s.kubernetes.kubelet;
+    let r = resolve::kubelet(s);
+    let statics = k.cpu_manager_policy == CpuManagerPolicy::Static
+        || k.memory_manager_policy == MemoryManagerPolicy::Static;
+    let dra = s.kubernetes.device_injection.mode == InjectionMode::Dra
+        && s.kubernetes.version.minor() < 34;
+    Fields {
+        authentication: serde_json::json!({"anonymous": {"enabled": false}, "webhook": {"enabled": true}, "x509": {"clientCAFile": "/etc/kubernetes/pki/ca.crt"}}),
+        authorization: serde_json::json!({"mode": "Webhook"}),
+        read_only_port: 0,
+        rotate_certificates: true,
+        server_tls_bootstrap: true,
+        protect_kernel_defaults: true,
+        container_runtime_endpoint: format!(
+            "unix://{}/containerd.sock",
+            s.runtime.containerd.state
+        ),
+        cgroup_driver: k.cgroup_driver,
+        max_pods: r.max_pods,
+        kube_reserved: reserved(&r.kube_reserved),
+        system_reserved: reserved(&r.system_reserved),
+        eviction_hard: r
+            .eviction_hard
+            .iter()
+            .map(|(sig, t, _)| (sig.as_str(), t.to_string()))
+            .collect(),
+        cpu_manager_policy: k.cpu_manager_policy,
+        topology_manager_policy: k.topology_manager_policy,
+        topology_manager_scope: k.topology_manager_scope,
+        memory_manager_policy: k.memory_manager_policy,
+        enforce_node_allocatable: statics.then_some(["pods"]),
+        fail_cgroup_v1: (s.os.cgroup == CgroupMode::V1).then_some(false),
+        register_with_taints: s
+            .kubernetes
+            .taints
+            .iter()
+            .map(|t| Taint {
+                key: t.key.as_str(),
+                value: t.value.as_ref().map(LabelValue::as_str),
+                effect: t.effect,
+            })
+            .collect(),
+        feature_gates: if dra {
+            BTreeMap::from([("DynamicResourceAllocation".to_string(), Value::Bool(true))])
+        } else {
+            BTreeMap::new()
+        },
+    }
+}
+
+pub(super) fn of(bp: &Blueprint) -> Result<Kubelet, RenderError> {
+    let s = bp.spec();
+    let typed = serde_json::to_value(fields(bp)).map_err(|e| RenderError::Context {
+        what: "kubelet configuration",
+        message: e.to_string(),
+    })?;
+    let Value::Object(mut f) = typed else {
+        return Err(RenderError::Context {
+            what: "kubelet configuration",
+            message: "the typed fields are not a mapping".into(),
+        });
+    };
+    for (key, v) in &s.kubernetes.kubelet.extra_config {
+        // featureGates from extraConfig add to those nodeimg sets.
+        if let (Some(Value::Object(have)), Value::Object(add)) = (f.get_mut(key), v)
+            && key == "featureGates"
+        {
+            have.extend(add.clone());
+            continue;
+        }
+        f.insert(key.clone(), v.clone());
+    }
+    Ok(Kubelet {
+        fields: f,
+        version: s.kubernetes.version.to_string(),
+    })
+}

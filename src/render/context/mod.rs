@@ -1,0 +1,137 @@
+//! The values templates see, computed once from a checked blueprint, as a
+//! typed [`Context`]: one sub-context per target (containerd, kubelet, CDI,
+//! GPU, system, security, NFD), mirroring `templates/`.
+//!
+//! Templates stay declarative: every decision (which containerd config
+//! version, which runtimes, the merged kubelet fields, unit names, trust
+//! store paths) is made here in Rust, where it is typed and tested, and
+//! templates only lay values out and escape them. Plan conditions, `each`
+//! lists and the self-check read the same typed fields, so renaming a
+//! field is a compile error rather than a file silently not rendered.
+//! Templates (built-in or `--templates` overrides) see exactly this
+//! context — not the raw blueprint.
+
+mod cdi;
+mod containerd;
+mod gpu;
+mod kubelet;
+mod nfd;
+mod security;
+mod system;
+
+use serde::Serialize;
+
+use super::RenderError;
+use crate::blueprint::{Blueprint, cmdline};
+
+pub use cdi::Cdi;
+pub use containerd::{Containerd, Registry, Runtime};
+pub use gpu::{Gpu, Operator};
+pub use kubelet::Kubelet;
+pub use nfd::Nfd;
+pub use security::Security;
+pub use system::System;
+
+/// Where nodeimg lives on the node and what it writes there.
+pub const NODEIMG_BIN: &str = "/usr/local/bin/nodeimg";
+pub const LOCK_PATH: &str = "/etc/nodeimg/blueprint.lock.json";
+pub const RECORD_PATH: &str = "/var/lib/nodeimg/acceptance.yaml";
+pub const EVIDENCE_DIR: &str = "/var/lib/nodeimg/evidence";
+pub const BREAK_GLASS: &str = "/etc/nodeimg/break-glass";
+pub const CERTS_DIR: &str = "/etc/containerd/certs.d";
+
+/// Everything a template can read.
+#[derive(Debug, Clone, Serialize)]
+pub struct Context<'a> {
+    pub name: &'a str,
+    pub id: &'a str,
+    pub version: &'a str,
+    /// The lock file's text (`etc/nodeimg/blueprint.lock.json`).
+    pub lock: String,
+    pub distro: Distro,
+    /// The kernel command line, one argument each.
+    pub cmdline: Vec<String>,
+    pub gpu: Option<Gpu<'a>>,
+    /// Any NIC with RDMA.
+    pub rdma: bool,
+    pub containerd: Containerd<'a>,
+    pub kubelet: Kubelet,
+    pub cdi: Cdi,
+    pub system: System<'a>,
+    pub security: Security<'a>,
+    pub nfd: Nfd<'a>,
+    pub verify: Verify,
+}
+
+/// Distro-family paths.
+#[derive(Debug, Clone, Serialize)]
+pub struct Distro {
+    pub name: &'static str,
+    pub family: &'static str,
+    pub version: String,
+    pub chrony_conf: &'static str,
+    /// Layer path of the system trust store's source folder.
+    pub trust_dir: &'static str,
+    pub trust_ext: &'static str,
+}
+
+/// Where the boot-time verifier lives and writes.
+#[derive(Debug, Clone, Serialize)]
+pub struct Verify {
+    pub bin: &'static str,
+    pub lock: &'static str,
+    pub record: &'static str,
+    pub evidence: &'static str,
+    pub break_glass: &'static str,
+}
+
+impl<'a> Context<'a> {
+    /// Computes the context of `bp`; `lock` is the lock file's text.
+    pub fn new(bp: &'a Blueprint, lock: String) -> Result<Self, RenderError> {
+        let s = bp.spec();
+        let rhel = s.os.distro.is_rhel_family();
+        Ok(Self {
+            name: bp.name(),
+            id: bp.id(),
+            version: &s.metadata.version,
+            lock,
+            distro: Distro {
+                name: s.os.distro.as_str(),
+                family: if rhel { "rhel" } else { "debian" },
+                version: s.os.version.to_string(),
+                chrony_conf: if rhel {
+                    "etc/chrony.conf"
+                } else {
+                    "etc/chrony/chrony.conf"
+                },
+                trust_dir: if rhel {
+                    "etc/pki/ca-trust/source/anchors"
+                } else {
+                    "usr/local/share/ca-certificates"
+                },
+                trust_ext: if rhel { "pem" } else { "crt" },
+            },
+            cmdline: cmdline::full(s).iter().map(|a| a.to_string()).collect(),
+            gpu: gpu::of(s),
+            rdma: s.network.nics.iter().any(|n| n.rdma),
+            containerd: containerd::of(s),
+            kubelet: kubelet::of(bp)?,
+            cdi: cdi::of(s),
+            system: system::of(s),
+            security: security::of(s),
+            nfd: nfd::of(s),
+            verify: Verify {
+                bin: NODEIMG_BIN,
+                lock: LOCK_PATH,
+                record: RECORD_PATH,
+                evidence: EVIDENCE_DIR,
+                break_glass: BREAK_GLASS,
+            },
+        })
+    }
+}
+
+/// A quantity as whole bytes, as text.
+fn bytes(q: &crate::blueprint::value::Quantity) -> String {
+    q.units_ceil().to_string()
+}

@@ -1,0 +1,134 @@
+//! `system`: chrony, resolved, journald, logrotate, partitions (repart and
+//! mount units), the shm unit, certificates and the cache.
+
+use serde::Serialize;
+
+use super::bytes;
+use crate::blueprint::model::*;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct System<'a> {
+    pub time_sync: Option<TimeSync<'a>>,
+    pub dns: Option<Dns<'a>>,
+    pub certificates: Vec<Certificate<'a>>,
+    pub partitions: Vec<Partition<'a>>,
+    pub cache: Option<Cache<'a>>,
+    pub journal_max_use: Option<String>,
+    pub journal_retention_s: Option<String>,
+    pub rotate: Vec<Rotate<'a>>,
+    pub shm_bytes: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TimeSync<'a> {
+    pub servers: &'a [String],
+    pub pools: &'a [String],
+    /// chrony `makestep` threshold in seconds.
+    pub make_step: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Dns<'a> {
+    pub servers: Vec<String>,
+    pub domains: &'a [String],
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Certificate<'a> {
+    pub name: &'a str,
+}
+
+/// One `usr/lib/repart.d/<index>-<label>.conf` and its mount unit.
+#[derive(Debug, Clone, Serialize)]
+pub struct Partition<'a> {
+    pub index: String,
+    pub label: &'a str,
+    pub mount_point: &'a str,
+    pub filesystem: Filesystem,
+    pub size_bytes: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Cache<'a> {
+    pub path: &'a str,
+    pub high: f64,
+    pub low: f64,
+}
+
+/// One `etc/logrotate.d/<name>` file.
+#[derive(Debug, Clone, Serialize)]
+pub struct Rotate<'a> {
+    pub name: &'a str,
+    pub path: &'a str,
+    pub frequency: RotateFrequency,
+    pub keep: u32,
+    pub max_size_bytes: Option<String>,
+}
+
+impl System<'_> {
+    /// journald limits are set.
+    pub fn journal_wanted(&self) -> bool {
+        self.journal_max_use.is_some() || self.journal_retention_s.is_some()
+    }
+}
+
+pub(super) fn of(s: &RawBlueprint) -> System<'_> {
+    let sys = &s.system;
+    System {
+        time_sync: sys.time_sync.as_ref().map(|t| TimeSync {
+            servers: &t.servers,
+            pools: &t.pools,
+            make_step: t
+                .make_step
+                .as_ref()
+                .map(|d| format!("{}", d.nanos() as f64 / 1e9)),
+        }),
+        dns: sys.dns.as_ref().map(|d| Dns {
+            servers: d.servers.iter().map(|a| a.to_string()).collect(),
+            domains: &d.search_domains,
+        }),
+        certificates: sys
+            .certificates
+            .iter()
+            .map(|c| Certificate {
+                name: c.name.as_str(),
+            })
+            .collect(),
+        partitions: sys
+            .partitions
+            .iter()
+            .enumerate()
+            .map(|(i, p)| Partition {
+                index: format!("{:02}", 50 + i),
+                label: p.label.as_str(),
+                mount_point: p.mount_point.as_str(),
+                filesystem: p.filesystem,
+                size_bytes: p.size.as_ref().map(bytes),
+            })
+            .collect(),
+        cache: sys.cache.as_ref().map(|c| Cache {
+            path: c.path.as_str(),
+            high: c.high_watermark.value(),
+            low: c.low_watermark.value(),
+        }),
+        journal_max_use: sys.logs.journal_max_use.as_ref().map(bytes),
+        journal_retention_s: sys
+            .logs
+            .journal_max_retention
+            .as_ref()
+            .map(|d| d.as_secs().to_string()),
+        rotate: sys
+            .logs
+            .rotate
+            .iter()
+            .map(|r| Rotate {
+                name: r.name.as_str(),
+                path: &r.path,
+                frequency: r.frequency,
+                keep: r.keep,
+                max_size_bytes: r.max_size.as_ref().map(bytes),
+            })
+            .collect(),
+        shm_bytes: sys.shm_size.as_ref().map(bytes),
+    }
+}
