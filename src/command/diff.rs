@@ -120,7 +120,7 @@ fn text(r: &Report, no_files: bool, env: &mut Env<'_>) -> std::io::Result<()> {
         None => writeln!(env.out, "\nNo change: identical blueprints ({}).", r.new.id),
         Some(i) => writeln!(
             env.out,
-            "\nSummary: {} field(s), {} computed value(s), {} file(s) changed; fleet impact: {} ({})",
+            "\nSummary: {} field(s), {} computed value(s), {} file(s) changed; fleet impact: {} — {}",
             r.fields.len(),
             r.computed.len(),
             r.files.len(),

@@ -1,31 +1,10 @@
-//! What a change means for a running fleet: reboot the node, drain it and
-//! restart a daemon, or apply it live. Two visible tables — blueprint paths
-//! and rendered file paths — each row a prefix and its impact; the first
-//! matching row wins, so specific prefixes come before general ones.
+//! What a blueprint field change means for a running fleet: reboot the
+//! node, drain it and restart a daemon, or apply it live. One visible table
+//! of blueprint path prefixes, the first matching row wins, so specific
+//! prefixes come before general ones. Rendered files carry their impact in
+//! the plan (`render::plan`), so a new output cannot come without one.
 
-use serde::Serialize;
-
-/// Ordered: a set of changes has the impact of its worst member.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Impact {
-    /// Applies without touching workloads (labels, logrotate, sysctl, verify expectations).
-    Live,
-    /// Drain the node, restart a daemon (containerd, kubelet), uncordon.
-    Drain,
-    /// Drain and reboot (kernel, kernel arguments, driver, firmware/BIOS policy).
-    Reboot,
-}
-
-impl Impact {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Impact::Live => "live",
-            Impact::Drain => "drain",
-            Impact::Reboot => "reboot",
-        }
-    }
-}
+pub use crate::render::plan::Impact;
 
 /// Blueprint path prefix → impact and why.
 pub const FIELDS: &[(&str, Impact, &str)] = &[
@@ -59,12 +38,12 @@ pub const FIELDS: &[(&str, Impact, &str)] = &[
     (
         "accelerators.containerToolkit",
         Impact::Drain,
-        "container runtime hook (restart containerd)",
+        "container runtime hook",
     ),
     (
         "accelerators.sharing",
         Impact::Drain,
-        "GPU partitioning (MIG reconfiguration resets GPUs)",
+        "GPU partitioning: MIG reconfiguration resets GPUs",
     ),
     (
         "accelerators.operator",
@@ -78,23 +57,25 @@ pub const FIELDS: &[(&str, Impact, &str)] = &[
         "SR-IOV virtual functions",
     ),
     ("network", Impact::Live, "verification expectations"),
-    (
-        "runtime",
-        Impact::Drain,
-        "containerd configuration (restart containerd)",
-    ),
+    ("runtime", Impact::Drain, "containerd configuration"),
     ("kubernetes.labels", Impact::Live, "node labels"),
     ("kubernetes.nfd", Impact::Live, "feature discovery rules"),
+    (
+        "kubernetes.kubelet.cpuManagerPolicy",
+        Impact::Drain,
+        "CPU manager policy: delete /var/lib/kubelet/cpu_manager_state before kubelet restarts",
+    ),
+    (
+        "kubernetes.kubelet.memoryManagerPolicy",
+        Impact::Drain,
+        "memory manager policy: delete /var/lib/kubelet/memory_manager_state before kubelet restarts",
+    ),
     (
         "kubernetes.taints",
         Impact::Drain,
         "taints apply when kubelet registers the node",
     ),
-    (
-        "kubernetes",
-        Impact::Drain,
-        "kubelet configuration (restart kubelet)",
-    ),
+    ("kubernetes", Impact::Drain, "kubelet configuration"),
     ("system.partitions", Impact::Reboot, "disk layout"),
     ("system", Impact::Live, "system services"),
     (
@@ -103,50 +84,6 @@ pub const FIELDS: &[(&str, Impact, &str)] = &[
         "sshd, audit and sysctl reload live",
     ),
     ("files", Impact::Live, "overlay files"),
-];
-
-/// Rendered file prefix (`layer/…`, `cluster/…`) → impact and why.
-pub const FILES: &[(&str, Impact, &str)] = &[
-    (
-        "layer/etc/default/grub.d/",
-        Impact::Reboot,
-        "kernel command line",
-    ),
-    (
-        "layer/etc/kernel/cmdline",
-        Impact::Reboot,
-        "kernel command line",
-    ),
-    (
-        "layer/etc/modprobe.d/",
-        Impact::Reboot,
-        "kernel module options",
-    ),
-    (
-        "layer/etc/modules-load.d/",
-        Impact::Reboot,
-        "modules loaded at boot",
-    ),
-    ("layer/usr/lib/repart.d/", Impact::Reboot, "disk layout"),
-    ("layer/etc/containerd/", Impact::Drain, "restart containerd"),
-    ("layer/var/lib/kubelet/", Impact::Drain, "restart kubelet"),
-    (
-        "layer/etc/systemd/system/kubelet.service.d/",
-        Impact::Drain,
-        "restart kubelet",
-    ),
-    (
-        "layer/etc/systemd/system/nodeimg-cdi-generate.service",
-        Impact::Drain,
-        "CDI specs regenerate before pods start",
-    ),
-    (
-        "layer/etc/nodeimg/",
-        Impact::Live,
-        "verification expectations",
-    ),
-    ("layer/", Impact::Live, "reloads live"),
-    ("cluster/", Impact::Live, "cluster-side objects"),
 ];
 
 fn first<'a>(
@@ -158,7 +95,7 @@ fn first<'a>(
         .iter()
         .find(|(prefix, _, _)| boundary(path, prefix))
         .map(|(_, i, why)| (*i, *why))
-        .unwrap_or((Impact::Drain, "unclassified change"))
+        .unwrap_or((Impact::Reboot, "unclassified change"))
 }
 
 /// Impact of a change at a blueprint path (`kubernetes.kubelet.maxPods`,
@@ -182,10 +119,12 @@ pub fn of_field(path: &str) -> (Impact, &'static str) {
     })
 }
 
-/// Impact of a changed rendered file.
-pub fn of_file(path: &str) -> (Impact, &'static str) {
-    first(FILES, path, |p, prefix| p.starts_with(prefix))
-}
+/// The GPU driver under `accelerators.driver` when the GPU operator owns
+/// it on both sides: the image does not carry it, the operator rolls it.
+pub const OPERATOR_DRIVER: (Impact, &str) = (
+    Impact::Live,
+    "the GPU operator owns the driver and rolls it (draining each node itself); the image does not change",
+);
 
 #[cfg(test)]
 mod tests {
@@ -202,9 +141,6 @@ mod tests {
         assert_eq!(of_field("kubernetes.kubelet.maxPods").0, Impact::Drain);
         assert_eq!(of_field("kubernetes.labels[\"a/b\"]").0, Impact::Live);
         assert_eq!(of_field("system.logs.rotate[0].keep").0, Impact::Live);
-        assert_eq!(of_file("layer/etc/kernel/cmdline").0, Impact::Reboot);
-        assert_eq!(of_file("layer/etc/containerd/config.toml").0, Impact::Drain);
-        assert_eq!(of_file("layer/etc/logrotate.d/nodeimg").0, Impact::Live);
         assert!(Impact::Reboot > Impact::Drain && Impact::Drain > Impact::Live);
     }
 }

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::blueprint::model::DriverAuthority;
 use crate::blueprint::{Blueprint, identity, resolve};
 use crate::render::Rendered;
 use impact::Impact;
@@ -90,8 +91,20 @@ fn side(bp: &Blueprint) -> Side {
     }
 }
 
+/// The driver is the GPU operator's on both sides.
+fn operator_driver(old: &Blueprint, new: &Blueprint) -> bool {
+    let op = |bp: &Blueprint| {
+        bp.spec()
+            .accelerators
+            .as_ref()
+            .is_some_and(|a| a.driver.authority == DriverAuthority::Operator)
+    };
+    op(old) && op(new)
+}
+
 fn fields(old: &Blueprint, new: &Blueprint) -> Vec<FieldChange> {
     let (a, b) = (identity::leaves(old.spec()), identity::leaves(new.spec()));
+    let operator_driver = operator_driver(old, new);
     let mut paths: Vec<&String> = a.keys().chain(b.keys()).collect();
     paths.sort();
     paths.dedup();
@@ -99,7 +112,11 @@ fn fields(old: &Blueprint, new: &Blueprint) -> Vec<FieldChange> {
         .into_iter()
         .filter(|p| a.get(*p) != b.get(*p))
         .map(|p| {
-            let (impact, why) = impact::of_field(p);
+            let (impact, why) = if operator_driver && p.starts_with("accelerators.driver.") {
+                impact::OPERATOR_DRIVER
+            } else {
+                impact::of_field(p)
+            };
             FieldChange {
                 path: p.clone(),
                 old: a.get(p).cloned(),
@@ -188,7 +205,9 @@ fn files(old: &Rendered, new: &Rendered) -> Vec<FileChange> {
             _ => continue,
         };
         let (old_text, new_text) = (text(x), text(y));
-        let diff = if matches!(status, FileStatus::Mode) {
+        let diff = if let Some(note) = summarised(p, &old_text, &new_text) {
+            note
+        } else if matches!(status, FileStatus::Mode) {
             format!(
                 "mode {:04o} → {:04o}\n",
                 x.map_or(0, |v| v.0),
@@ -201,7 +220,13 @@ fn files(old: &Rendered, new: &Rendered) -> Vec<FileChange> {
                 .header(&format!("old/{p}"), &format!("new/{p}"))
                 .to_string()
         };
-        let (impact, why) = impact::of_file(p);
+        // The new side's plan says what the file means; a removed file,
+        // the old side's.
+        let (impact, why) = if y.is_some() {
+            new.impact_of(p)
+        } else {
+            old.impact_of(p)
+        };
         out.push(FileChange {
             path: p.clone(),
             status,
@@ -211,6 +236,20 @@ fn files(old: &Rendered, new: &Rendered) -> Vec<FileChange> {
         });
     }
     out
+}
+
+/// The id and lock files change with every blueprint change and repeat
+/// what the field list says: one compact line instead of a hunk.
+fn summarised(path: &str, old: &str, new: &str) -> Option<String> {
+    match path {
+        "layer/etc/nodeimg/blueprint.id" => {
+            Some(format!("blueprint id {} → {}\n", old.trim(), new.trim()))
+        }
+        "layer/etc/nodeimg/blueprint.lock.json" => Some(
+            "the resolved blueprint (its changes are the blueprint changes listed above)\n".into(),
+        ),
+        _ => None,
+    }
 }
 
 /// Compares two checked blueprints and their rendered trees.
@@ -224,17 +263,28 @@ pub fn compare(old: &Blueprint, old_r: &Rendered, new: &Blueprint, new_r: &Rende
         .chain(computed.iter().map(|c| c.impact))
         .chain(files.iter().map(|f| f.impact))
         .max();
-    let mut reasons: Vec<String> = fields
+    // The actions of the worst files ("restart kubelet"); fields only where
+    // no file says more (a driver change, a change without files).
+    let worst_files: Vec<String> = files
         .iter()
         .filter(|f| Some(f.impact) == impact)
         .map(|f| f.why.clone())
-        .chain(
-            files
-                .iter()
-                .filter(|f| Some(f.impact) == impact)
-                .map(|f| f.why.clone()),
-        )
         .collect();
+    let mut reasons: Vec<String> = if worst_files.is_empty() {
+        fields
+            .iter()
+            .filter(|f| Some(f.impact) == impact)
+            .map(|f| f.why.clone())
+            .chain(
+                computed
+                    .iter()
+                    .filter(|c| Some(c.impact) == impact)
+                    .map(|c| format!("{} changes", c.path)),
+            )
+            .collect()
+    } else {
+        worst_files
+    };
     reasons.sort();
     reasons.dedup();
     Report {

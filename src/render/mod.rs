@@ -24,14 +24,27 @@ use thiserror::Error;
 use crate::blueprint::{Blueprint, identity};
 use crate::tree::Tree;
 pub use context::Context;
-use plan::{PLAN, Side};
+use plan::{FileImpact, PLAN, Side};
+use std::collections::BTreeMap;
 pub use templates::Templates;
 
-/// The rendered files: the image layer and the cluster-side files.
+/// The rendered files: the image layer and the cluster-side files, and
+/// what changing each one means for a running fleet.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rendered {
     pub layer: Tree,
     pub cluster: Tree,
+    /// `layer/<path>` or `cluster/<path>` → impact, from the plan row (or
+    /// [`plan::EXTRA`] for copied files).
+    pub impacts: BTreeMap<String, FileImpact>,
+}
+
+impl Rendered {
+    /// The impact of changing `path` (`layer/…` or `cluster/…`); a file
+    /// with none declared is the most disruptive.
+    pub fn impact_of(&self, path: &str) -> FileImpact {
+        self.impacts.get(path).copied().unwrap_or(plan::UNDECLARED)
+    }
 }
 
 /// Why rendering failed; names the template and line, the file or the
@@ -159,6 +172,7 @@ pub fn render(bp: &Blueprint, templates: &Templates) -> Result<Rendered, RenderE
     let mut out = Rendered {
         layer: Tree::new(),
         cluster: Tree::new(),
+        impacts: BTreeMap::new(),
     };
     for row in PLAN {
         if !(row.when)(&ctx) {
@@ -185,10 +199,11 @@ pub fn render(bp: &Blueprint, templates: &Templates) -> Result<Rendered, RenderE
             if let Some(post) = row.post {
                 text = post(text, &ctx)?;
             }
-            let tree = match row.side {
-                Side::Layer => &mut out.layer,
-                Side::Cluster => &mut out.cluster,
+            let (tree, side) = match row.side {
+                Side::Layer => (&mut out.layer, "layer"),
+                Side::Cluster => (&mut out.cluster, "cluster"),
             };
+            out.impacts.insert(format!("{side}/{path}"), row.impact);
             tree.add_file(&path, row.mode, text.into_bytes())
                 .map_err(|e| RenderError::Output {
                     path: e.path,
@@ -205,6 +220,14 @@ pub fn render(bp: &Blueprint, templates: &Templates) -> Result<Rendered, RenderE
         )
         .map_err(|e| tree_error(e, "(blueprint id)"))?;
     copies(bp, &ctx, &mut out.layer)?;
+    for (path, _, _) in out.layer.files() {
+        let key = format!("layer/{path}");
+        if !out.impacts.contains_key(&key)
+            && let Some((_, impact)) = plan::EXTRA.iter().find(|(p, _)| key.starts_with(p))
+        {
+            out.impacts.insert(key, *impact);
+        }
+    }
     selfcheck::check(bp, &ctx, &out)?;
     Ok(out)
 }

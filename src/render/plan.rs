@@ -19,6 +19,44 @@ pub enum Side {
     Cluster,
 }
 
+/// What changing a file means for a running fleet. Ordered: a set of
+/// changes has the impact of its worst member.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Impact {
+    /// Applies without touching workloads (a reload, the next boot's checks).
+    Live,
+    /// Drain the node, restart a daemon (containerd, kubelet), uncordon.
+    Drain,
+    /// Drain and reboot (kernel, kernel arguments, modules, disk layout).
+    Reboot,
+}
+
+impl Impact {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Impact::Live => "live",
+            Impact::Drain => "drain",
+            Impact::Reboot => "reboot",
+        }
+    }
+}
+
+/// A file's impact and the action behind it.
+pub type FileImpact = (Impact, &'static str);
+
+/// The impact of a rendered file with none declared: the most disruptive.
+pub const UNDECLARED: FileImpact = (Impact::Reboot, "no impact declared for this file");
+
+/// Files render adds beside the plan rows (copied or derived), by path prefix.
+#[rustfmt::skip]
+pub const EXTRA: &[(&str, FileImpact)] = &[
+    ("layer/etc/nodeimg/blueprint.id", (Impact::Live, "verification expectations, read by verify at the next boot")),
+    ("layer/etc/containerd/certs.d/", (Impact::Drain, "restart containerd")),
+    ("layer/usr/local/share/ca-certificates/", (Impact::Live, "update-ca-certificates")),
+    ("layer/etc/pki/ca-trust/source/anchors/", (Impact::Live, "update-ca-trust")),
+];
+
 /// A step applied to a rendered file's text before it is stored.
 pub type Post = fn(String, &Context<'_>) -> Result<String, RenderError>;
 
@@ -36,6 +74,8 @@ pub struct Output {
     pub each: Option<fn(&Context<'_>) -> Vec<minijinja::Value>>,
     /// Applied to the rendered text (the containerd extraConfig merge).
     pub post: Option<Post>,
+    /// What changing this file means for a running fleet (`nodeimg diff`).
+    pub impact: FileImpact,
     pub side: Side,
 }
 
@@ -51,34 +91,34 @@ fn items<T: Serialize>(list: &[T]) -> Vec<minijinja::Value> {
 
 #[rustfmt::skip]
 pub const PLAN: &[Output] = &[
-    Output { path: "etc/nodeimg/blueprint.lock.json", mode: 0o644, template: "etc/nodeimg/blueprint.lock.json.j2", produced: "always", when: always, each: None, post: None, side: Side::Layer },
-    Output { path: "etc/containerd/config.toml", mode: 0o644, template: "etc/containerd/config.toml.j2", produced: "always (config version 2 for containerd 1.x, 3 for 2.x)", when: always, each: None, post: Some(extra_config::merge_containerd), side: Side::Layer },
-    Output { path: "etc/containerd/certs.d/{{ item.host }}/hosts.toml", mode: 0o644, template: "etc/containerd/certs.d/hosts.toml.j2", produced: "per runtime.containerd.registries entry", when: always, each: Some(|c| items(&c.containerd.registries)), post: None, side: Side::Layer },
-    Output { path: "var/lib/kubelet/config.yaml", mode: 0o644, template: "var/lib/kubelet/config.yaml.j2", produced: "always", when: always, each: None, post: None, side: Side::Layer },
-    Output { path: "etc/default/grub.d/50-nodeimg.cfg", mode: 0o644, template: "etc/default/grub.d/50-nodeimg.cfg.j2", produced: "always", when: always, each: None, post: None, side: Side::Layer },
-    Output { path: "etc/kernel/cmdline", mode: 0o644, template: "etc/kernel/cmdline.j2", produced: "always", when: always, each: None, post: None, side: Side::Layer },
-    Output { path: "etc/modprobe.d/nodeimg-gpu.conf", mode: 0o644, template: "etc/modprobe.d/nodeimg-gpu.conf.j2", produced: "accelerators present", when: |c| c.gpu.is_some(), each: None, post: None, side: Side::Layer },
-    Output { path: "etc/modules-load.d/nodeimg.conf", mode: 0o644, template: "etc/modules-load.d/nodeimg.conf.j2", produced: "a preinstalled driver or RDMA NICs", when: |c| c.gpu.as_ref().is_some_and(|g| g.preinstalled) || c.rdma, each: None, post: None, side: Side::Layer },
-    Output { path: "etc/sysctl.d/90-nodeimg.conf", mode: 0o644, template: "etc/sysctl.d/90-nodeimg.conf.j2", produced: "always", when: always, each: None, post: None, side: Side::Layer },
-    Output { path: "etc/security/limits.d/90-nodeimg-memlock.conf", mode: 0o644, template: "etc/security/limits.d/90-nodeimg-memlock.conf.j2", produced: "RDMA NICs", when: |c| c.rdma, each: None, post: None, side: Side::Layer },
-    Output { path: "etc/tmpfiles.d/nodeimg.conf", mode: 0o644, template: "etc/tmpfiles.d/nodeimg.conf.j2", produced: "always", when: always, each: None, post: None, side: Side::Layer },
-    Output { path: "etc/systemd/system/nodeimg-shm.service", mode: 0o644, template: "etc/systemd/system/nodeimg-shm.service.j2", produced: "system.shmSize set", when: |c| c.system.shm_bytes.is_some(), each: None, post: None, side: Side::Layer },
-    Output { path: "usr/lib/repart.d/{{ item.index }}-{{ item.label }}.conf", mode: 0o644, template: "usr/lib/repart.d/partition.conf.j2", produced: "per system.partitions entry", when: always, each: Some(|c| items(&c.system.partitions)), post: None, side: Side::Layer },
-    Output { path: "etc/systemd/system/{{ item.mount_point | unit_path }}.mount", mode: 0o644, template: "etc/systemd/system/partition.mount.j2", produced: "per system.partitions entry", when: always, each: Some(|c| items(&c.system.partitions)), post: None, side: Side::Layer },
-    Output { path: "{{ distro.chrony_conf }}", mode: 0o644, template: "etc/chrony/chrony.conf.j2", produced: "system.timeSync set", when: |c| c.system.time_sync.is_some(), each: None, post: None, side: Side::Layer },
-    Output { path: "etc/systemd/resolved.conf.d/50-nodeimg.conf", mode: 0o644, template: "etc/systemd/resolved.conf.d/50-nodeimg.conf.j2", produced: "system.dns set", when: |c| c.system.dns.is_some(), each: None, post: None, side: Side::Layer },
-    Output { path: "etc/systemd/journald.conf.d/50-nodeimg.conf", mode: 0o644, template: "etc/systemd/journald.conf.d/50-nodeimg.conf.j2", produced: "journal limits set", when: |c| c.system.journal_wanted(), each: None, post: None, side: Side::Layer },
-    Output { path: "etc/logrotate.d/{{ item.name }}", mode: 0o644, template: "etc/logrotate.d/rule.j2", produced: "per system.logs.rotate entry", when: always, each: Some(|c| items(&c.system.rotate)), post: None, side: Side::Layer },
-    Output { path: "etc/ssh/sshd_config.d/50-nodeimg.conf", mode: 0o600, template: "etc/ssh/sshd_config.d/50-nodeimg.conf.j2", produced: "always (disables sshd when security.ssh.enabled is false)", when: always, each: None, post: None, side: Side::Layer },
-    Output { path: "etc/audit/rules.d/50-nodeimg.rules", mode: 0o640, template: "etc/audit/rules.d/50-nodeimg.rules.j2", produced: "security.audit set", when: |c| !c.security.audit.is_empty(), each: None, post: None, side: Side::Layer },
-    Output { path: "etc/kubernetes/node-feature-discovery/nfd-worker.conf", mode: 0o644, template: "etc/kubernetes/node-feature-discovery/nfd-worker.conf.j2", produced: "kubernetes.nfd.sources set", when: |c| !c.nfd.sources.is_empty(), each: None, post: None, side: Side::Layer },
-    Output { path: "etc/systemd/system/nodeimg-cdi-generate.service", mode: 0o644, template: "etc/systemd/system/nodeimg-cdi-generate.service.j2", produced: "CDI generated on the node (nvidia-ctk or amd-ctk)", when: |c| c.cdi.generate, each: None, post: None, side: Side::Layer },
-    Output { path: "{{ cdi.static_file }}", mode: 0o644, template: "etc/cdi/static-spec.yaml.j2", produced: "runtime.cdi.generator is static (AMD)", when: |c| c.cdi.is_static, each: None, post: None, side: Side::Layer },
-    Output { path: "etc/udev/rules.d/90-nodeimg-cdi-refresh.rules", mode: 0o644, template: "etc/udev/rules.d/90-nodeimg-cdi-refresh.rules.j2", produced: "CDI generated on the node and refreshed on driver change", when: |c| c.cdi.generate && c.cdi.on_driver_change, each: None, post: None, side: Side::Layer },
-    Output { path: "etc/systemd/system/nodeimg-verify.service", mode: 0o644, template: "etc/systemd/system/nodeimg-verify.service.j2", produced: "always", when: always, each: None, post: None, side: Side::Layer },
-    Output { path: "etc/systemd/system/kubelet.service.d/10-nodeimg-verify.conf", mode: 0o644, template: "etc/systemd/system/kubelet.service.d/10-nodeimg-verify.conf.j2", produced: "always", when: always, each: None, post: None, side: Side::Layer },
-    Output { path: "etc/node-problem-detector.d/nodeimg-health.json", mode: 0o644, template: "etc/node-problem-detector.d/nodeimg-health.json.j2", produced: "accelerators present", when: |c| c.gpu.is_some(), each: None, post: None, side: Side::Layer },
-    Output { path: "nfd-platform-labels.yaml", mode: 0o644, template: "cluster/nfd-platform-labels.yaml.j2", produced: "kubernetes.nfd.platformLabels set", when: |c| !c.nfd.labels.is_empty(), each: None, post: None, side: Side::Cluster },
-    Output { path: "gpu-operator-values.yaml", mode: 0o644, template: "cluster/gpu-operator-values.yaml.j2", produced: "an NVIDIA GPU operator is declared", when: |c| c.gpu.as_ref().is_some_and(|g| g.nvidia_operator()), each: None, post: None, side: Side::Cluster },
-    Output { path: "amd-gpu-operator-values.yaml", mode: 0o644, template: "cluster/amd-gpu-operator-values.yaml.j2", produced: "an AMD GPU operator is declared", when: |c| c.gpu.as_ref().is_some_and(|g| g.amd_operator()), each: None, post: None, side: Side::Cluster },
+    Output { path: "etc/nodeimg/blueprint.lock.json", mode: 0o644, template: "etc/nodeimg/blueprint.lock.json.j2", produced: "always", when: always, each: None, post: None, impact: (Impact::Live, "verification expectations, read by verify at the next boot"), side: Side::Layer },
+    Output { path: "etc/containerd/config.toml", mode: 0o644, template: "etc/containerd/config.toml.j2", produced: "always (config version 2 for containerd 1.x, 3 for 2.x)", when: always, each: None, post: Some(extra_config::merge_containerd), impact: (Impact::Drain, "restart containerd"), side: Side::Layer },
+    Output { path: "etc/containerd/certs.d/{{ item.host }}/hosts.toml", mode: 0o644, template: "etc/containerd/certs.d/hosts.toml.j2", produced: "per runtime.containerd.registries entry", when: always, each: Some(|c| items(&c.containerd.registries)), post: None, impact: (Impact::Drain, "restart containerd"), side: Side::Layer },
+    Output { path: "var/lib/kubelet/config.yaml", mode: 0o644, template: "var/lib/kubelet/config.yaml.j2", produced: "always", when: always, each: None, post: None, impact: (Impact::Drain, "restart kubelet; delete /var/lib/kubelet/cpu_manager_state (memory_manager_state) first when the CPU (memory) manager policy changes"), side: Side::Layer },
+    Output { path: "etc/default/grub.d/50-nodeimg.cfg", mode: 0o644, template: "etc/default/grub.d/50-nodeimg.cfg.j2", produced: "always", when: always, each: None, post: None, impact: (Impact::Reboot, "kernel command line"), side: Side::Layer },
+    Output { path: "etc/kernel/cmdline", mode: 0o644, template: "etc/kernel/cmdline.j2", produced: "always", when: always, each: None, post: None, impact: (Impact::Reboot, "kernel command line"), side: Side::Layer },
+    Output { path: "etc/modprobe.d/nodeimg-gpu.conf", mode: 0o644, template: "etc/modprobe.d/nodeimg-gpu.conf.j2", produced: "accelerators present", when: |c| c.gpu.is_some(), each: None, post: None, impact: (Impact::Reboot, "kernel module options"), side: Side::Layer },
+    Output { path: "etc/modules-load.d/nodeimg.conf", mode: 0o644, template: "etc/modules-load.d/nodeimg.conf.j2", produced: "a preinstalled driver or RDMA NICs", when: |c| c.gpu.as_ref().is_some_and(|g| g.preinstalled) || c.rdma, each: None, post: None, impact: (Impact::Reboot, "modules loaded at boot"), side: Side::Layer },
+    Output { path: "etc/sysctl.d/90-nodeimg.conf", mode: 0o644, template: "etc/sysctl.d/90-nodeimg.conf.j2", produced: "always", when: always, each: None, post: None, impact: (Impact::Live, "sysctl --system"), side: Side::Layer },
+    Output { path: "etc/security/limits.d/90-nodeimg-memlock.conf", mode: 0o644, template: "etc/security/limits.d/90-nodeimg-memlock.conf.j2", produced: "RDMA NICs", when: |c| c.rdma, each: None, post: None, impact: (Impact::Drain, "restart containerd and kubelet so pods inherit the memlock limit"), side: Side::Layer },
+    Output { path: "etc/tmpfiles.d/nodeimg.conf", mode: 0o644, template: "etc/tmpfiles.d/nodeimg.conf.j2", produced: "always", when: always, each: None, post: None, impact: (Impact::Live, "systemd-tmpfiles --create"), side: Side::Layer },
+    Output { path: "etc/systemd/system/nodeimg-shm.service", mode: 0o644, template: "etc/systemd/system/nodeimg-shm.service.j2", produced: "system.shmSize set", when: |c| c.system.shm_bytes.is_some(), each: None, post: None, impact: (Impact::Live, "daemon-reload, restart nodeimg-shm (remounts /dev/shm)"), side: Side::Layer },
+    Output { path: "usr/lib/repart.d/{{ item.index }}-{{ item.label }}.conf", mode: 0o644, template: "usr/lib/repart.d/partition.conf.j2", produced: "per system.partitions entry", when: always, each: Some(|c| items(&c.system.partitions)), post: None, impact: (Impact::Reboot, "disk layout"), side: Side::Layer },
+    Output { path: "etc/systemd/system/{{ item.mount_point | unit_path }}.mount", mode: 0o644, template: "etc/systemd/system/partition.mount.j2", produced: "per system.partitions entry", when: always, each: Some(|c| items(&c.system.partitions)), post: None, impact: (Impact::Reboot, "disk layout"), side: Side::Layer },
+    Output { path: "{{ distro.chrony_conf }}", mode: 0o644, template: "etc/chrony/chrony.conf.j2", produced: "system.timeSync set", when: |c| c.system.time_sync.is_some(), each: None, post: None, impact: (Impact::Live, "restart chronyd"), side: Side::Layer },
+    Output { path: "etc/systemd/resolved.conf.d/50-nodeimg.conf", mode: 0o644, template: "etc/systemd/resolved.conf.d/50-nodeimg.conf.j2", produced: "system.dns set", when: |c| c.system.dns.is_some(), each: None, post: None, impact: (Impact::Live, "restart systemd-resolved"), side: Side::Layer },
+    Output { path: "etc/systemd/journald.conf.d/50-nodeimg.conf", mode: 0o644, template: "etc/systemd/journald.conf.d/50-nodeimg.conf.j2", produced: "journal limits set", when: |c| c.system.journal_wanted(), each: None, post: None, impact: (Impact::Live, "restart systemd-journald"), side: Side::Layer },
+    Output { path: "etc/logrotate.d/{{ item.name }}", mode: 0o644, template: "etc/logrotate.d/rule.j2", produced: "per system.logs.rotate entry", when: always, each: Some(|c| items(&c.system.rotate)), post: None, impact: (Impact::Live, "read at the next rotation"), side: Side::Layer },
+    Output { path: "etc/ssh/sshd_config.d/50-nodeimg.conf", mode: 0o600, template: "etc/ssh/sshd_config.d/50-nodeimg.conf.j2", produced: "always (disables sshd when security.ssh.enabled is false)", when: always, each: None, post: None, impact: (Impact::Live, "reload sshd"), side: Side::Layer },
+    Output { path: "etc/audit/rules.d/50-nodeimg.rules", mode: 0o640, template: "etc/audit/rules.d/50-nodeimg.rules.j2", produced: "security.audit set", when: |c| !c.security.audit.is_empty(), each: None, post: None, impact: (Impact::Live, "augenrules --load"), side: Side::Layer },
+    Output { path: "etc/kubernetes/node-feature-discovery/nfd-worker.conf", mode: 0o644, template: "etc/kubernetes/node-feature-discovery/nfd-worker.conf.j2", produced: "kubernetes.nfd.sources set", when: |c| !c.nfd.sources.is_empty(), each: None, post: None, impact: (Impact::Live, "the NFD worker rereads its configuration"), side: Side::Layer },
+    Output { path: "etc/systemd/system/nodeimg-cdi-generate.service", mode: 0o644, template: "etc/systemd/system/nodeimg-cdi-generate.service.j2", produced: "CDI generated on the node (nvidia-ctk or amd-ctk)", when: |c| c.cdi.generate, each: None, post: None, impact: (Impact::Drain, "CDI specs regenerate before pods start"), side: Side::Layer },
+    Output { path: "{{ cdi.static_file }}", mode: 0o644, template: "etc/cdi/static-spec.yaml.j2", produced: "runtime.cdi.generator is static (AMD)", when: |c| c.cdi.is_static, each: None, post: None, impact: (Impact::Drain, "CDI specs are read when containers start; running pods keep their devices"), side: Side::Layer },
+    Output { path: "etc/udev/rules.d/90-nodeimg-cdi-refresh.rules", mode: 0o644, template: "etc/udev/rules.d/90-nodeimg-cdi-refresh.rules.j2", produced: "CDI generated on the node and refreshed on driver change", when: |c| c.cdi.generate && c.cdi.on_driver_change, each: None, post: None, impact: (Impact::Live, "udevadm control --reload"), side: Side::Layer },
+    Output { path: "etc/systemd/system/nodeimg-verify.service", mode: 0o644, template: "etc/systemd/system/nodeimg-verify.service.j2", produced: "always", when: always, each: None, post: None, impact: (Impact::Live, "verification at the next boot"), side: Side::Layer },
+    Output { path: "etc/systemd/system/kubelet.service.d/10-nodeimg-verify.conf", mode: 0o644, template: "etc/systemd/system/kubelet.service.d/10-nodeimg-verify.conf.j2", produced: "always", when: always, each: None, post: None, impact: (Impact::Drain, "daemon-reload, restart kubelet"), side: Side::Layer },
+    Output { path: "etc/node-problem-detector.d/nodeimg-health.json", mode: 0o644, template: "etc/node-problem-detector.d/nodeimg-health.json.j2", produced: "accelerators present", when: |c| c.gpu.is_some(), each: None, post: None, impact: (Impact::Live, "node-problem-detector reloads its plugins"), side: Side::Layer },
+    Output { path: "nfd-platform-labels.yaml", mode: 0o644, template: "cluster/nfd-platform-labels.yaml.j2", produced: "kubernetes.nfd.platformLabels set", when: |c| !c.nfd.labels.is_empty(), each: None, post: None, impact: (Impact::Live, "cluster-side object: kubectl apply"), side: Side::Cluster },
+    Output { path: "gpu-operator-values.yaml", mode: 0o644, template: "cluster/gpu-operator-values.yaml.j2", produced: "an NVIDIA GPU operator is declared", when: |c| c.gpu.as_ref().is_some_and(|g| g.nvidia_operator()), each: None, post: None, impact: (Impact::Live, "cluster-side values: helm upgrade; the operator rolls what it owns (a driver change drains each node itself)"), side: Side::Cluster },
+    Output { path: "amd-gpu-operator-values.yaml", mode: 0o644, template: "cluster/amd-gpu-operator-values.yaml.j2", produced: "an AMD GPU operator is declared", when: |c| c.gpu.as_ref().is_some_and(|g| g.amd_operator()), each: None, post: None, impact: (Impact::Live, "cluster-side values: helm upgrade; the operator rolls what it owns (a driver change drains each node itself)"), side: Side::Cluster },
 ];

@@ -138,3 +138,165 @@ fn cli_exit_codes_and_json() {
         .unwrap();
     assert_eq!(bad.status.code(), Some(2));
 }
+
+fn diff_mi300x(subs: &[(&str, &str)]) -> nodeimg::diff::Report {
+    let old = example("mi300x-rhel");
+    let new = variant("mi300x-rhel", subs);
+    compare(&old, &rendered(&old), &new, &rendered(&new))
+}
+
+#[test]
+fn every_rendered_file_has_a_declared_impact() {
+    for name in EXAMPLES {
+        let r = rendered(&example(name));
+        let paths = r
+            .layer
+            .files()
+            .map(|(p, _, _)| format!("layer/{p}"))
+            .chain(r.cluster.files().map(|(p, _, _)| format!("cluster/{p}")));
+        for p in paths {
+            assert!(r.impacts.contains_key(&p), "{name}: {p} has no impact");
+        }
+    }
+    // A file nobody declared is the most disruptive, never live.
+    let r = rendered(&example("cpu-minimal"));
+    assert_eq!(r.impact_of("layer/etc/new-daemon.conf").0, Impact::Reboot);
+}
+
+/// The JSON Schema node at a dotted blueprint path, following `$ref`s.
+fn schema_at<'a>(root: &'a serde_json::Value, path: &str) -> Option<&'a serde_json::Value> {
+    let deref = |mut v: &'a serde_json::Value| {
+        for _ in 0..16 {
+            let Some(r) = v.get("$ref").and_then(|r| r.as_str()) else {
+                break;
+            };
+            v = root.pointer(r.strip_prefix('#')?)?;
+        }
+        // Optional fields are `anyOf: [{$ref}, {type: null}]`.
+        if let Some(any) = v.get("anyOf").and_then(|a| a.as_array()) {
+            for alt in any {
+                if alt.get("$ref").is_some() {
+                    return Some(alt);
+                }
+            }
+        }
+        Some(v)
+    };
+    let mut cur = deref(root)?;
+    for part in path.split('.') {
+        cur = deref(cur)?;
+        if cur.get("$ref").is_some() {
+            cur = deref(cur)?;
+        }
+        let next = cur
+            .get("properties")
+            .and_then(|p| p.get(part))
+            .or_else(|| {
+                // A list: look into its items.
+                cur.get("items")
+                    .and_then(&deref)
+                    .and_then(|i| i.get("properties"))
+                    .and_then(|p| p.get(part))
+            })?;
+        cur = next;
+    }
+    Some(cur)
+}
+
+#[test]
+fn every_field_impact_names_a_schema_path_and_every_section_has_one() {
+    let schema = nodeimg::blueprint::schema::document();
+    for (prefix, _, _) in nodeimg::diff::impact::FIELDS {
+        assert!(
+            schema_at(&schema, prefix).is_some(),
+            "impact table row `{prefix}` names no blueprint field"
+        );
+    }
+    let top = schema["properties"].as_object().unwrap();
+    for section in top.keys() {
+        if ["apiVersion", "kind"].contains(&section.as_str()) {
+            continue;
+        }
+        let (_, why) = nodeimg::diff::impact::of_field(&format!("{section}.x"));
+        assert_ne!(
+            why, "unclassified change",
+            "section `{section}` has no impact row"
+        );
+    }
+}
+
+#[test]
+fn cpu_manager_policy_says_to_delete_the_state_file() {
+    let r = diff_of(&[("cpuManagerPolicy: static", "cpuManagerPolicy: none")]);
+    assert_eq!(r.impact, Some(Impact::Drain));
+    let f = r
+        .fields
+        .iter()
+        .find(|f| f.path == "kubernetes.kubelet.cpuManagerPolicy")
+        .unwrap();
+    assert!(f.why.contains("cpu_manager_state"), "{}", f.why);
+    assert!(
+        r.reasons.iter().any(|w| w.contains("cpu_manager_state")),
+        "{:?}",
+        r.reasons
+    );
+}
+
+#[test]
+fn summary_reasons_are_actions_without_nested_wording() {
+    let r = diff_of(&[("maxPods: 110", "maxPods: 64")]);
+    assert_eq!(r.impact, Some(Impact::Drain));
+    for w in &r.reasons {
+        assert!(!w.contains("configuration ("), "{w}");
+    }
+    assert!(
+        r.reasons.iter().any(|w| w.starts_with("restart kubelet")),
+        "{:?}",
+        r.reasons
+    );
+}
+
+#[test]
+fn an_operator_owned_driver_bump_is_the_operators_rollout() {
+    let r = diff_mi300x(&[("version: \"6.2.4\"", "version: \"6.2.5\"")]);
+    let f = r
+        .fields
+        .iter()
+        .find(|f| f.path == "accelerators.driver.version")
+        .unwrap_or_else(|| panic!("{:?}", r.fields));
+    assert_eq!(f.impact, Impact::Live);
+    assert!(f.why.contains("operator"), "{}", f.why);
+    // The files agree: only the operator's values change, live.
+    assert!(
+        r.files.iter().all(|f| f.impact == Impact::Live),
+        "{:?}",
+        r.files
+    );
+    assert!(
+        r.files
+            .iter()
+            .any(|f| f.path == "cluster/amd-gpu-operator-values.yaml")
+    );
+    // A preinstalled driver is still a reboot.
+    let bump = ("version: \"580.105.08\"", "version: \"580.126.09\"");
+    let r = diff_of(&[bump, bump]);
+    let f = r
+        .fields
+        .iter()
+        .find(|f| f.path == "accelerators.driver.version")
+        .unwrap();
+    assert_eq!(f.impact, Impact::Reboot);
+}
+
+#[test]
+fn id_and_lock_changes_are_shown_once_compactly() {
+    let r = diff_of(&[("maxPods: 110", "maxPods: 64")]);
+    for p in [
+        "layer/etc/nodeimg/blueprint.id",
+        "layer/etc/nodeimg/blueprint.lock.json",
+    ] {
+        let f = r.files.iter().find(|f| f.path == p).unwrap();
+        assert_eq!(f.diff.lines().count(), 1, "{p}: {}", f.diff);
+        assert!(!f.diff.contains("@@"), "{}", f.diff);
+    }
+}
