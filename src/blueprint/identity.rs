@@ -1,4 +1,5 @@
-//! A blueprint's id: `sha256:` over its canonical resolved form.
+//! A blueprint's id: `sha256:` over its canonical resolved form, and the
+//! lock file that carries that form into the image.
 //!
 //! Canonical means: defaults applied, mapping keys sorted, and absent
 //! optional fields, empty lists and empty mappings omitted — so that adding
@@ -8,7 +9,10 @@
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use super::diagnostic::{Collector, Diagnostic};
 use super::model::RawBlueprint;
+use super::yaml_path::YamlPath;
+use super::{Blueprint, schema, source};
 
 /// The canonical JSON text of a blueprint.
 pub fn canonical_json(bp: &RawBlueprint) -> String {
@@ -17,6 +21,63 @@ pub fn canonical_json(bp: &RawBlueprint) -> String {
     let mut out = String::new();
     write(&v, &mut out);
     out
+}
+
+/// File name of the lock nodeimg renders into the image.
+pub const LOCK_FILE: &str = "blueprint.lock.json";
+
+/// `path` names a lock file (`…/blueprint.lock.json`).
+pub fn is_lock(path: &std::path::Path) -> bool {
+    path.file_name().is_some_and(|n| n == LOCK_FILE)
+}
+
+/// Loads a lock file (`etc/nodeimg/blueprint.lock.json`) as trusted input:
+/// it was validated when the image was built — possibly with a site
+/// matrix the node does not have — so it is only parsed, checked against
+/// the schema and deserialised; the compatibility rules do not run again.
+/// When `expected_id` is given (`etc/nodeimg/blueprint.id`), the lock must
+/// hash to it.
+pub fn load_lock(
+    bytes: &[u8],
+    file: &std::path::Path,
+    expected_id: Option<&str>,
+) -> Result<Blueprint, Vec<Diagnostic>> {
+    let located = |e: source::SourceError, code: &str| {
+        let mut c = Collector::new(file, None);
+        c.error_pos(code, &e.path, e.pos, e.message);
+        c.finish()
+    };
+    let text = source::decode(bytes).map_err(|e| located(e, "unreadable"))?;
+    let mut doc = source::parse(text).map_err(|e| located(e, "syntax"))?;
+    schema::drop_nulls(&mut doc.value);
+    let mut out = Collector::new(file, Some(&doc.map));
+    schema::check(&doc.value, &mut out);
+    if out.has_errors() {
+        return Err(out.finish());
+    }
+    let raw: RawBlueprint = match serde_path_to_error::deserialize(&doc.value) {
+        Ok(raw) => raw,
+        Err(e) => {
+            let path = YamlPath::parse(&e.path().to_string());
+            out.error("invalid-value", &path, e.inner().to_string());
+            return Err(out.finish());
+        }
+    };
+    let have = id(&raw);
+    if let Some(want) = expected_id
+        && want.trim() != have
+    {
+        out.error(
+            "lock-id",
+            &YamlPath::root(),
+            format!(
+                "the lock hashes to {have}, not to the image's blueprint id {}; the image was altered",
+                want.trim()
+            ),
+        );
+        return Err(out.finish());
+    }
+    Ok(Blueprint::trusted(raw, have, file))
 }
 
 /// `sha256:<hex>` of the canonical JSON.

@@ -60,6 +60,18 @@ impl Blueprint {
     }
 }
 
+impl Blueprint {
+    /// A blueprint taken as already checked (a lock file whose id matched;
+    /// see [`identity::load_lock`]).
+    pub(crate) fn trusted(raw: RawBlueprint, id: String, file: &Path) -> Self {
+        Self {
+            raw,
+            id,
+            file: file.to_path_buf(),
+        }
+    }
+}
+
 /// A successful load: the blueprint and any warnings.
 #[derive(Debug, Clone)]
 pub struct Loaded {

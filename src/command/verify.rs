@@ -49,8 +49,16 @@ fn load(
 ) -> Result<Blueprint, u8> {
     let bytes =
         std::fs::read(path).map_err(|e| env.fail(&format!("blueprint {}: {e}", path.display())))?;
-    match blueprint::load_bytes(&bytes, path, None, matrix) {
-        Ok(loaded) => Ok(loaded.blueprint),
+    // A lock was validated at build time (maybe with a site matrix): it is
+    // loaded as trusted input, checked against the id beside it.
+    let loaded = if blueprint::identity::is_lock(path) {
+        let id = std::fs::read_to_string(path.with_file_name("blueprint.id")).ok();
+        blueprint::identity::load_lock(&bytes, path, id.as_deref())
+    } else {
+        blueprint::load_bytes(&bytes, path, None, matrix).map(|l| l.blueprint)
+    };
+    match loaded {
+        Ok(blueprint) => Ok(blueprint),
         Err(diagnostics) => {
             for d in &diagnostics {
                 let _ = writeln!(env.err, "{d}");

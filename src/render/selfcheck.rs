@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use super::{Context, RenderError, Rendered};
-use crate::blueprint::{Blueprint, compat::Matrix, load_bytes};
+use crate::blueprint::{Blueprint, identity};
 
 fn text<'a>(out: &'a Rendered, path: &str) -> Result<&'a str, RenderError> {
     let bytes = out
@@ -161,16 +161,11 @@ fn cmdline(ctx: &Context<'_>, out: &Rendered) -> Result<(), RenderError> {
     Ok(())
 }
 
+/// The lock loads back, as verify will load it, to the same id.
 fn lock(bp: &Blueprint, out: &Rendered) -> Result<(), RenderError> {
     let path = "etc/nodeimg/blueprint.lock.json";
     let bytes = text(out, path)?.as_bytes();
-    let loaded = load_bytes(
-        bytes,
-        std::path::Path::new(path),
-        None,
-        Matrix::builtin_ref(),
-    )
-    .map_err(|d| {
+    identity::load_lock(bytes, std::path::Path::new(path), Some(bp.id())).map_err(|d| {
         fail(
             path,
             format!(
@@ -179,15 +174,5 @@ fn lock(bp: &Blueprint, out: &Rendered) -> Result<(), RenderError> {
             ),
         )
     })?;
-    if loaded.blueprint.id() != bp.id() {
-        return Err(fail(
-            path,
-            format!(
-                "loads back with id {}, not {}",
-                loaded.blueprint.id(),
-                bp.id()
-            ),
-        ));
-    }
     Ok(())
 }

@@ -29,6 +29,7 @@ mod render_corpus;
 mod render_escaping;
 mod render_kubelet;
 mod robustness;
+mod site_matrix;
 mod verify_checks;
 mod verify_cli;
 mod verify_golden;
