@@ -184,6 +184,12 @@ pub struct BuildArgs {
     /// Also build twice under different conditions (umask, threads) and compare every byte; exit 1 on a difference.
     #[arg(long)]
     pub check_repro: bool,
+    /// The nodeimg binary the image carries as /usr/local/bin/nodeimg (default: this executable). It must run on the blueprint's distribution: its glibc symbol versions are checked.
+    #[arg(long, value_name = "PATH")]
+    pub verifier: Option<PathBuf>,
+    /// Pack every layer again instead of reusing unchanged ones from the image already in OUT.
+    #[arg(long)]
+    pub no_cache: bool,
     /// Also write the cluster-side files (operator values, NodeFeatureRule) into this folder.
     #[arg(long, value_name = "DIR")]
     pub cluster: Option<PathBuf>,

@@ -1,9 +1,12 @@
 //! `nodeimg build BLUEPRINT [-o OUT]`: validate, render, package into a
-//! reproducible OCI image layout (default OUT: `out/<metadata.name>/`),
-//! print the manifest digest (`--format json`: every digest and size).
-//! `--check-repro` builds twice under different conditions and compares
-//! every byte. `--cluster DIR` writes the cluster-side files into DIR.
+//! reproducible, layered OCI image layout (overlay, verifier, config;
+//! default OUT: `out/<metadata.name>/`), print the manifest digest
+//! (`--format json`: every digest and size). `--check-repro` builds twice
+//! under different conditions and compares the two. `--cluster DIR` writes
+//! the cluster-side files into DIR. A long build shows its progress when
+//! stderr is a terminal.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use serde::Serialize;
@@ -11,7 +14,10 @@ use serde::Serialize;
 use super::{Env, exit};
 use crate::atomic::{Kind, StagedDir};
 use crate::cli::{BuildArgs, Format};
-use crate::package::{self, BuildOptions, ImageMeta, Overlay, ReproReport};
+use crate::package::verifier::Target;
+use crate::package::{
+    self, BuildOptions, ImageMeta, Inputs, Meter, Overlay, Progress, ReproReport, Silent, Verifier,
+};
 use crate::render;
 
 #[derive(Serialize)]
@@ -74,16 +80,52 @@ pub fn run(args: &BuildArgs, env: &mut Env<'_>) -> u8 {
         },
         None => None,
     };
-    let overlay = Overlay::from_blueprint(&bp);
-    let repro = if args.check_repro {
-        match package::check_repro(&rendered.layer, overlay.as_ref(), &meta, &opts) {
-            Ok(r) => Some(r),
-            Err(e) => return env.fail(&e.to_string()),
-        }
-    } else {
-        None
+    opts.cache = !args.no_cache;
+    let verifier_path = match &args.verifier {
+        Some(p) => p.clone(),
+        None => match std::env::current_exe() {
+            Ok(p) => p,
+            Err(e) => {
+                return env.fail(&format!(
+                    "cannot find this executable to put into the image ({e}); give one with --verifier PATH"
+                ));
+            }
+        },
     };
-    let report = match package::build(&rendered.layer, overlay.as_ref(), &meta, &opts, &output) {
+    let os = &bp.spec().os;
+    let target = Target {
+        distro: os.distro,
+        version: &os.version,
+        architecture: &meta.architecture,
+    };
+    let verifier = match Verifier::from_file(&verifier_path, &target) {
+        Ok(v) => v,
+        Err(e) => return env.fail(&e.to_string()),
+    };
+    let overlay = Overlay::from_blueprint(&bp);
+    let image = Inputs {
+        config: &rendered.layer,
+        verifier: &verifier,
+        overlay: overlay.as_ref(),
+    };
+    let result = {
+        let tty = !env.quiet && std::io::stderr().is_terminal();
+        let mut meter;
+        let mut silent = Silent;
+        let progress: &mut dyn Progress = if tty {
+            meter = Meter::new(&mut *env.err);
+            &mut meter
+        } else {
+            &mut silent
+        };
+        if args.check_repro {
+            package::build_checked(image, &meta, &opts, &output, progress)
+                .map(|(b, r)| (b, Some(r)))
+        } else {
+            package::build(image, &meta, &opts, &output, progress).map(|b| (b, None))
+        }
+    };
+    let (report, repro) = match result {
         Ok(r) => r,
         Err(e) => return env.fail(&e.to_string()),
     };
@@ -129,17 +171,27 @@ fn text(
     let i = &r.image;
     writeln!(env.out, "{}", i.manifest.digest)?;
     env.note(&format!(
-        "{} {} → {} (tag {}, {}): layer {} ({} bytes, {} entries, diff_id {})",
+        "{} {} → {} (tag {}, {})",
         i.name,
         i.version,
         r.out.display(),
         i.tag,
         i.platform,
-        i.layer.digest,
-        i.layer.size,
-        i.layer.entries,
-        i.layer.diff_id
     ));
+    for l in &i.layers {
+        env.note(&format!(
+            "  {:<8} layer {} ({} bytes, {} entries){}",
+            l.role.as_str(),
+            l.digest,
+            l.size,
+            l.entries,
+            if r.reused.contains(&l.role) {
+                ", unchanged: reused"
+            } else {
+                ""
+            }
+        ));
+    }
     if let Some(rep) = repro {
         if rep.identical {
             env.note(&format!(

@@ -22,10 +22,11 @@ pub struct Digest {
 impl Digest {
     /// The digest of `bytes`.
     pub fn of(bytes: &[u8]) -> Self {
-        Self::from_hasher(Sha256::new_with_prefix(bytes))
+        Self::from_sha256(Sha256::new_with_prefix(bytes))
     }
 
-    fn from_hasher(hasher: Sha256) -> Self {
+    /// The digest a hasher has computed so far.
+    pub fn from_sha256(hasher: Sha256) -> Self {
         let mut hex = String::with_capacity(64);
         for b in hasher.finalize().iter() {
             hex.push(char::from(b"0123456789abcdef"[usize::from(b >> 4)]));
@@ -93,7 +94,7 @@ impl<W: Write> HashingWriter<W> {
 
     /// The inner writer, the digest and the number of bytes written.
     pub fn finish(self) -> (W, Digest, u64) {
-        (self.inner, Digest::from_hasher(self.hasher), self.len)
+        (self.inner, Digest::from_sha256(self.hasher), self.len)
     }
 }
 

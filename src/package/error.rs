@@ -14,12 +14,22 @@ pub enum PackageError {
     #[error("overlay entry {}: {message}", path.display())]
     Overlay { path: PathBuf, message: String },
 
-    /// Render and the overlay both produce the same path.
+    /// Two sources (render, the verifier, the overlay) produce one path.
     #[error(
-        "`/{path}` is produced both by render and by the overlay ({}); remove it from one of them",
-        overlay.display()
+        "`/{path}` is produced both by {first} and by {second}{}; remove it from one of them",
+        overlay.as_ref().map(|p| format!(" ({})", p.display())).unwrap_or_default()
     )]
-    Conflict { path: String, overlay: PathBuf },
+    Conflict {
+        path: String,
+        first: &'static str,
+        second: &'static str,
+        /// The overlay's file, when the overlay is one of the two.
+        overlay: Option<PathBuf>,
+    },
+
+    /// The verifier binary cannot go into the image.
+    #[error("verifier {}: {message}", path.display())]
+    Verifier { path: PathBuf, message: String },
 
     /// A rendered-tree path the layer cannot hold.
     #[error("rendered tree: {0}")]

@@ -15,7 +15,8 @@ use super::compress::{Compression, Compressor};
 use super::digest::{Digest, HashingWriter};
 use super::error::PackageError;
 use super::output;
-use super::plan::PlanEntry;
+use super::plan::{EntryKind, LayerPlan, LayerRole};
+use super::progress::Progress;
 use super::source_date::SourceDate;
 use super::tar_stream::write_tar;
 
@@ -25,6 +26,8 @@ const BUF: usize = 1 << 20;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LayerInfo {
+    /// What the layer holds.
+    pub role: LayerRole,
     pub media_type: &'static str,
     pub compression: Compression,
     pub level: i32,
@@ -42,19 +45,26 @@ pub struct LayerInfo {
 
 /// Writes the layer blob into `blob_dir` (`…/blobs/sha256`).
 pub fn write_layer(
-    entries: &[PlanEntry],
+    layer: &LayerPlan,
     compression: Compression,
     workers: u32,
     mtime: SourceDate,
     blob_dir: &Path,
+    progress: &mut dyn Progress,
 ) -> Result<LayerInfo, PackageError> {
-    let partial = blob_dir.join(".layer.partial");
+    let entries = &layer.entries;
+    let files = entries
+        .iter()
+        .filter(|e| matches!(e.kind, EntryKind::File(_)))
+        .count();
+    progress.start(layer.role.as_str(), layer.content_bytes(), files as u64);
+    let partial = blob_dir.join(format!(".{}.partial", layer.role.as_str()));
     let file = File::create(&partial).map_err(PackageError::io(&partial))?;
     let sink = HashingWriter::new(BufWriter::with_capacity(BUF, file));
     let compressor =
         Compressor::new(compression, workers, sink).map_err(PackageError::io(&partial))?;
     let mut tar = BufWriter::with_capacity(BUF, HashingWriter::new(compressor));
-    write_tar(entries, mtime, &mut tar)?;
+    write_tar(entries, mtime, &mut tar, progress)?;
     let tar = tar
         .into_inner()
         .map_err(|e| PackageError::io(&partial)(e.into_error()))?;
@@ -68,7 +78,9 @@ pub fn write_layer(
     output::finish_file(&file, &partial)?;
     let blob = blob_dir.join(digest.hex());
     fs::rename(&partial, &blob).map_err(PackageError::io(&blob))?;
+    progress.finish(false);
     Ok(LayerInfo {
+        role: layer.role,
         media_type: compression.media_type(),
         compression,
         level: compression.level(),

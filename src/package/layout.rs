@@ -1,10 +1,13 @@
-//! The OCI image layout around the layer: config, manifest, index.json and
+//! The OCI image layout around the layers: config, manifest, index.json and
 //! oci-layout, built from the typed oci-spec structures and serialised as
 //! canonical JSON (see `canonical_json`).
 //!
-//! Everything written here is a function of the layer and the
+//! Everything written here is a function of the layers and the
 //! [`ImageMeta`]: the creation time is SOURCE_DATE_EPOCH and the nodeimg
 //! version appears nowhere, so upgrading the tool does not change digests.
+//! Each layer descriptor carries its role (`overlay`, `verifier`,
+//! `config`) as the annotation [`ANNOTATION_LAYER_ROLE`], and the config's
+//! history has one entry per layer saying the same.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -28,6 +31,8 @@ use super::source_date::SourceDate;
 
 /// The blueprint-id annotation (and config label).
 pub const ANNOTATION_BLUEPRINT_ID: &str = "dev.nodeimg.blueprint.id";
+/// The annotation on each layer descriptor naming what the layer holds.
+pub const ANNOTATION_LAYER_ROLE: &str = "dev.nodeimg.layer.role";
 
 /// A blob's digest and size.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -62,10 +67,10 @@ fn annotations(meta: &ImageMeta, created: &str) -> HashMap<String, String> {
 }
 
 /// Writes config and manifest blobs into `root/blobs/sha256`, then
-/// `index.json` and `oci-layout` into `root`.
+/// `index.json` and `oci-layout` into `root`. `layers` go bottom to top.
 pub fn write_documents(
     root: &Path,
-    layer: &LayerInfo,
+    layers: &[LayerInfo],
     meta: &ImageMeta,
     created: SourceDate,
 ) -> Result<Documents, PackageError> {
@@ -85,33 +90,53 @@ pub fn write_documents(
         .rootfs(
             RootFsBuilder::default()
                 .typ("layers")
-                .diff_ids(vec![layer.diff_id.to_string()])
+                .diff_ids(
+                    layers
+                        .iter()
+                        .map(|l| l.diff_id.to_string())
+                        .collect::<Vec<_>>(),
+                )
                 .build()
                 .map_err(PackageError::spec("rootfs"))?,
         )
-        .history(vec![
-            HistoryBuilder::default()
-                .created(created.clone())
-                .created_by("nodeimg build")
-                .comment(format!("blueprint {} {}", meta.name, meta.blueprint_id))
-                .build()
-                .map_err(PackageError::spec("history"))?,
-        ])
+        .history(
+            layers
+                .iter()
+                .map(|l| {
+                    HistoryBuilder::default()
+                        .created(created.clone())
+                        .created_by(format!("nodeimg build: {} layer", l.role.as_str()))
+                        .comment(format!("blueprint {} {}", meta.name, meta.blueprint_id))
+                        .build()
+                        .map_err(PackageError::spec("history"))
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+        )
         .build()
         .map_err(PackageError::spec("config"))?;
     let config_bytes = json("config", &config)?;
     let config_ref = write_blob(&blobs, &config_bytes)?;
 
-    let layer_media = MediaType::from(layer.media_type);
-    let layer_ref = BlobRef {
-        digest: layer.digest.clone(),
-        size: layer.size,
-    };
+    let mut layer_descriptors = Vec::with_capacity(layers.len());
+    for l in layers {
+        let mut d = descriptor(
+            MediaType::from(l.media_type),
+            &BlobRef {
+                digest: l.digest.clone(),
+                size: l.size,
+            },
+        )?;
+        d.set_annotations(Some(HashMap::from([(
+            ANNOTATION_LAYER_ROLE.to_string(),
+            l.role.as_str().to_string(),
+        )])));
+        layer_descriptors.push(d);
+    }
     let manifest = ImageManifestBuilder::default()
         .schema_version(2u32)
         .media_type(MediaType::ImageManifest)
         .config(descriptor(MediaType::ImageConfig, &config_ref)?)
-        .layers(vec![descriptor(layer_media, &layer_ref)?])
+        .layers(layer_descriptors)
         .annotations(annotations(meta, &created))
         .build()
         .map_err(PackageError::spec("manifest"))?;

@@ -1,17 +1,26 @@
-//! Packaging: the rendered tree (plus the blueprint's overlay folder) as a
-//! reproducible OCI image layer, an OCI image layout around it, and pushing
-//! that layout to a registry.
+//! Packaging: the rendered tree, the verifier binary and the blueprint's
+//! overlay folder as a reproducible, layered OCI image, an OCI image layout
+//! around it, and pushing that layout to a registry.
+//!
+//! Layers, bottom to top, ordered by how often they change: the overlay
+//! (large, rare), the verifier (`/usr/local/bin/nodeimg`, changes with
+//! nodeimg), the rendered configuration (small, frequent). A layer whose
+//! inputs did not change since the last build into the same OUT is reused
+//! from there (`cache`), so a one-field blueprint edit re-packs only the
+//! configuration.
 //!
 //! Entry points: [`build`] writes OUT atomically and returns every digest;
-//! [`check_repro`] builds twice under different conditions and compares all
-//! bytes; [`push::push`] uploads a layout. Same input ⇒ byte-identical OUT,
-//! whatever the umask, time zone, locale, file-system order, thread count
-//! or working directory.
+//! [`build_checked`] also builds a second time under different conditions
+//! and compares the two; [`push::push`] uploads a layout. Same input ⇒
+//! byte-identical OUT (the cache index aside), whatever the umask, time
+//! zone, locale, file-system order, thread count or working directory.
 
+pub mod cache;
 pub mod canonical_json;
 pub mod compress;
 pub mod credentials;
 pub mod digest;
+pub mod elf;
 pub mod error;
 pub mod layer;
 pub mod layout;
@@ -20,11 +29,13 @@ pub mod meta;
 pub mod output;
 pub mod overlay;
 pub mod plan;
+pub mod progress;
 pub mod provenance;
 pub mod push;
 pub mod repro;
 pub mod source_date;
 pub mod tar_stream;
+pub mod verifier;
 
 use std::path::Path;
 
@@ -37,9 +48,14 @@ pub use layer::LayerInfo;
 pub use layout::BlobRef;
 pub use meta::{ImageMeta, Tag};
 pub use overlay::Overlay;
+pub use plan::LayerRole;
+pub use progress::{Meter, Progress, Silent};
 pub use provenance::{BuildReport, ImageSummary, PROVENANCE_FILE};
-pub use repro::{ReproReport, check_repro};
+pub use repro::{ReproReport, build_checked};
 pub use source_date::SourceDate;
+pub use verifier::Verifier;
+
+use cache::Cache;
 
 /// How to build. None of these change the output bytes except
 /// `compression` and `source_date`.
@@ -51,6 +67,8 @@ pub struct BuildOptions {
     pub zstd_workers: u32,
     /// mtime of every entry and the image's `created` time.
     pub source_date: SourceDate,
+    /// Reuse unchanged layers from the layout already in OUT.
+    pub cache: bool,
 }
 
 impl Default for BuildOptions {
@@ -59,8 +77,20 @@ impl Default for BuildOptions {
             compression: Compression::Zstd,
             zstd_workers: default_workers(),
             source_date: SourceDate::default(),
+            cache: true,
         }
     }
+}
+
+/// What goes into the image.
+#[derive(Debug, Clone, Copy)]
+pub struct Inputs<'a> {
+    /// The rendered tree (the config layer).
+    pub config: &'a Tree,
+    /// The binary the units run as `/usr/local/bin/nodeimg`.
+    pub verifier: &'a Verifier,
+    /// The blueprint's `files.overlay`, if any.
+    pub overlay: Option<&'a Overlay>,
 }
 
 impl BuildOptions {
@@ -84,49 +114,86 @@ pub fn default_workers() -> u32 {
         .unwrap_or(1)
 }
 
-/// Builds the OCI image layout for `tree` (+ `overlay`) into `out`,
-/// atomically: on error an earlier `out` is left untouched.
+/// Builds the OCI image layout into `out`, atomically: on error an earlier
+/// `out` is left untouched. Unchanged layers are reused from the layout
+/// already in `out` unless `opts.cache` is off.
 pub fn build(
-    tree: &Tree,
-    overlay: Option<&Overlay>,
+    inputs: Inputs<'_>,
     meta: &ImageMeta,
     opts: &BuildOptions,
     out: &Path,
+    progress: &mut dyn Progress,
 ) -> Result<BuildReport, PackageError> {
     let staging = output::Staging::new(out)?;
-    let image = write_layout(tree, overlay, meta, opts, staging.path())?;
+    let cache = if opts.cache {
+        Cache::open(out)
+    } else {
+        Cache::empty()
+    };
+    let (image, reused) = write_layout(inputs, meta, opts, staging.path(), &cache, progress)?;
     staging.commit()?;
     Ok(BuildReport {
         out: out.to_path_buf(),
         provenance: out.join(PROVENANCE_FILE),
         image,
+        reused,
     })
 }
 
-/// Writes the whole layout into the (empty) folder `root`.
+/// Writes the whole layout into the (empty) folder `root`; returns its
+/// summary and the layers taken from `cache`.
 pub(crate) fn write_layout(
-    tree: &Tree,
-    overlay: Option<&Overlay>,
+    inputs: Inputs<'_>,
     meta: &ImageMeta,
     opts: &BuildOptions,
     root: &Path,
-) -> Result<ImageSummary, PackageError> {
-    let scanned = match overlay {
+    cache: &Cache,
+    progress: &mut dyn Progress,
+) -> Result<(ImageSummary, Vec<LayerRole>), PackageError> {
+    let scanned = match inputs.overlay {
         Some(o) => Some((o.scan()?, o.modes())),
         None => None,
     };
-    let entries = plan::plan(tree, scanned.as_ref().map(|(e, m)| (e.as_slice(), *m)))?;
+    let plans = plan::plan(
+        inputs.config,
+        inputs.verifier,
+        scanned.as_ref().map(|(e, m)| (e.as_slice(), *m)),
+    )?;
     let blobs = root.join("blobs").join("sha256");
     output::create_dir(&root.join("blobs"))?;
     output::create_dir(&blobs)?;
-    let layer = layer::write_layer(
-        &entries,
-        opts.compression,
-        opts.zstd_workers,
-        opts.source_date,
-        &blobs,
-    )?;
-    let docs = layout::write_documents(root, &layer, meta, opts.source_date)?;
+    let mut layers = Vec::with_capacity(plans.len());
+    let mut keys = Vec::with_capacity(plans.len());
+    let mut reused = Vec::new();
+    for p in &plans {
+        let key = cache::key(p, opts.compression, opts.source_date);
+        let info = match cache.take(&key, opts.compression, &blobs) {
+            Some(info) => {
+                reused.push(p.role);
+                let files = p
+                    .entries
+                    .iter()
+                    .filter(|e| matches!(e.kind, plan::EntryKind::File(_)))
+                    .count();
+                progress.start(p.role.as_str(), p.content_bytes(), files as u64);
+                progress.finish(true);
+                info
+            }
+            None => layer::write_layer(
+                p,
+                opts.compression,
+                opts.zstd_workers,
+                opts.source_date,
+                &blobs,
+                progress,
+            )?,
+        };
+        keys.push(key);
+        layers.push(info);
+    }
+    let docs = layout::write_documents(root, &layers, meta, opts.source_date)?;
+    let indexed: Vec<_> = keys.into_iter().zip(layers.iter()).collect();
+    cache::write_index(root, &indexed)?;
     let image = ImageSummary {
         name: meta.name.clone(),
         version: meta.version.clone(),
@@ -137,8 +204,8 @@ pub(crate) fn write_layout(
         source_date_epoch: opts.source_date.seconds(),
         manifest: docs.manifest,
         config: docs.config,
-        layer,
+        layers,
     };
     provenance::write(root, &image)?;
-    Ok(image)
+    Ok((image, reused))
 }

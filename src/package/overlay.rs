@@ -11,7 +11,7 @@
 //! 0755; unless `files.modes` sets one explicitly.
 
 use std::collections::BTreeMap;
-use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::blueprint::Blueprint;
@@ -46,8 +46,32 @@ pub struct OverlayEntry {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OverlayKind {
     Dir,
-    File { size: u64 },
+    File { size: u64, stamp: Stamp },
     Symlink { target: String },
+}
+
+/// A file's identity and change times as the file system reports them.
+/// Any write changes `ctime` (which no user can set back), so an equal
+/// stamp means unchanged content; the layer cache relies on that instead of
+/// reading every byte of a large overlay again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Stamp {
+    pub dev: u64,
+    pub ino: u64,
+    pub mtime_ns: i128,
+    pub ctime_ns: i128,
+}
+
+impl Stamp {
+    pub fn of(meta: &std::fs::Metadata) -> Self {
+        let ns = |s: i64, n: i64| i128::from(s) * 1_000_000_000 + i128::from(n);
+        Self {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            mtime_ns: ns(meta.mtime(), meta.mtime_nsec()),
+            ctime_ns: ns(meta.ctime(), meta.ctime_nsec()),
+        }
+    }
 }
 
 impl Overlay {
@@ -149,7 +173,10 @@ impl Overlay {
                 let default = if exec { 0o755 } else { 0o644 };
                 (
                     override_mode.unwrap_or(default),
-                    OverlayKind::File { size: meta.len() },
+                    OverlayKind::File {
+                        size: meta.len(),
+                        stamp: Stamp::of(&meta),
+                    },
                 )
             } else if ft.is_symlink() {
                 if override_mode.is_some() {

@@ -1,24 +1,39 @@
-//! The layer plan: every entry the tar will hold, in its final order, with
-//! its final mode — the rendered tree and the overlay merged.
+//! The layer plan: the image's layers, bottom to top, each with every entry
+//! its tar will hold, in final order and with final modes.
 //!
-//! Order is by path components, so parents come right before their
-//! children (`etc`, `etc/a`, `etc/a/b`, `etc-x`). A path that both render
-//! and the overlay produce is an error, except directories, which merge:
-//! the overlay's explicit `files.modes` entry wins, then render's mode.
+//! Layers are ordered by how often they change, so a rebuild after a
+//! blueprint edit replaces only the top one: the overlay (large, rare), the
+//! verifier binary (changes with nodeimg), the rendered configuration
+//! (small, frequent). Within a layer, order is by path components, so
+//! parents come right before their children (`etc`, `etc/a`, `etc/a/b`,
+//! `etc-x`).
+//!
+//! The layers must not fight over a path: a file, link or directory that
+//! two sources produce is an error, except directories, which merge — and
+//! a merged directory has the same mode in every layer that carries it, so
+//! the order of extraction cannot change it. Its mode: the overlay's
+//! explicit `files.modes` entry, else render's, else the overlay's.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use serde::{Deserialize, Serialize};
+
 use crate::tree::{Node, Tree};
 
 use super::error::PackageError;
-use super::overlay::{OverlayEntry, OverlayKind};
+use super::overlay::{OverlayEntry, OverlayKind, Stamp};
+use super::verifier::{NODE_PATH, Verifier};
 
 /// Where a file's bytes come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Content {
     Memory(Vec<u8>),
-    Disk { path: PathBuf, size: u64 },
+    Disk {
+        path: PathBuf,
+        size: u64,
+        stamp: Stamp,
+    },
 }
 
 impl Content {
@@ -45,13 +60,80 @@ pub struct PlanEntry {
     pub kind: EntryKind,
 }
 
-/// Merges the rendered tree and the overlay listing into tar order.
+/// What a layer holds, bottom to top.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LayerRole {
+    /// The blueprint's `files.overlay` tree.
+    Overlay,
+    /// The `nodeimg` binary at `/usr/local/bin/nodeimg`.
+    Verifier,
+    /// The rendered tree: configuration, units, lock file.
+    Config,
+}
+
+impl LayerRole {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LayerRole::Overlay => "overlay",
+            LayerRole::Verifier => "verifier",
+            LayerRole::Config => "config",
+        }
+    }
+}
+
+/// One layer's entries in tar order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LayerPlan {
+    pub role: LayerRole,
+    pub entries: Vec<PlanEntry>,
+}
+
+impl LayerPlan {
+    /// Bytes of file content the layer holds.
+    pub fn content_bytes(&self) -> u64 {
+        self.entries
+            .iter()
+            .map(|e| match &e.kind {
+                EntryKind::File(c) => c.size(),
+                _ => 0,
+            })
+            .sum()
+    }
+}
+
+/// Which source produced a path first, for conflict messages.
+#[derive(Clone, Copy)]
+enum Origin {
+    Render,
+    Verifier,
+    Overlay,
+}
+
+impl Origin {
+    fn words(self) -> &'static str {
+        match self {
+            Origin::Render => "render",
+            Origin::Verifier => "the verifier (nodeimg itself)",
+            Origin::Overlay => "the overlay",
+        }
+    }
+}
+
+/// Splits the rendered tree, the verifier and the overlay listing into
+/// layers: overlay (when there is one), verifier, config.
 pub fn plan(
-    tree: &Tree,
+    config: &Tree,
+    verifier: &Verifier,
     overlay: Option<(&[OverlayEntry], &BTreeMap<String, u32>)>,
-) -> Result<Vec<PlanEntry>, PackageError> {
-    let mut all: BTreeMap<String, PlanEntry> = BTreeMap::new();
-    for (path, node) in tree.entries() {
+) -> Result<Vec<LayerPlan>, PackageError> {
+    // Every path any layer holds: its kind and who produced it.
+    let mut seen: BTreeMap<String, (bool, Origin)> = BTreeMap::new();
+    // Directory modes after merging.
+    let mut dir_modes: BTreeMap<String, u32> = BTreeMap::new();
+
+    let mut config_entries = Vec::new();
+    for (path, node) in config.entries() {
         let (mode, kind) = match node {
             Node::Dir { mode } => (mode, EntryKind::Dir),
             Node::File { mode, bytes } => {
@@ -65,46 +147,112 @@ pub fn plan(
             }
             Node::Symlink { target } => (0o777, EntryKind::Symlink(target)),
         };
-        all.insert(path.clone(), PlanEntry { path, mode, kind });
+        let is_dir = kind == EntryKind::Dir;
+        if is_dir {
+            dir_modes.insert(path.clone(), mode);
+        }
+        seen.insert(path.clone(), (is_dir, Origin::Render));
+        config_entries.push(PlanEntry { path, mode, kind });
     }
+
+    let mut verifier_entries = Vec::new();
+    for dir in ["usr", "usr/local", "usr/local/bin"] {
+        claim(&mut seen, dir, true, Origin::Verifier, None)?;
+        dir_modes.entry(dir.to_string()).or_insert(0o755);
+        verifier_entries.push(PlanEntry {
+            path: dir.into(),
+            mode: 0o755,
+            kind: EntryKind::Dir,
+        });
+    }
+    claim(&mut seen, NODE_PATH, false, Origin::Verifier, None)?;
+    verifier_entries.push(PlanEntry {
+        path: NODE_PATH.into(),
+        mode: 0o755,
+        kind: EntryKind::File(Content::Memory(verifier.bytes().to_vec())),
+    });
+
+    let mut layers = Vec::new();
     if let Some((entries, explicit_modes)) = overlay {
+        let mut overlay_entries = Vec::with_capacity(entries.len());
         for e in entries {
             let kind = match &e.kind {
                 OverlayKind::Dir => EntryKind::Dir,
-                OverlayKind::File { size } => EntryKind::File(Content::Disk {
+                OverlayKind::File { size, stamp } => EntryKind::File(Content::Disk {
                     path: e.source.clone(),
                     size: *size,
+                    stamp: *stamp,
                 }),
                 OverlayKind::Symlink { target } => EntryKind::Symlink(target.clone()),
             };
-            match all.get_mut(&e.path) {
-                None => {
-                    all.insert(
-                        e.path.clone(),
-                        PlanEntry {
-                            path: e.path.clone(),
-                            mode: e.mode,
-                            kind,
-                        },
-                    );
-                }
-                Some(existing) if existing.kind == EntryKind::Dir && kind == EntryKind::Dir => {
-                    if let Some(mode) = explicit_modes.get(&e.path) {
-                        existing.mode = *mode;
+            let is_dir = kind == EntryKind::Dir;
+            claim(&mut seen, &e.path, is_dir, Origin::Overlay, Some(&e.source))?;
+            if is_dir {
+                match explicit_modes.get(&e.path) {
+                    Some(mode) => {
+                        dir_modes.insert(e.path.clone(), *mode);
+                    }
+                    None => {
+                        dir_modes.entry(e.path.clone()).or_insert(e.mode);
                     }
                 }
-                Some(_) => {
-                    return Err(PackageError::Conflict {
-                        path: e.path.clone(),
-                        overlay: e.source.clone(),
-                    });
-                }
+            }
+            overlay_entries.push(PlanEntry {
+                path: e.path.clone(),
+                mode: e.mode,
+                kind,
+            });
+        }
+        layers.push(LayerPlan {
+            role: LayerRole::Overlay,
+            entries: overlay_entries,
+        });
+    }
+    layers.push(LayerPlan {
+        role: LayerRole::Verifier,
+        entries: verifier_entries,
+    });
+    layers.push(LayerPlan {
+        role: LayerRole::Config,
+        entries: config_entries,
+    });
+    for layer in &mut layers {
+        for e in &mut layer.entries {
+            if e.kind == EntryKind::Dir
+                && let Some(mode) = dir_modes.get(&e.path)
+            {
+                e.mode = *mode;
             }
         }
+        layer
+            .entries
+            .sort_by(|a, b| a.path.split('/').cmp(b.path.split('/')));
     }
-    let mut v: Vec<PlanEntry> = all.into_values().collect();
-    v.sort_by(|a, b| a.path.split('/').cmp(b.path.split('/')));
-    Ok(v)
+    Ok(layers)
+}
+
+/// Records that `origin` produces `path`; two producers are fine only when
+/// both make it a directory.
+fn claim(
+    seen: &mut BTreeMap<String, (bool, Origin)>,
+    path: &str,
+    is_dir: bool,
+    origin: Origin,
+    overlay_source: Option<&PathBuf>,
+) -> Result<(), PackageError> {
+    match seen.get(path) {
+        None => {
+            seen.insert(path.to_string(), (is_dir, origin));
+            Ok(())
+        }
+        Some((true, _)) if is_dir => Ok(()),
+        Some((_, first)) => Err(PackageError::Conflict {
+            path: path.to_string(),
+            first: first.words(),
+            second: origin.words(),
+            overlay: overlay_source.cloned(),
+        }),
+    }
 }
 
 #[cfg(test)]
@@ -120,8 +268,27 @@ mod tests {
         }
     }
 
+    fn file(size: u64) -> OverlayKind {
+        OverlayKind::File {
+            size,
+            stamp: Stamp::default(),
+        }
+    }
+
+    fn paths(layer: &LayerPlan) -> Vec<(&str, u32)> {
+        layer
+            .entries
+            .iter()
+            .map(|e| (e.path.as_str(), e.mode))
+            .collect()
+    }
+
+    fn verifier() -> Verifier {
+        Verifier::unchecked("v", b"binary".to_vec())
+    }
+
     #[test]
-    fn merges_in_component_order_and_directories_merge() {
+    fn three_layers_bottom_to_top_and_directories_merge() {
         let mut t = Tree::new();
         t.add_file("etc/a.conf", 0o644, b"a".to_vec()).unwrap();
         t.add_dir("etc/ssh", 0o700).unwrap();
@@ -129,40 +296,72 @@ mod tests {
             overlay_entry("etc", 0o755, OverlayKind::Dir),
             overlay_entry("etc/ssh", 0o755, OverlayKind::Dir),
             overlay_entry("etc-x", 0o755, OverlayKind::Dir),
-            overlay_entry("etc/motd", 0o644, OverlayKind::File { size: 2 }),
+            overlay_entry("etc/motd", 0o644, file(2)),
+            overlay_entry("usr", 0o755, OverlayKind::Dir),
+            overlay_entry("usr/local", 0o700, OverlayKind::Dir),
         ];
         let none = BTreeMap::new();
-        let p = plan(&t, Some((&ov, &none))).unwrap();
-        let got: Vec<(&str, u32)> = p.iter().map(|e| (e.path.as_str(), e.mode)).collect();
+        let layers = plan(&t, &verifier(), Some((&ov, &none))).unwrap();
+        let roles: Vec<LayerRole> = layers.iter().map(|l| l.role).collect();
         assert_eq!(
-            got,
+            roles,
+            [LayerRole::Overlay, LayerRole::Verifier, LayerRole::Config]
+        );
+        assert_eq!(
+            paths(&layers[0]),
             [
                 ("etc", 0o755),
-                ("etc/a.conf", 0o644),
                 ("etc/motd", 0o644),
                 ("etc/ssh", 0o700),
-                ("etc-x", 0o755)
+                ("etc-x", 0o755),
+                ("usr", 0o755),
+                ("usr/local", 0o755),
             ]
         );
-        let explicit = BTreeMap::from([("etc/ssh".to_string(), 0o750)]);
-        let p = plan(&t, Some((&ov, &explicit))).unwrap();
-        assert_eq!(p[3].mode, 0o750);
+        assert_eq!(
+            paths(&layers[1]),
+            [
+                ("usr", 0o755),
+                ("usr/local", 0o755),
+                ("usr/local/bin", 0o755),
+                ("usr/local/bin/nodeimg", 0o755),
+            ]
+        );
+        assert_eq!(
+            paths(&layers[2]),
+            [("etc", 0o755), ("etc/a.conf", 0o644), ("etc/ssh", 0o700)]
+        );
+        // An explicit overlay mode wins in every layer carrying the folder.
+        let explicit = BTreeMap::from([
+            ("etc/ssh".to_string(), 0o750),
+            ("usr/local".to_string(), 0o700),
+        ]);
+        let layers = plan(&t, &verifier(), Some((&ov, &explicit))).unwrap();
+        assert_eq!(paths(&layers[0])[2], ("etc/ssh", 0o750));
+        assert_eq!(paths(&layers[2])[2], ("etc/ssh", 0o750));
+        assert_eq!(paths(&layers[1])[1], ("usr/local", 0o700));
+        // No overlay: two layers.
+        assert_eq!(plan(&t, &verifier(), None).unwrap().len(), 2);
     }
 
     #[test]
-    fn a_path_from_both_sides_is_a_conflict() {
+    fn a_path_from_two_sources_is_a_conflict() {
         let mut t = Tree::new();
         t.add_file("etc/a.conf", 0o644, b"a".to_vec()).unwrap();
         let none = BTreeMap::new();
-        for (path, kind) in [
-            ("etc/a.conf", OverlayKind::File { size: 1 }),
-            ("etc/a.conf", OverlayKind::Dir),
-            ("etc", OverlayKind::File { size: 1 }),
+        for (path, kind, with) in [
+            ("etc/a.conf", file(1), "render"),
+            ("etc/a.conf", OverlayKind::Dir, "render"),
+            ("etc", file(1), "render"),
+            ("usr/local/bin/nodeimg", file(1), "the verifier"),
+            ("usr/local", file(1), "the verifier"),
         ] {
             let ov = vec![overlay_entry(path, 0o644, kind)];
-            let err = plan(&t, Some((&ov, &none))).unwrap_err().to_string();
+            let err = plan(&t, &verifier(), Some((&ov, &none)))
+                .unwrap_err()
+                .to_string();
             assert!(err.contains(&format!("`/{path}`")), "{err}");
-            assert!(err.contains("both"), "{err}");
+            assert!(err.contains(with) && err.contains("the overlay"), "{err}");
         }
     }
 }

@@ -16,6 +16,7 @@ use super::layer::LayerInfo;
 use super::layout::BlobRef;
 use super::meta::Tag;
 use super::output;
+use super::plan::LayerRole;
 
 /// File name of the provenance record inside OUT.
 pub const PROVENANCE_FILE: &str = "provenance.json";
@@ -35,7 +36,16 @@ pub struct ImageSummary {
     pub source_date_epoch: u64,
     pub manifest: BlobRef,
     pub config: BlobRef,
-    pub layer: LayerInfo,
+    /// The layers, bottom to top: overlay (when the blueprint has one),
+    /// verifier, config.
+    pub layers: Vec<LayerInfo>,
+}
+
+impl ImageSummary {
+    /// The layer with `role`, if the image has one.
+    pub fn layer(&self, role: LayerRole) -> Option<&LayerInfo> {
+        self.layers.iter().find(|l| l.role == role)
+    }
 }
 
 /// The result of `package::build`.
@@ -48,6 +58,8 @@ pub struct BuildReport {
     pub provenance: PathBuf,
     #[serde(flatten)]
     pub image: ImageSummary,
+    /// Layers taken unchanged from the previous build in OUT.
+    pub reused: Vec<LayerRole>,
 }
 
 #[derive(Serialize)]

@@ -15,21 +15,27 @@ use tar::{EntryType, Header};
 
 use super::error::PackageError;
 use super::plan::{Content, EntryKind, PlanEntry};
+use super::progress::Progress;
 use super::source_date::SourceDate;
 
 const BLOCK: usize = 512;
 /// Read size for file contents streamed from disk.
 const COPY_BUF: usize = 1 << 20;
 
-/// Writes all entries then the end-of-archive marker.
+/// Writes all entries then the end-of-archive marker, reporting each
+/// entry and each chunk of file content to `progress`.
 pub fn write_tar<W: Write>(
     entries: &[PlanEntry],
     mtime: SourceDate,
     out: &mut W,
+    progress: &mut dyn Progress,
 ) -> Result<(), PackageError> {
     let mut buf = vec![0u8; COPY_BUF];
     for e in entries {
-        write_entry(e, mtime, out, &mut buf)?;
+        write_entry(e, mtime, out, &mut buf, progress)?;
+        if matches!(e.kind, EntryKind::File(_)) {
+            progress.advance(0, 1);
+        }
     }
     out.write_all(&[0u8; 2 * BLOCK])
         .map_err(|e| out_err(e, "end of archive"))
@@ -47,6 +53,7 @@ fn write_entry<W: Write>(
     mtime: SourceDate,
     out: &mut W,
     buf: &mut [u8],
+    progress: &mut dyn Progress,
 ) -> Result<(), PackageError> {
     let (name, entry_type, size, link) = match &e.kind {
         EntryKind::Dir => (format!("{}/", e.path), EntryType::Directory, 0, None),
@@ -83,8 +90,11 @@ fn write_entry<W: Write>(
         .map_err(|err| out_err(err, &e.path))?;
     if let EntryKind::File(content) = &e.kind {
         match content {
-            Content::Memory(bytes) => out.write_all(bytes).map_err(|err| out_err(err, &e.path))?,
-            Content::Disk { path, size } => copy_exact(path, *size, out, buf)?,
+            Content::Memory(bytes) => {
+                out.write_all(bytes).map_err(|err| out_err(err, &e.path))?;
+                progress.advance(bytes.len() as u64, 0);
+            }
+            Content::Disk { path, size, .. } => copy_exact(path, *size, out, buf, progress)?,
         }
         pad(size, out).map_err(|err| out_err(err, &e.path))?;
     }
@@ -185,6 +195,7 @@ fn copy_exact<W: Write>(
     size: u64,
     out: &mut W,
     buf: &mut [u8],
+    progress: &mut dyn Progress,
 ) -> Result<(), PackageError> {
     let mut f = File::open(path).map_err(PackageError::io(path))?;
     let mut left = size;
@@ -199,6 +210,7 @@ fn copy_exact<W: Write>(
         }
         out.write_all(&buf[..n])
             .map_err(|e| out_err(e, &path.display().to_string()))?;
+        progress.advance(n as u64, 0);
         left -= n as u64;
     }
     let mut probe = [0u8; 1];
@@ -214,6 +226,7 @@ fn copy_exact<W: Write>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::package::progress::Silent;
 
     fn entry(path: &str, mode: u32, kind: EntryKind) -> PlanEntry {
         PlanEntry {
@@ -244,7 +257,13 @@ mod tests {
             ),
         ];
         let mut bytes = Vec::new();
-        write_tar(&entries, SourceDate::new(1234).unwrap(), &mut bytes).unwrap();
+        write_tar(
+            &entries,
+            SourceDate::new(1234).unwrap(),
+            &mut bytes,
+            &mut Silent,
+        )
+        .unwrap();
         assert_eq!(bytes.len() % BLOCK, 0);
         assert!(bytes.ends_with(&[0u8; 1024]));
 
@@ -309,9 +328,11 @@ mod tests {
                 EntryKind::File(Content::Disk {
                     path: p.clone(),
                     size,
+                    stamp: Default::default(),
                 }),
             );
-            let err = write_tar(&[e], SourceDate::default(), &mut Vec::new()).unwrap_err();
+            let err =
+                write_tar(&[e], SourceDate::default(), &mut Vec::new(), &mut Silent).unwrap_err();
             assert!(
                 err.to_string().contains("while it was being packaged"),
                 "{err}"

@@ -1,9 +1,11 @@
 //! golden/<blueprint>/ holds the committed rendered tree of every example
 //! blueprint (`layer/`, `cluster/`, and `modes.txt` for file modes, which git
 //! does not keep) and `image.txt`, the digests of the image `nodeimg build`
-//! makes from it (SOURCE_DATE_EPOCH 0, zstd). Rendering and packaging must
-//! reproduce them byte for byte; on drift the failure shows unified diffs.
-//! `scripts/update-golden` rewrites them.
+//! makes from it (SOURCE_DATE_EPOCH 0, zstd) with the fixed stand-in
+//! verifier (`package::verifier::stand_in_elf`), so the digests follow the
+//! configuration and the overlay, not nodeimg's own code. Rendering and
+//! packaging must reproduce them byte for byte; on drift the failure shows
+//! unified diffs. `scripts/update-golden` rewrites them.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -45,31 +47,38 @@ fn read_dir_files(dir: &Path, base: &Path, out: &mut BTreeMap<String, Vec<u8>>) 
     }
 }
 
-/// The digests `nodeimg build` gives this blueprint with default options.
+/// The digests `nodeimg build --verifier <stand-in>` gives this blueprint
+/// with default options: the image, then each layer bottom to top.
 fn image_txt(bp: &nodeimg::blueprint::Blueprint, layer: &Tree) -> String {
-    use nodeimg::package::{BuildOptions, ImageMeta, Overlay, build};
+    use nodeimg::package::{BuildOptions, ImageMeta, Inputs, Overlay, Silent, Verifier, build};
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("oci");
     let overlay = Overlay::from_blueprint(bp);
     let meta = ImageMeta::from_blueprint(bp).unwrap();
-    let r = build(
-        layer,
-        overlay.as_ref(),
-        &meta,
-        &BuildOptions::default(),
-        &out,
-    )
-    .unwrap();
+    let verifier = Verifier::golden_stand_in();
+    let inputs = Inputs {
+        config: layer,
+        verifier: &verifier,
+        overlay: overlay.as_ref(),
+    };
+    let r = build(inputs, &meta, &BuildOptions::default(), &out, &mut Silent).unwrap();
     let i = &r.image;
-    format!(
-        "# nodeimg build {}.yaml (SOURCE_DATE_EPOCH=0, zstd level 3)\nmanifest {}\nconfig   {}\nlayer    {}\ndiff_id  {}\nentries  {}\n",
+    let mut text = format!(
+        "# nodeimg build {}.yaml (SOURCE_DATE_EPOCH=0, zstd level 3, stand-in verifier)\nmanifest {}\nconfig   {}\n",
         bp.name(),
         i.manifest.digest,
         i.config.digest,
-        i.layer.digest,
-        i.layer.diff_id,
-        i.layer.entries
-    )
+    );
+    for l in &i.layers {
+        text.push_str(&format!(
+            "layer {:<8} {} diff_id {} entries {}\n",
+            l.role.as_str(),
+            l.digest,
+            l.diff_id,
+            l.entries
+        ));
+    }
+    text
 }
 
 #[test]

@@ -9,7 +9,8 @@ use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::{Path, PathBuf};
 
 use nodeimg::package::{
-    self, BuildOptions, Compression, ImageMeta, Overlay, PackageError, SourceDate,
+    self, BuildOptions, BuildReport, Compression, ImageMeta, Inputs, LayerRole, Overlay,
+    PackageError, Silent, SourceDate, Verifier,
 };
 use nodeimg::tree::Tree;
 use serde_json::Value;
@@ -69,6 +70,45 @@ fn opts(compression: Compression) -> BuildOptions {
         compression,
         zstd_workers: 2,
         source_date: SourceDate::new(1_700_000_000).unwrap(),
+        cache: false,
+    }
+}
+
+const VERIFIER: &[u8] = b"#!/bin/sh\n# stand-in verifier (tests)\nexit 2\n";
+
+fn verifier() -> Verifier {
+    Verifier::unchecked("stand-in", VERIFIER.to_vec())
+}
+
+fn build(
+    tree: &Tree,
+    overlay: Option<&Overlay>,
+    meta: &ImageMeta,
+    opts: &BuildOptions,
+    out: &Path,
+) -> Result<BuildReport, PackageError> {
+    let v = verifier();
+    let inputs = Inputs {
+        config: tree,
+        verifier: &v,
+        overlay,
+    };
+    package::build(inputs, meta, opts, out, &mut Silent)
+}
+
+/// The decompressed tar of the layer with `role`.
+fn layer_tar(out: &Path, r: &BuildReport, role: LayerRole) -> Vec<u8> {
+    let l = r.image.layer(role).unwrap();
+    let bytes = blob(out, &l.digest.to_string());
+    match l.compression {
+        Compression::Zstd => zstd::decode_all(bytes.as_slice()).unwrap(),
+        Compression::Gzip => {
+            let mut tar = Vec::new();
+            flate2::read::GzDecoder::new(bytes.as_slice())
+                .read_to_end(&mut tar)
+                .unwrap();
+            tar
+        }
     }
 }
 
@@ -121,8 +161,7 @@ fn layout_documents_and_layer_are_what_they_claim() {
     let dir = tempfile::tempdir().unwrap();
     let ov = Overlay::new(overlay_dir(dir.path())).with_mode("/usr/local/bin/key", 0o400);
     let out = dir.path().join("out");
-    let report =
-        package::build(&tree(), Some(&ov), &meta(), &opts(Compression::Zstd), &out).unwrap();
+    let report = build(&tree(), Some(&ov), &meta(), &opts(Compression::Zstd), &out).unwrap();
 
     assert_eq!(
         json(&out.join("oci-layout")),
@@ -187,32 +226,80 @@ fn layout_documents_and_layer_are_what_they_claim() {
         meta().blueprint_id
     );
 
-    let layer_desc = &manifest["layers"][0];
-    assert_eq!(
-        layer_desc["mediaType"],
-        "application/vnd.oci.image.layer.v1.tar+zstd"
-    );
-    let layer = blob(&out, layer_desc["digest"].as_str().unwrap());
-    assert_eq!(layer_desc["size"], layer.len());
-    let tar = zstd::decode_all(layer.as_slice()).unwrap();
+    // Three layers, bottom to top, each named by its role and holding
+    // only its own entries; the config lists their diff_ids in order.
     assert_eq!(config["rootfs"]["type"], "layers");
-    assert_eq!(config["rootfs"]["diff_ids"][0], sha256(&tar));
-    assert_eq!(report.image.layer.diff_id.to_string(), sha256(&tar));
-    assert_eq!(report.image.layer.tar_size, tar.len() as u64);
-
-    let t = 1_700_000_000;
-    let got: Vec<Seen> = tar_entries(&tar)
-        .into_iter()
-        .map(|(p, ty, mode, uid, gid, mtime, link, body)| {
-            assert_eq!((uid, gid, mtime), (0, 0, t), "{p}");
-            (p, ty, mode, link, body)
-        })
+    let descs = manifest["layers"].as_array().unwrap();
+    let roles: Vec<&str> = descs
+        .iter()
+        .map(|d| d["annotations"]["dev.nodeimg.layer.role"].as_str().unwrap())
         .collect();
+    assert_eq!(roles, ["overlay", "verifier", "config"]);
+    let history: Vec<&str> = config["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["created_by"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        history,
+        [
+            "nodeimg build: overlay layer",
+            "nodeimg build: verifier layer",
+            "nodeimg build: config layer"
+        ]
+    );
+    let t = 1_700_000_000;
+    let mut tars = Vec::new();
+    for (i, desc) in descs.iter().enumerate() {
+        assert_eq!(
+            desc["mediaType"],
+            "application/vnd.oci.image.layer.v1.tar+zstd"
+        );
+        let layer = blob(&out, desc["digest"].as_str().unwrap());
+        assert_eq!(desc["size"], layer.len());
+        let tar = zstd::decode_all(layer.as_slice()).unwrap();
+        assert_eq!(config["rootfs"]["diff_ids"][i], sha256(&tar));
+        assert_eq!(report.image.layers[i].diff_id.to_string(), sha256(&tar));
+        assert_eq!(report.image.layers[i].tar_size, tar.len() as u64);
+        let got: Vec<Seen> = tar_entries(&tar)
+            .into_iter()
+            .map(|(p, ty, mode, uid, gid, mtime, link, body)| {
+                assert_eq!((uid, gid, mtime), (0, 0, t), "{p}");
+                (p, ty, mode, link, body)
+            })
+            .collect();
+        tars.push(got);
+    }
+    assert_eq!(config["rootfs"]["diff_ids"].as_array().unwrap().len(), 3);
     let d = |p: &str, mode| (p.to_string(), '5', mode, None, vec![]);
     let f = |p: &str, mode, body: &[u8]| (p.to_string(), '0', mode, None, body.to_vec());
     let l = |p: &str, target: &str| (p.to_string(), '2', 0o777, Some(target.to_string()), vec![]);
     assert_eq!(
-        got,
+        tars[0],
+        vec![
+            d("etc/", 0o755),
+            d("etc/nodeimg/", 0o755),
+            f("etc/nodeimg/motd", 0o644, b"GPU node\n"),
+            d("usr/", 0o755),
+            d("usr/local/", 0o755),
+            d("usr/local/bin/", 0o755),
+            l("usr/local/bin/bi", "burn-in"),
+            f("usr/local/bin/burn-in", 0o755, b"#!/bin/sh\nexit 0\n"),
+            f("usr/local/bin/key", 0o400, b"k"),
+        ]
+    );
+    assert_eq!(
+        tars[1],
+        vec![
+            d("usr/", 0o755),
+            d("usr/local/", 0o755),
+            d("usr/local/bin/", 0o755),
+            f("usr/local/bin/nodeimg", 0o755, VERIFIER),
+        ]
+    );
+    assert_eq!(
+        tars[2],
         vec![
             d("etc/", 0o755),
             d("etc/containerd/", 0o755),
@@ -220,15 +307,8 @@ fn layout_documents_and_layer_are_what_they_claim() {
             l("etc/kubelet.conf", "/var/lib/kubelet/config.yaml"),
             d("etc/nodeimg/", 0o755),
             f("etc/nodeimg/blueprint.lock.json", 0o600, b"{}"),
-            f("etc/nodeimg/motd", 0o644, b"GPU node\n"),
             d("etc/ssh/", 0o755),
             d("etc/ssh/sshd_config.d/", 0o700),
-            d("usr/", 0o755),
-            d("usr/local/", 0o755),
-            d("usr/local/bin/", 0o755),
-            l("usr/local/bin/bi", "burn-in"),
-            f("usr/local/bin/burn-in", 0o755, b"#!/bin/sh\nexit 0\n"),
-            f("usr/local/bin/key", 0o400, b"k"),
         ]
     );
 
@@ -239,7 +319,8 @@ fn layout_documents_and_layer_are_what_they_claim() {
         prov["manifest"]["digest"],
         report.image.manifest.digest.to_string()
     );
-    assert_eq!(prov["layer"]["diffId"], sha256(&tar));
+    assert_eq!(prov["layers"][2]["role"], "config");
+    assert_eq!(prov["layers"][2]["diffId"], config["rootfs"]["diff_ids"][2]);
     for entry in std::fs::read_dir(out.join("blobs/sha256")).unwrap() {
         let text =
             String::from_utf8_lossy(&std::fs::read(entry.unwrap().path()).unwrap()).into_owned();
@@ -252,20 +333,14 @@ fn gzip_layer_holds_the_same_tar() {
     let dir = tempfile::tempdir().unwrap();
     let ov = Overlay::new(overlay_dir(dir.path()));
     let (zo, go) = (dir.path().join("z"), dir.path().join("g"));
-    let z = package::build(&tree(), Some(&ov), &meta(), &opts(Compression::Zstd), &zo).unwrap();
-    let g = package::build(&tree(), Some(&ov), &meta(), &opts(Compression::Gzip), &go).unwrap();
-    assert_eq!(z.image.layer.diff_id, g.image.layer.diff_id);
-    assert_ne!(z.image.layer.digest, g.image.layer.digest);
-    assert_eq!(
-        g.image.layer.media_type,
-        "application/vnd.oci.image.layer.v1.tar+gzip"
-    );
-    let gz = blob(&go, &g.image.layer.digest.to_string());
-    let mut tar = Vec::new();
-    flate2::read::GzDecoder::new(gz.as_slice())
-        .read_to_end(&mut tar)
-        .unwrap();
-    assert_eq!(sha256(&tar), g.image.layer.diff_id.to_string());
+    let z = build(&tree(), Some(&ov), &meta(), &opts(Compression::Zstd), &zo).unwrap();
+    let g = build(&tree(), Some(&ov), &meta(), &opts(Compression::Gzip), &go).unwrap();
+    for (zl, gl) in z.image.layers.iter().zip(&g.image.layers) {
+        assert_eq!(zl.diff_id, gl.diff_id);
+        assert_ne!(zl.digest, gl.digest);
+        assert_eq!(gl.media_type, "application/vnd.oci.image.layer.v1.tar+gzip");
+        assert_eq!(sha256(&layer_tar(&go, &g, gl.role)), gl.diff_id.to_string());
+    }
 }
 
 #[test]
@@ -273,15 +348,15 @@ fn source_date_epoch_sets_every_time() {
     let dir = tempfile::tempdir().unwrap();
     let mut o = opts(Compression::Zstd);
     o.source_date = SourceDate::new(0).unwrap();
-    let a = package::build(&tree(), None, &meta(), &o, &dir.path().join("a")).unwrap();
-    let tar =
-        zstd::decode_all(blob(&dir.path().join("a"), &a.image.layer.digest.to_string()).as_slice())
-            .unwrap();
-    assert!(tar_entries(&tar).iter().all(|e| e.5 == 0));
+    let a = build(&tree(), None, &meta(), &o, &dir.path().join("a")).unwrap();
+    for role in [LayerRole::Verifier, LayerRole::Config] {
+        let tar = layer_tar(&dir.path().join("a"), &a, role);
+        assert!(tar_entries(&tar).iter().all(|e| e.5 == 0));
+    }
     assert_eq!(a.image.created, "1970-01-01T00:00:00Z");
     o.source_date = SourceDate::new(86_400).unwrap();
-    let b = package::build(&tree(), None, &meta(), &o, &dir.path().join("b")).unwrap();
-    assert_ne!(a.image.layer.diff_id, b.image.layer.diff_id);
+    let b = build(&tree(), None, &meta(), &o, &dir.path().join("b")).unwrap();
+    assert_ne!(a.image.layers[1].diff_id, b.image.layers[1].diff_id);
     assert_ne!(a.image.manifest.digest, b.image.manifest.digest);
 }
 
@@ -320,14 +395,13 @@ fn a_failed_build_leaves_the_earlier_output_untouched() {
     let ov_root = overlay_dir(dir.path());
     let out = dir.path().join("out");
     let o = opts(Compression::Zstd);
-    package::build(&tree(), Some(&Overlay::new(&ov_root)), &meta(), &o, &out).unwrap();
+    build(&tree(), Some(&Overlay::new(&ov_root)), &meta(), &o, &out).unwrap();
     let before = snapshot(&out);
 
     // A socket in the overlay: refused, naming the path.
     let sock = ov_root.join("etc/nodeimg/agent.sock");
     let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
-    let err =
-        package::build(&tree(), Some(&Overlay::new(&ov_root)), &meta(), &o, &out).unwrap_err();
+    let err = build(&tree(), Some(&Overlay::new(&ov_root)), &meta(), &o, &out).unwrap_err();
     assert!(matches!(err, PackageError::Overlay { .. }), "{err}");
     assert!(err.to_string().contains("etc/nodeimg/agent.sock"), "{err}");
     assert!(err.to_string().contains("socket"), "{err}");
@@ -343,7 +417,7 @@ fn a_failed_build_leaves_the_earlier_output_untouched() {
     // A path from render and from the overlay.
     std::fs::create_dir_all(ov_root.join("etc/containerd")).unwrap();
     std::fs::write(ov_root.join("etc/containerd/config.toml"), b"x").unwrap();
-    let err = package::build(&tree(), Some(&Overlay::new(&ov_root)), &meta(), &o, &out)
+    let err = build(&tree(), Some(&Overlay::new(&ov_root)), &meta(), &o, &out)
         .unwrap_err()
         .to_string();
     assert!(
@@ -360,7 +434,7 @@ fn refuses_to_overwrite_what_is_not_a_layout() {
     let out = dir.path().join("precious");
     std::fs::create_dir(&out).unwrap();
     std::fs::write(out.join("notes.txt"), b"mine").unwrap();
-    let err = package::build(&tree(), None, &meta(), &opts(Compression::Zstd), &out)
+    let err = build(&tree(), None, &meta(), &opts(Compression::Zstd), &out)
         .unwrap_err()
         .to_string();
     assert!(
@@ -386,7 +460,7 @@ fn overlay_and_meta_come_from_a_real_blueprint() {
 
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let r = package::build(
+    let r = build(
         &Tree::new(),
         Some(&ov),
         &meta,
@@ -394,7 +468,7 @@ fn overlay_and_meta_come_from_a_real_blueprint() {
         &out,
     )
     .unwrap();
-    let tar = zstd::decode_all(blob(&out, &r.image.layer.digest.to_string()).as_slice()).unwrap();
+    let tar = layer_tar(&out, &r, LayerRole::Overlay);
     let motd = std::fs::read("blueprints/overlays/h100/etc/nodeimg/motd").unwrap();
     let entries = tar_entries(&tar);
     let found = entries

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use nodeimg::package::{self, BuildOptions, ImageMeta};
+use nodeimg::package::{self, BuildOptions, ImageMeta, Inputs, Silent, Verifier};
 use nodeimg::tree::Tree;
 
 fn layout(dir: &Path) -> std::path::PathBuf {
@@ -22,7 +22,13 @@ fn layout(dir: &Path) -> std::path::PathBuf {
         os: "linux".into(),
     };
     let out = dir.join("out");
-    package::build(&t, None, &meta, &BuildOptions::default(), &out).unwrap();
+    let verifier = Verifier::golden_stand_in();
+    let inputs = Inputs {
+        config: &t,
+        verifier: &verifier,
+        overlay: None,
+    };
+    package::build(inputs, &meta, &BuildOptions::default(), &out, &mut Silent).unwrap();
     out
 }
 
@@ -89,7 +95,7 @@ fn unusable_input_exits_2() {
     let manifest_hex = index["manifests"][0]["digest"].as_str().unwrap()[7..].to_string();
     let manifest: serde_json::Value =
         serde_json::from_slice(&std::fs::read(blobs.join(&manifest_hex)).unwrap()).unwrap();
-    let layer = blobs.join(&manifest["layers"][0]["digest"].as_str().unwrap()[7..]);
+    let layer = blobs.join(&manifest["layers"][1]["digest"].as_str().unwrap()[7..]);
     let mut bytes = std::fs::read(&layer).unwrap();
     bytes[0] ^= 0xff;
     std::fs::write(&layer, bytes).unwrap();

@@ -17,8 +17,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use nodeimg::package::verifier::stand_in_elf;
 use nodeimg::package::{
-    self, BuildOptions, BuildReport, Compression, ImageMeta, Overlay, SourceDate,
+    self, BuildOptions, BuildReport, Compression, ImageMeta, Inputs, LayerRole, Overlay, Silent,
+    SourceDate, Verifier,
 };
 use nodeimg::tree::Tree;
 use sha2::{Digest as _, Sha256};
@@ -109,12 +111,23 @@ fn overlay(root: &Path, random_bytes: usize) -> Overlay {
 
 fn build(dir: &Path, name: &str, compression: Compression, random_bytes: usize) -> BuildReport {
     let ov = overlay(&dir.join(format!("src-{name}")), random_bytes);
+    build_with(&tree(), &ov, compression, &dir.join(name))
+}
+
+fn build_with(tree: &Tree, ov: &Overlay, compression: Compression, out: &Path) -> BuildReport {
     let opts = BuildOptions {
         compression,
         zstd_workers: 2,
         source_date: SourceDate::new(1_700_000_000).unwrap(),
+        cache: true,
     };
-    package::build(&tree(), Some(&ov), &meta(), &opts, &dir.join(name)).unwrap()
+    let verifier = Verifier::golden_stand_in();
+    let inputs = Inputs {
+        config: tree,
+        verifier: &verifier,
+        overlay: Some(ov),
+    };
+    package::build(inputs, &meta(), &opts, out, &mut Silent).unwrap()
 }
 
 /// What a folder holds: path → (kind, mode, contents or link target).
@@ -193,6 +206,7 @@ fn expected_tree(random_bytes: usize, src: &Path) -> BTreeMap<String, (char, u32
     let noise = std::fs::read(src.join("overlay/usr/local/bin/blob.bin")).unwrap();
     assert_eq!(noise.len(), random_bytes);
     f(&mut m, "usr/local/bin/blob.bin", 0o644, &noise);
+    f(&mut m, "usr/local/bin/nodeimg", 0o755, &stand_in_elf());
     m.insert(
         "etc/kubelet.conf".into(),
         ('l', 0, b"/var/lib/kubelet/config.yaml".to_vec()),
@@ -217,7 +231,13 @@ fn skopeo_accepts_the_layout() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["Digest"], r.image.manifest.digest.to_string());
     assert_eq!(v["Created"], "2023-11-14T22:13:20Z");
-    assert_eq!(v["Layers"][0], r.image.layer.digest.to_string());
+    let layers: Vec<String> = r
+        .image
+        .layers
+        .iter()
+        .map(|l| l.digest.to_string())
+        .collect();
+    assert_eq!(v["Layers"], serde_json::json!(layers));
     assert_eq!(
         v["Labels"]["org.opencontainers.image.title"],
         "h100-sxm-ubuntu"
@@ -227,8 +247,10 @@ fn skopeo_accepts_the_layout() {
     run_ok(skopeo().args(["copy", &src, &format!("dir:{}", copy.display())]));
     let manifest = std::fs::read(copy.join("manifest.json")).unwrap();
     assert_eq!(sha256(&manifest), r.image.manifest.digest.to_string());
-    let layer = std::fs::read(copy.join(r.image.layer.digest.hex())).unwrap();
-    assert_eq!(sha256(&layer), r.image.layer.digest.to_string());
+    for l in &r.image.layers {
+        let layer = std::fs::read(copy.join(l.digest.hex())).unwrap();
+        assert_eq!(sha256(&layer), l.digest.to_string());
+    }
 }
 
 #[test]
@@ -238,31 +260,34 @@ fn gnu_tar_extracts_exactly_the_tree() {
     for (compression, flag) in [(Compression::Zstd, "--zstd"), (Compression::Gzip, "-z")] {
         let name = compression.to_string();
         let r = build(dir.path(), &name, compression, 300_000);
-        let blob = r.out.join("blobs/sha256").join(r.image.layer.digest.hex());
         let dest = dir.path().join(format!("x-{name}"));
         std::fs::create_dir(&dest).unwrap();
-        run_ok(
-            Command::new("tar")
-                .args([flag, "-x", "-p", "--no-same-owner", "-f"])
-                .arg(&blob)
-                .arg("-C")
-                .arg(&dest),
-        );
+        // Layers applied bottom to top, as a runtime or a pipeline does.
+        for l in &r.image.layers {
+            let blob = r.out.join("blobs/sha256").join(l.digest.hex());
+            run_ok(
+                Command::new("tar")
+                    .args([flag, "-x", "-p", "--no-same-owner", "-f"])
+                    .arg(&blob)
+                    .arg("-C")
+                    .arg(&dest),
+            );
+            // GNU tar lists it as a POSIX archive with clean headers.
+            let out = run_ok(
+                Command::new("tar")
+                    .args([flag, "-tv", "--numeric-owner", "-f"])
+                    .arg(&blob),
+            );
+            let listing = String::from_utf8(out.stdout).unwrap();
+            assert!(
+                listing
+                    .lines()
+                    .all(|l| l.contains(" 0/0 ") && l.contains("2023-11-14")),
+                "{listing}"
+            );
+        }
         let want = expected_tree(300_000, &dir.path().join(format!("src-{name}")));
         assert_eq!(tree_of(&dest), want, "{name}");
-        // GNU tar lists it as a POSIX archive with clean headers.
-        let out = run_ok(
-            Command::new("tar")
-                .args([flag, "-tv", "--numeric-owner", "-f"])
-                .arg(&blob),
-        );
-        let listing = String::from_utf8(out.stdout).unwrap();
-        assert!(
-            listing
-                .lines()
-                .all(|l| l.contains(" 0/0 ") && l.contains("2023-11-14")),
-            "{listing}"
-        );
     }
 }
 
@@ -424,12 +449,14 @@ fn push_to_an_open_registry_then_skip_existing_blobs() {
         &dir.path().join("pull-1"),
     );
     assert_eq!(pulled, digest);
-    let layer = std::fs::read(dir.path().join("pull-1").join(r.image.layer.digest.hex())).unwrap();
-    assert_eq!(sha256(&layer), r.image.layer.digest.to_string());
+    for l in &r.image.layers {
+        let layer = std::fs::read(dir.path().join("pull-1").join(l.digest.hex())).unwrap();
+        assert_eq!(sha256(&layer), l.digest.to_string());
+    }
 
     // A second tag: every blob is already there and skipped.
     let v = json_out(&nodeimg_push(&r.out, &format!("{base}:again"), None));
-    assert_eq!(v["blobs"].as_array().unwrap().len(), 2);
+    assert_eq!(v["blobs"].as_array().unwrap().len(), 4);
     assert!(
         v["blobs"]
             .as_array()
@@ -557,7 +584,13 @@ fn an_interrupted_upload_fails_and_a_retry_completes() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
-        err.contains(&r.image.layer.digest.to_string()),
+        err.contains(
+            &r.image
+                .layer(LayerRole::Overlay)
+                .unwrap()
+                .digest
+                .to_string()
+        ),
         "names the blob: {err}"
     );
     assert!(out.stdout.is_empty(), "no success claim");
@@ -574,4 +607,52 @@ fn an_interrupted_upload_fails_and_a_retry_completes() {
         None,
     ));
     assert_eq!(v["digest"], r.image.manifest.digest.to_string());
+}
+
+#[test]
+#[ignore = "opt-in suite `real-tools`: runs skopeo, GNU tar and docker-registry (cargo test -- --ignored)"]
+fn a_config_change_reuses_and_uploads_only_the_config_layer() {
+    let dir = tempfile::tempdir().unwrap();
+    let ov = overlay(&dir.path().join("src"), 3 << 20);
+    let out = dir.path().join("out");
+    let first = build_with(&tree(), &ov, Compression::Zstd, &out);
+    assert!(first.reused.is_empty());
+    let reg = Registry::start(None);
+    let base = format!("127.0.0.1:{}/nodes/h100", reg.port);
+    json_out(&nodeimg_push(&out, &format!("{base}:one"), None));
+
+    // One rendered file changes: the rebuild into the same OUT reuses the
+    // overlay and verifier layers (same blobs), and the push uploads only
+    // the new config layer and the image config.
+    let mut t = tree();
+    t.add_file("etc/motd", 0o644, b"changed\n".to_vec())
+        .unwrap();
+    let second = build_with(&t, &ov, Compression::Zstd, &out);
+    assert_eq!(second.reused, [LayerRole::Overlay, LayerRole::Verifier]);
+    for role in [LayerRole::Overlay, LayerRole::Verifier] {
+        assert_eq!(second.image.layer(role), first.image.layer(role));
+    }
+    assert_ne!(
+        second.image.layer(LayerRole::Config),
+        first.image.layer(LayerRole::Config)
+    );
+    let v = json_out(&nodeimg_push(&out, &format!("{base}:two"), None));
+    let uploaded: BTreeMap<String, bool> = v["blobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            (
+                b["digest"].as_str().unwrap().to_string(),
+                b["uploaded"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    let digest = |role| second.image.layer(role).unwrap().digest.to_string();
+    assert!(!uploaded[&digest(LayerRole::Overlay)], "{v}");
+    assert!(!uploaded[&digest(LayerRole::Verifier)], "{v}");
+    assert!(uploaded[&digest(LayerRole::Config)], "{v}");
+    assert!(uploaded[&second.image.config.digest.to_string()], "{v}");
+    let pulled = pulled_manifest_digest(&format!("{base}:two"), None, &dir.path().join("pull"));
+    assert_eq!(pulled, second.image.manifest.digest.to_string());
 }

@@ -1,40 +1,21 @@
 //! Same input ⇒ byte-identical OUT, whatever the umask, zstd worker count,
 //! overlay creation order, working directory, time zone or locale.
 //!
-//! One test in its own binary: it changes the process-wide umask, working
-//! directory and environment, which would disturb tests running beside it.
+//! The builds run as `nodeimg build` processes, each with its own umask,
+//! working directory and environment, so nothing here disturbs the tests
+//! running beside it in this process. Only the layer-cache index, which
+//! records machine-specific file identities by design, is left out of the
+//! comparison.
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
+use std::process::Command;
 
-use nodeimg::package::{self, BuildOptions, Compression, ImageMeta, Overlay, SourceDate};
-use nodeimg::tree::Tree;
+use nodeimg::package::cache::INDEX_FILE;
+use nodeimg::package::verifier::stand_in_elf;
 
-fn meta() -> ImageMeta {
-    ImageMeta {
-        name: "cpu-minimal".into(),
-        version: "1.0.0".into(),
-        blueprint_id: format!("sha256:{}", "cd".repeat(32)),
-        tag: "1.0.0".parse().unwrap(),
-        architecture: "amd64".into(),
-        os: "linux".into(),
-    }
-}
-
-fn tree() -> Tree {
-    let mut t = Tree::new();
-    for i in 0..40 {
-        t.add_file(
-            &format!("etc/sysctl.d/{i:02}-x.conf"),
-            0o644,
-            format!("k{i} = {i}\n").into_bytes(),
-        )
-        .unwrap();
-    }
-    t.add_symlink("etc/alias", "sysctl.d/00-x.conf").unwrap();
-    t
-}
+use crate::common::root;
 
 /// The same overlay content, created in ascending or descending order
 /// (different inode/directory order) and with different source modes that
@@ -79,98 +60,118 @@ fn snapshot(root: &Path) -> BTreeMap<String, (u32, Vec<u8>)> {
             .unwrap()
             .to_string_lossy()
             .into_owned();
-        m.insert(rel, (meta.permissions().mode() & 0o7777, bytes));
+        if rel != INDEX_FILE {
+            m.insert(rel, (meta.permissions().mode() & 0o7777, bytes));
+        }
     }
     m
 }
 
-fn set_umask(mask: u32) {
-    // SAFETY: swaps the process file-creation mask; this binary runs one test.
-    unsafe { libc::umask(mask as libc::mode_t) };
+/// A cpu-minimal blueprint with `ov` as its overlay, in `dir`.
+fn blueprint(dir: &Path) {
+    let text = std::fs::read_to_string(root().join("blueprints/cpu-minimal.yaml")).unwrap();
+    let text = text.replacen("kubernetes:", "files:\n  overlay: ov\n\nkubernetes:", 1);
+    std::fs::write(dir.join("bp.yaml"), text).unwrap();
+}
+
+/// `nodeimg build` under `umask`, in `cwd`, with extra environment.
+fn build(cwd: &Path, umask: &str, env: &[(&str, &str)], args: &[&str]) -> std::process::Output {
+    let bin = env!("CARGO_BIN_EXE_nodeimg");
+    let mut c = Command::new("/bin/sh");
+    c.arg("-c")
+        .arg(format!("umask {umask} && exec \"$0\" \"$@\""))
+        .arg(bin)
+        .arg("build")
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("SOURCE_DATE_EPOCH");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let o = c.output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    o
 }
 
 #[test]
 fn same_input_gives_identical_bytes_under_different_conditions() {
     let dir = tempfile::tempdir().unwrap();
-    let (ov_a, ov_b) = (dir.path().join("ov-a"), dir.path().join("ov-b"));
-    set_umask(0o022);
-    make_overlay(&ov_a, false, 0o744);
-    set_umask(0o077);
-    make_overlay(&ov_b, true, 0o700);
-
-    let base = BuildOptions {
-        compression: Compression::Zstd,
-        zstd_workers: 1,
-        source_date: SourceDate::new(1_234_567_890).unwrap(),
-    };
-    set_umask(0o022);
-    let a = package::build(
-        &tree(),
-        Some(&Overlay::new(&ov_a)),
-        &meta(),
-        &base,
-        &dir.path().join("out-a"),
-    )
-    .unwrap();
-
-    set_umask(0o077);
-    std::env::set_current_dir(&ov_b).unwrap();
-    // SAFETY: single-threaded test binary; nothing else reads the environment now.
-    unsafe {
-        std::env::set_var("TZ", "Asia/Kathmandu");
-        std::env::set_var("LC_ALL", "tr_TR.UTF-8");
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    for d in [&a, &b] {
+        std::fs::create_dir(d).unwrap();
+        blueprint(d);
     }
-    let four = BuildOptions {
-        zstd_workers: 4,
-        ..base.clone()
-    };
-    let b = package::build(
-        &tree(),
-        Some(&Overlay::new(&ov_b)),
-        &meta(),
-        &four,
-        &dir.path().join("out-b"),
-    )
-    .unwrap();
-    let two = BuildOptions {
-        zstd_workers: 2,
-        ..base.clone()
-    };
-    let c = package::build(
-        &tree(),
-        Some(&Overlay::new(&ov_a)),
-        &meta(),
-        &two,
-        &dir.path().join("out-c"),
-    )
-    .unwrap();
-    set_umask(0o022);
+    make_overlay(&a.join("ov"), false, 0o744);
+    make_overlay(&b.join("ov"), true, 0o700);
+    let verifier = dir.path().join("verifier");
+    std::fs::write(&verifier, stand_in_elf()).unwrap();
+    let v = verifier.to_str().unwrap();
 
-    assert_eq!(a.image, b.image);
-    assert_eq!(a.image, c.image);
-    let sa = snapshot(&dir.path().join("out-a"));
-    assert!(sa.len() >= 7, "{:?}", sa.keys().collect::<Vec<_>>());
-    assert_eq!(sa, snapshot(&dir.path().join("out-b")));
-    assert_eq!(sa, snapshot(&dir.path().join("out-c")));
+    build(
+        &a,
+        "022",
+        &[("TZ", "UTC")],
+        &["bp.yaml", "-o", "out", "--verifier", v],
+    );
+    build(
+        &b,
+        "077",
+        &[("TZ", "Asia/Kathmandu"), ("LC_ALL", "tr_TR.UTF-8")],
+        &["bp.yaml", "-o", "out", "--verifier", v],
+    );
+    let sa = snapshot(&a.join("out"));
+    assert!(sa.len() >= 9, "{:?}", sa.keys().collect::<Vec<_>>());
+    assert_eq!(sa, snapshot(&b.join("out")));
 
-    // check_repro agrees, and it notices a real difference.
-    let r = package::check_repro(&tree(), Some(&Overlay::new(&ov_a)), &meta(), &base).unwrap();
-    assert!(r.identical, "{:?}", r.differences);
-    assert_eq!(r.image, a.image);
-    let diffs =
-        package::repro::compare_dirs(&dir.path().join("out-a"), &dir.path().join("ov-a")).unwrap();
-    assert!(!diffs.is_empty());
+    // --check-repro (1 vs several zstd workers, umask 022 vs 077) agrees,
+    // and its output is the same image.
+    let o = build(
+        &b,
+        "027",
+        &[],
+        &[
+            "bp.yaml",
+            "-o",
+            "checked",
+            "--verifier",
+            v,
+            "--check-repro",
+            "--format",
+            "json",
+        ],
+    );
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(report["reproducible"]["identical"], true, "{report}");
+    assert_eq!(sa, snapshot(&b.join("checked")));
 
-    // Changing one overlay byte changes the digests.
-    std::fs::write(ov_b.join("d0/f000"), b"changed").unwrap();
-    let d = package::build(
-        &tree(),
-        Some(&Overlay::new(&ov_b)),
-        &meta(),
-        &base,
-        &dir.path().join("out-d"),
-    )
-    .unwrap();
-    assert_ne!(d.image.layer.diff_id, a.image.layer.diff_id);
-    assert_ne!(d.image.manifest.digest, a.image.manifest.digest);
+    // Changing one overlay byte changes the overlay layer and the image.
+    std::fs::write(b.join("ov/d0/f000"), b"changed").unwrap();
+    build(&b, "022", &[], &["bp.yaml", "-o", "out", "--verifier", v]);
+    let changed = snapshot(&b.join("out"));
+    assert_ne!(sa.get("index.json"), changed.get("index.json"));
+}
+
+#[test]
+fn the_comparison_notices_a_real_difference() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    for d in [&a, &b] {
+        std::fs::create_dir_all(d.join("blobs/sha256")).unwrap();
+        std::fs::write(d.join("oci-layout"), b"{}").unwrap();
+    }
+    assert!(
+        nodeimg::package::repro::compare_layouts(&a, &b)
+            .unwrap()
+            .is_empty()
+    );
+    std::fs::write(b.join("index.json"), b"{}").unwrap();
+    std::fs::write(b.join("oci-layout"), b"[]").unwrap();
+    let diffs = nodeimg::package::repro::compare_layouts(&a, &b).unwrap();
+    assert_eq!(
+        diffs,
+        [
+            "index.json: only in the second build",
+            "oci-layout: contents differ"
+        ]
+    );
 }

@@ -1,0 +1,263 @@
+//! Layer cache: a layer whose inputs did not change since the last build
+//! into the same output is taken from that output instead of being packed
+//! again.
+//!
+//! Each layer has a key, the sha256 of everything its bytes depend on: the
+//! layer's role, compression and level, SOURCE_DATE_EPOCH and, per entry,
+//! path, mode and kind, plus the content — the bytes themselves for
+//! in-memory files (rendered configuration, the verifier), and for overlay
+//! files their identity on disk (source path, size, device, inode, mtime
+//! and ctime in nanoseconds). Any write to a file changes its ctime, so
+//! the key changes whenever the content can have; a 1.4 GiB overlay is
+//! therefore checked with one `lstat` per file instead of being read.
+//! `--no-cache` builds every layer from scratch.
+//!
+//! The keys of the layers written are kept in OUT/[`INDEX_FILE`] (stat data
+//! is machine-specific, so the keys stay out of the deterministic
+//! provenance record). On the next build into OUT, a layer with the same
+//! key is hard-linked from OUT's blobs into the new output (or copied when
+//! linking is not possible). A missing or unreadable index means an empty
+//! cache, never an error; a blob whose size differs from the index is not
+//! used.
+
+use std::fs;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest as _, Sha256};
+
+use super::compress::Compression;
+use super::digest::Digest;
+use super::error::PackageError;
+use super::layer::LayerInfo;
+use super::output;
+use super::plan::{Content, EntryKind, LayerPlan, LayerRole};
+use super::source_date::SourceDate;
+
+/// The cache index inside an output layout.
+pub const INDEX_FILE: &str = "nodeimg-layer-cache.json";
+/// Bumped whenever the layer format changes, so old entries never match.
+const KEY_VERSION: &str = "nodeimg layer cache v1";
+
+/// The key of a layer: the digest of everything its bytes depend on.
+pub fn key(layer: &LayerPlan, compression: Compression, source_date: SourceDate) -> Digest {
+    let mut h = Sha256::new();
+    let mut field = |bytes: &[u8]| {
+        h.update((bytes.len() as u64).to_le_bytes());
+        h.update(bytes);
+    };
+    field(KEY_VERSION.as_bytes());
+    field(layer.role.as_str().as_bytes());
+    field(compression.to_string().as_bytes());
+    field(&compression.level().to_le_bytes());
+    field(&source_date.seconds().to_le_bytes());
+    for e in &layer.entries {
+        field(e.path.as_bytes());
+        field(&e.mode.to_le_bytes());
+        match &e.kind {
+            EntryKind::Dir => field(b"dir"),
+            EntryKind::Symlink(target) => {
+                field(b"symlink");
+                field(target.as_bytes());
+            }
+            EntryKind::File(Content::Memory(bytes)) => {
+                field(b"file");
+                field(bytes);
+            }
+            EntryKind::File(Content::Disk { path, size, stamp }) => {
+                field(b"disk");
+                field(path.as_os_str().as_encoded_bytes());
+                field(&size.to_le_bytes());
+                field(&stamp.dev.to_le_bytes());
+                field(&stamp.ino.to_le_bytes());
+                field(&stamp.mtime_ns.to_le_bytes());
+                field(&stamp.ctime_ns.to_le_bytes());
+            }
+        }
+    }
+    Digest::from_sha256(h)
+}
+
+/// One cached layer, as the index records it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Entry {
+    key: Digest,
+    role: LayerRole,
+    digest: Digest,
+    size: u64,
+    diff_id: Digest,
+    tar_size: u64,
+    entries: usize,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Index {
+    layers: Vec<Entry>,
+}
+
+/// The layers a previous output holds.
+#[derive(Debug, Default)]
+pub struct Cache {
+    dir: PathBuf,
+    index: Index,
+}
+
+impl Cache {
+    /// Nothing cached.
+    pub fn empty() -> Self {
+        Self::default()
+    }
+
+    /// The cache of the layout at `out` (empty when there is none).
+    pub fn open(out: &Path) -> Self {
+        let index = fs::read(out.join(INDEX_FILE))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
+        Self {
+            dir: out.to_path_buf(),
+            index,
+        }
+    }
+
+    /// Puts the cached blob for `key` into `blob_dir`, if there is one.
+    pub fn take(
+        &self,
+        key: &Digest,
+        compression: Compression,
+        blob_dir: &Path,
+    ) -> Option<LayerInfo> {
+        let e = self.index.layers.iter().find(|e| &e.key == key)?;
+        let from = self.dir.join("blobs/sha256").join(e.digest.hex());
+        if fs::symlink_metadata(&from).ok()?.len() != e.size {
+            return None;
+        }
+        let to = blob_dir.join(e.digest.hex());
+        if fs::hard_link(&from, &to).is_err() {
+            fs::copy(&from, &to).ok()?;
+        }
+        Some(LayerInfo {
+            role: e.role,
+            media_type: compression.media_type(),
+            compression,
+            level: compression.level(),
+            digest: e.digest.clone(),
+            size: e.size,
+            diff_id: e.diff_id.clone(),
+            tar_size: e.tar_size,
+            entries: e.entries,
+        })
+    }
+}
+
+/// Writes the index of `layers` (key, layer) into the layout at `root`.
+pub fn write_index(root: &Path, layers: &[(Digest, &LayerInfo)]) -> Result<(), PackageError> {
+    let index = Index {
+        layers: layers
+            .iter()
+            .map(|(key, l)| Entry {
+                key: key.clone(),
+                role: l.role,
+                digest: l.digest.clone(),
+                size: l.size,
+                diff_id: l.diff_id.clone(),
+                tar_size: l.tar_size,
+                entries: l.entries,
+            })
+            .collect(),
+    };
+    let mut bytes = serde_json::to_vec_pretty(&index).map_err(|e| PackageError::Spec {
+        what: "layer cache index",
+        message: e.to_string(),
+    })?;
+    let _ = bytes.write_all(b"\n");
+    output::write_file(&root.join(INDEX_FILE), &bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::package::overlay::Stamp;
+    use crate::package::plan::PlanEntry;
+
+    fn layer(content: Content) -> LayerPlan {
+        LayerPlan {
+            role: LayerRole::Overlay,
+            entries: vec![PlanEntry {
+                path: "opt/big".into(),
+                mode: 0o644,
+                kind: EntryKind::File(content),
+            }],
+        }
+    }
+
+    fn disk(stamp: Stamp) -> Content {
+        Content::Disk {
+            path: "/ov/opt/big".into(),
+            size: 10,
+            stamp,
+        }
+    }
+
+    #[test]
+    fn the_key_follows_every_input() {
+        let base = Stamp {
+            dev: 1,
+            ino: 2,
+            mtime_ns: 3,
+            ctime_ns: 4,
+        };
+        let k = |c: Content, comp, date| key(&layer(c), comp, SourceDate::new(date).unwrap());
+        let k0 = k(disk(base), Compression::Zstd, 0);
+        assert_eq!(k0, k(disk(base), Compression::Zstd, 0));
+        for other in [
+            k(
+                disk(Stamp {
+                    ctime_ns: 5,
+                    ..base
+                }),
+                Compression::Zstd,
+                0,
+            ),
+            k(
+                disk(Stamp {
+                    mtime_ns: 5,
+                    ..base
+                }),
+                Compression::Zstd,
+                0,
+            ),
+            k(disk(Stamp { ino: 5, ..base }), Compression::Zstd, 0),
+            k(disk(base), Compression::Gzip, 0),
+            k(disk(base), Compression::Zstd, 1),
+            k(
+                Content::Memory(b"0123456789".to_vec()),
+                Compression::Zstd,
+                0,
+            ),
+        ] {
+            assert_ne!(k0, other);
+        }
+        let m = |b: &[u8]| k(Content::Memory(b.to_vec()), Compression::Zstd, 0);
+        assert_ne!(m(b"a"), m(b"b"));
+    }
+
+    #[test]
+    fn a_missing_or_corrupt_index_is_an_empty_cache() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = Digest::of(b"x");
+        assert!(
+            Cache::open(dir.path())
+                .take(&d, Compression::Zstd, dir.path())
+                .is_none()
+        );
+        fs::write(dir.path().join(INDEX_FILE), b"{not json").unwrap();
+        assert!(
+            Cache::open(dir.path())
+                .take(&d, Compression::Zstd, dir.path())
+                .is_none()
+        );
+    }
+}

@@ -1,0 +1,304 @@
+//! The verifier the image carries: the `nodeimg` executable that the
+//! rendered units run as `/usr/local/bin/nodeimg`, checked to run on the
+//! blueprint's distribution before it goes into a layer.
+//!
+//! A binary linked against a newer glibc than the node has fails at boot
+//! with "version `GLIBC_2.xx' not found" — and the verify unit, hence
+//! kubelet, never starts. `build` therefore reads the binary's needed
+//! symbol versions (see `elf`) and compares the newest with the glibc the
+//! blueprint's release ships ([`distro_glibc`]). A statically linked binary
+//! (no program interpreter) needs no glibc and runs anywhere.
+
+use std::path::{Path, PathBuf};
+
+use crate::blueprint::model::Distro;
+use crate::blueprint::value::Version;
+
+use super::elf::{self, GlibcVersion};
+use super::error::PackageError;
+
+/// Where the units find the verifier on the node.
+pub const NODE_PATH: &str = "usr/local/bin/nodeimg";
+
+/// A verifier binary, read once into memory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verifier {
+    source: PathBuf,
+    bytes: Vec<u8>,
+    glibc: Option<GlibcVersion>,
+}
+
+/// The distribution a verifier must run on.
+#[derive(Debug, Clone)]
+pub struct Target<'a> {
+    pub distro: Distro,
+    pub version: &'a Version,
+    /// OCI architecture of the image (`amd64`, `arm64`).
+    pub architecture: &'a str,
+}
+
+impl Verifier {
+    /// Reads `path` and checks that it runs on `target`: an ELF executable
+    /// for the image's architecture that needs no newer glibc than the
+    /// distribution ships.
+    pub fn from_file(path: &Path, target: &Target<'_>) -> Result<Self, PackageError> {
+        let bytes = std::fs::read(path).map_err(PackageError::io(path))?;
+        let refuse = |message: String| PackageError::Verifier {
+            path: path.to_path_buf(),
+            message,
+        };
+        let info = elf::inspect(&bytes)
+            .map_err(|e| refuse(format!("{e}; expected a nodeimg executable")))?;
+        if info.machine.oci_arch() != Some(target.architecture) {
+            return Err(refuse(format!(
+                "built for {}, but the image is for {}; give a verifier built for {} with --verifier",
+                info.machine, target.architecture, target.architecture
+            )));
+        }
+        let glibc = match (&info.interpreter, info.glibc) {
+            (None, _) => None,
+            (Some(_), None) => None,
+            (Some(_), Some((needed, name))) => {
+                let Some((ships, source)) = distro_glibc(target.distro, target.version) else {
+                    return Err(refuse(format!(
+                        "needs glibc {needed} ({name}), and nodeimg does not know which glibc {} {} ships; \
+                         give a statically linked verifier with --verifier \
+                         (cargo build --release --no-default-features --target x86_64-unknown-linux-musl)",
+                        target.distro.as_str(),
+                        target.version
+                    )));
+                };
+                if needed > ships {
+                    return Err(refuse(format!(
+                        "needs glibc {needed} (symbol version {name}), but {} {} ships glibc {ships} ({source}); \
+                         it would not start on the node. Give a verifier built on {} {} or older, or a \
+                         statically linked one, with --verifier PATH \
+                         (e.g. cargo build --release --no-default-features --target x86_64-unknown-linux-musl)",
+                        target.distro.as_str(),
+                        target.version,
+                        target.distro.as_str(),
+                        target.version
+                    )));
+                }
+                Some(needed)
+            }
+        };
+        Ok(Self {
+            source: path.to_path_buf(),
+            bytes,
+            glibc,
+        })
+    }
+
+    /// A verifier taken as it is, without any check: for tests, and for the
+    /// golden digests, which are built with a fixed stand-in so that they
+    /// do not change whenever nodeimg's own code does.
+    pub fn unchecked(source: impl Into<PathBuf>, bytes: Vec<u8>) -> Self {
+        Self {
+            source: source.into(),
+            bytes,
+            glibc: None,
+        }
+    }
+
+    /// The fixed stand-in the golden image digests are built with: see
+    /// [`stand_in_elf`].
+    pub fn golden_stand_in() -> Self {
+        Self {
+            source: "<golden stand-in verifier>".into(),
+            bytes: stand_in_elf(),
+            glibc: None,
+        }
+    }
+
+    pub fn source(&self) -> &Path {
+        &self.source
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The newest glibc the binary needs; `None` for a static binary.
+    pub fn glibc(&self) -> Option<GlibcVersion> {
+        self.glibc
+    }
+}
+
+/// A 132-byte static x86-64 executable made by nodeimg that only exits
+/// with status 2 ("unusable"). golden/*/image.txt is built with it in place
+/// of the real verifier, so the golden digests change when the rendered
+/// configuration or the overlay does, not whenever nodeimg's own code does;
+/// `nodeimg build --verifier FILE` with these bytes reproduces them.
+pub fn stand_in_elf() -> Vec<u8> {
+    const BASE: u64 = 0x40_0000;
+    // mov edi, 2; mov eax, 60 (exit); syscall
+    const CODE: [u8; 12] = [0xbf, 2, 0, 0, 0, 0xb8, 60, 0, 0, 0, 0x0f, 0x05];
+    let total = 64 + 56 + CODE.len() as u64;
+    let mut b = Vec::with_capacity(total as usize);
+    b.extend_from_slice(b"\x7fELF\x02\x01\x01\0\0\0\0\0\0\0\0\0");
+    b.extend_from_slice(&2u16.to_le_bytes()); // ET_EXEC
+    b.extend_from_slice(&62u16.to_le_bytes()); // x86-64
+    b.extend_from_slice(&1u32.to_le_bytes()); // EV_CURRENT
+    b.extend_from_slice(&(BASE + 64 + 56).to_le_bytes()); // entry
+    b.extend_from_slice(&64u64.to_le_bytes()); // program headers
+    b.extend_from_slice(&0u64.to_le_bytes()); // no section headers
+    b.extend_from_slice(&0u32.to_le_bytes()); // flags
+    for v in [64u16, 56, 1, 64, 0, 0] {
+        // ehsize, phentsize, phnum, shentsize, shnum, shstrndx
+        b.extend_from_slice(&v.to_le_bytes());
+    }
+    b.extend_from_slice(&1u32.to_le_bytes()); // PT_LOAD
+    b.extend_from_slice(&5u32.to_le_bytes()); // R + X
+    for v in [0, BASE, BASE, total, total, 0x1000] {
+        // offset, vaddr, paddr, filesz, memsz, align
+        b.extend_from_slice(&v.to_le_bytes());
+    }
+    b.extend_from_slice(&CODE);
+    b
+}
+
+/// The glibc a distribution release ships, and where that is stated.
+/// Minor releases do not change glibc's version on these distributions
+/// (RHEL backports fixes into the same version for a major release).
+pub fn distro_glibc(distro: Distro, version: &Version) -> Option<(GlibcVersion, &'static str)> {
+    let (major, minor) = (version.major(), version.minor());
+    let v = GlibcVersion::new;
+    Some(match distro {
+        // packages.ubuntu.com/<codename>/libc6
+        Distro::Ubuntu => match (major, minor) {
+            (20, 4) => (
+                v(2, 31),
+                "Ubuntu 20.04 libc6 2.31 (packages.ubuntu.com/focal/libc6)",
+            ),
+            (22, 4) => (
+                v(2, 35),
+                "Ubuntu 22.04 libc6 2.35 (packages.ubuntu.com/jammy/libc6)",
+            ),
+            (24, 4) => (
+                v(2, 39),
+                "Ubuntu 24.04 libc6 2.39 (packages.ubuntu.com/noble/libc6)",
+            ),
+            _ => return None,
+        },
+        // packages.debian.org/<codename>/libc6
+        Distro::Debian => match major {
+            11 => (
+                v(2, 31),
+                "Debian 11 libc6 2.31 (packages.debian.org/bullseye/libc6)",
+            ),
+            12 => (
+                v(2, 36),
+                "Debian 12 libc6 2.36 (packages.debian.org/bookworm/libc6)",
+            ),
+            13 => (
+                v(2, 41),
+                "Debian 13 libc6 2.41 (packages.debian.org/trixie/libc6)",
+            ),
+            _ => return None,
+        },
+        // Red Hat's release notes for each major release; Rocky and Alma
+        // rebuild the same sources.
+        Distro::Rhel | Distro::Rocky | Distro::Almalinux => match major {
+            8 => (v(2, 28), "RHEL 8 glibc 2.28 (RHEL 8.0 release notes)"),
+            9 => (v(2, 34), "RHEL 9 glibc 2.34 (RHEL 9.0 release notes)"),
+            10 => (v(2, 39), "RHEL 10 glibc 2.39 (RHEL 10.0 release notes)"),
+            _ => return None,
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::package::elf::tests::tiny_elf;
+
+    fn target(distro: Distro, version: &str) -> (Distro, Version) {
+        (distro, version.parse().unwrap())
+    }
+
+    fn check(bytes: &[u8], distro: Distro, version: &str) -> Result<Verifier, String> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nodeimg");
+        std::fs::write(&path, bytes).unwrap();
+        let (d, v) = target(distro, version);
+        Verifier::from_file(
+            &path,
+            &Target {
+                distro: d,
+                version: &v,
+                architecture: "amd64",
+            },
+        )
+        .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_binary_newer_than_the_distro_glibc_is_refused_with_what_to_do() {
+        let elf = tiny_elf(62, &["GLIBC_2.2.5", "GLIBC_2.35"]);
+        assert_eq!(
+            check(&elf, Distro::Ubuntu, "22.04").unwrap().glibc(),
+            Some(GlibcVersion::new(2, 35))
+        );
+        assert!(check(&elf, Distro::Debian, "12").is_ok());
+        let err = check(&elf, Distro::Rhel, "9.4").unwrap_err();
+        assert!(
+            err.contains("needs glibc 2.35 (symbol version GLIBC_2.35)"),
+            "{err}"
+        );
+        assert!(err.contains("rhel 9.4 ships glibc 2.34"), "{err}");
+        assert!(err.contains("--verifier PATH"), "{err}");
+        assert!(err.contains("nodeimg"), "{err}");
+        let err = check(&elf, Distro::Ubuntu, "23.10").unwrap_err();
+        assert!(
+            err.contains("does not know which glibc ubuntu 23.10"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn architecture_and_format_are_checked() {
+        let arm = tiny_elf(183, &["GLIBC_2.17"]);
+        let err = check(&arm, Distro::Debian, "12").unwrap_err();
+        assert!(
+            err.contains("built for AArch64, but the image is for amd64"),
+            "{err}"
+        );
+        let err = check(b"#!/bin/sh\n", Distro::Debian, "12").unwrap_err();
+        assert!(err.contains("not an ELF file"), "{err}");
+    }
+
+    #[test]
+    fn the_stand_in_is_a_static_executable_that_exits_2() {
+        let bytes = stand_in_elf();
+        assert_eq!(bytes.len(), 132);
+        let v = check(&bytes, Distro::Rhel, "8.10").unwrap();
+        assert_eq!(v.glibc(), None);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("stand-in");
+        std::fs::write(&path, &bytes).unwrap();
+        std::fs::set_permissions(
+            &path,
+            <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755),
+        )
+        .unwrap();
+        let status = std::process::Command::new(&path).status().unwrap();
+        assert_eq!(status.code(), Some(2));
+    }
+
+    #[test]
+    fn the_table_covers_every_example_release() {
+        for (d, v, want) in [
+            (Distro::Rhel, "9.4", (2, 34)),
+            (Distro::Rocky, "9", (2, 34)),
+            (Distro::Ubuntu, "22.04", (2, 35)),
+            (Distro::Debian, "12", (2, 36)),
+        ] {
+            let (d, v) = target(d, v);
+            assert_eq!(
+                distro_glibc(d, &v).unwrap().0,
+                GlibcVersion::new(want.0, want.1)
+            );
+        }
+    }
+}
