@@ -5,6 +5,11 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::command::stdio::{Input, Output};
+use crate::package::{Compression, Tag};
+use crate::verify::checks::Phase;
+use crate::verify::report::Format as ReportFormat;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "nodeimg",
@@ -103,6 +108,7 @@ pub enum Command {
         after_help = "Examples:\n  nodeimg verify --phase boot --record /var/lib/nodeimg/acceptance.yaml\n  nodeimg verify --blueprint bp.yaml --format junit --output json=/run/nodeimg/verify.json\n  nodeimg verify --phase health --format summary\n  nodeimg verify --snapshot node-a.tar.zst --blueprint bp.yaml --checks 'gpu.*'\n\nBreak-glass: when the file named by --break-glass (default /etc/nodeimg/break-glass) exists and holds a reason, failures are reported and recorded as overridden and the exit code is 0."
     )]
     Verify(VerifyArgs),
+    #[cfg(feature = "push")]
     /// Upload an OCI image layout (from `nodeimg build`) to a registry.
     #[command(
         long_about = "Upload an OCI image layout (from `nodeimg build`) to a registry. Blobs the \
@@ -126,9 +132,9 @@ pub struct MatrixArg {
 
 #[derive(Debug, Args)]
 pub struct ValidateArgs {
-    /// Blueprint files.
+    /// Blueprint files (`-`: standard input).
     #[arg(required = true, value_name = "BLUEPRINT")]
-    pub files: Vec<PathBuf>,
+    pub files: Vec<Input>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     /// Treat warnings as errors.
@@ -140,8 +146,9 @@ pub struct ValidateArgs {
 
 #[derive(Debug, Args)]
 pub struct ExplainArgs {
+    /// The blueprint (`-`: standard input).
     #[arg(value_name = "BLUEPRINT")]
-    pub file: PathBuf,
+    pub file: Input,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     #[command(flatten)]
@@ -157,8 +164,9 @@ pub struct TemplatesArg {
 
 #[derive(Debug, Args)]
 pub struct RenderArgs {
+    /// The blueprint (`-`: standard input).
     #[arg(value_name = "BLUEPRINT")]
-    pub file: PathBuf,
+    pub file: Input,
     /// Output folder: `layer/` (the image tree) and `cluster/` (Helm values, rules). Only a new, empty or earlier render folder is replaced.
     #[arg(short, long, value_name = "DIR")]
     pub output: PathBuf,
@@ -170,17 +178,18 @@ pub struct RenderArgs {
 
 #[derive(Debug, Args)]
 pub struct BuildArgs {
+    /// The blueprint (`-`: standard input).
     #[arg(value_name = "BLUEPRINT")]
-    pub file: PathBuf,
+    pub file: Input,
     /// The OCI image layout folder to write (replaced atomically; only an empty folder or an earlier build is replaced). Default: out/<metadata.name>/.
     #[arg(short, long, value_name = "DIR")]
     pub output: Option<PathBuf>,
-    /// Layer compression: zstd (default) or gzip for consumers without zstd.
-    #[arg(long, value_name = "ALGO", default_value = "zstd")]
-    pub compression: String,
+    /// Layer compression.
+    #[arg(long, value_enum, default_value_t = Compression::Zstd)]
+    pub compression: Compression,
     /// Image tag (`org.opencontainers.image.ref.name`); default: metadata.version.
     #[arg(long, value_name = "TAG")]
-    pub tag: Option<String>,
+    pub tag: Option<Tag>,
     /// Also build twice under different conditions (umask, threads) and compare every byte; exit 1 on a difference.
     #[arg(long)]
     pub check_repro: bool,
@@ -203,10 +212,12 @@ pub struct BuildArgs {
 
 #[derive(Debug, Args)]
 pub struct DiffArgs {
+    /// The blueprint before (`-`: standard input).
     #[arg(value_name = "OLD")]
-    pub old: PathBuf,
+    pub old: Input,
+    /// The blueprint after (`-`: standard input).
     #[arg(value_name = "NEW")]
-    pub new: PathBuf,
+    pub new: Input,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     /// List changed files without their unified diffs (text format).
@@ -225,7 +236,7 @@ pub struct SchemaArgs {
     pub format: SchemaFormat,
     /// Write to this file (atomically) instead of stdout.
     #[arg(short, long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    pub output: Option<Output>,
 }
 
 #[derive(Debug, Args)]
@@ -247,35 +258,28 @@ pub struct SourceArgs {
     /// Read the machine under this folder instead of `/` (a fixture tree, a mounted image).
     #[arg(long, value_name = "DIR", conflicts_with = "snapshot")]
     pub root: Option<PathBuf>,
-    /// Replay a capture made by `nodeimg capture` instead of reading a machine.
+    /// Replay a capture made by `nodeimg capture` instead of reading a machine (`-`: standard input).
     #[arg(long, value_name = "FILE")]
-    pub snapshot: Option<PathBuf>,
-    /// Use this saved `nvidia-smi -q -x` output instead of running nvidia-smi.
+    pub snapshot: Option<Input>,
+    /// Use this saved `nvidia-smi -q -x` output instead of running nvidia-smi (`-`: standard input).
     #[arg(long, value_name = "FILE")]
-    pub nvidia_smi_xml: Option<PathBuf>,
+    pub nvidia_smi_xml: Option<Input>,
     /// Deadline for each vendor command (nvidia-smi, systemctl, ...), in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub timeout: u64,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum FactsFormat {
-    Json,
 }
 
 #[derive(Debug, Args)]
 pub struct FactsArgs {
     #[command(flatten)]
     pub source: SourceArgs,
-    #[arg(long, value_enum, default_value_t = FactsFormat::Json)]
-    pub format: FactsFormat,
 }
 
 #[derive(Debug, Args)]
 pub struct CaptureArgs {
-    /// The archive to write (`.tar.zst`), atomically.
+    /// The archive to write (`.tar.zst`), atomically (`-`: standard output).
     #[arg(short, long, value_name = "FILE")]
-    pub output: PathBuf,
+    pub output: Output,
     /// Read the machine under this folder instead of `/`.
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
@@ -290,55 +294,36 @@ pub struct CaptureArgs {
     pub max_item_bytes: u64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum VerifyPhase {
-    /// Before kubelet: host, firmware, PCIe, NICs, kernel, runtime; GPU driver checks too
-    /// when the driver is preinstalled.
-    Boot,
-    /// After an operator-managed driver is up: the GPU driver, CDI.
-    Driver,
-    /// Both.
-    All,
-    /// Post-join device health subset (for Node Problem Detector).
-    Health,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ReportFormat {
-    Text,
-    Json,
-    Junit,
-    Prometheus,
-    Tap,
-    /// One line (Node Problem Detector).
-    Summary,
-}
+/// Where the image puts the blueprint it was built from.
+pub const DEFAULT_LOCK: &str = "/etc/nodeimg/blueprint.lock.json";
 
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
-    /// The blueprint (YAML or JSON).
+    /// The blueprint (YAML or JSON; `-`: standard input).
     #[arg(
         long,
         value_name = "FILE",
-        default_value = "/etc/nodeimg/blueprint.lock.json"
+        default_value = DEFAULT_LOCK
     )]
-    pub blueprint: PathBuf,
+    pub blueprint: Input,
     #[command(flatten)]
     pub source: SourceArgs,
-    #[arg(long, value_enum, default_value_t = VerifyPhase::All)]
-    pub phase: VerifyPhase,
+    #[arg(long, value_enum, default_value_t = Phase::All)]
+    pub phase: Phase,
     /// Only checks whose id matches one of these patterns (`*` wildcard, `!` excludes), comma-separated.
     #[arg(long, value_name = "PATTERNS", value_delimiter = ',')]
     pub checks: Vec<String>,
     /// Report format on stdout.
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub format: ReportFormat,
-    /// Also write a report to a file, atomically: `FORMAT=FILE` (repeatable).
+    /// Also write a report to a file, atomically: `FORMAT=FILE` (repeatable; `FORMAT=-`: on
+    /// standard output, in place of the `--format` report).
     #[arg(long, value_name = "FORMAT=FILE", value_parser = parse_output)]
-    pub output: Vec<(ReportFormat, PathBuf)>,
-    /// Write the node acceptance record (YAML for .yaml/.yml, JSON otherwise), atomically.
+    pub output: Vec<(ReportFormat, Output)>,
+    /// Write the node acceptance record (YAML for .yaml/.yml, JSON otherwise), atomically
+    /// (`-`: JSON on standard output, in place of the `--format` report).
     #[arg(long, value_name = "FILE")]
-    pub record: Option<PathBuf>,
+    pub record: Option<Output>,
     /// When anything fails, keep a capture of what verify read in this folder.
     #[arg(long, value_name = "DIR")]
     pub evidence_on_fail: Option<PathBuf>,
@@ -349,33 +334,47 @@ pub struct VerifyArgs {
     pub matrix: MatrixArg,
 }
 
-fn parse_output(text: &str) -> Result<(ReportFormat, PathBuf), String> {
+fn parse_output(text: &str) -> Result<(ReportFormat, Output), String> {
     let (format, file) = text.split_once('=').ok_or_else(|| {
         format!("`{text}`: expected FORMAT=FILE, e.g. junit=/run/nodeimg/verify.xml")
     })?;
     let format = ReportFormat::from_str(format, true).map_err(|_| {
-        format!("`{format}`: not a format (text, json, junit, prometheus, tap, summary)")
+        let names: Vec<_> = ReportFormat::value_variants()
+            .iter()
+            .filter_map(|f| f.to_possible_value())
+            .map(|v| v.get_name().to_owned())
+            .collect();
+        format!("`{format}`: not a format ({})", names.join(", "))
     })?;
-    if file.is_empty() {
-        return Err(format!("`{text}`: the file name is empty"));
-    }
-    Ok((format, PathBuf::from(file)))
+    let file = file.parse().map_err(|e: String| format!("`{text}`: {e}"))?;
+    Ok((format, file))
 }
 
+#[cfg(feature = "push")]
 #[derive(Debug, Args)]
 pub struct PushArgs {
     /// The OCI image layout folder.
     #[arg(value_name = "LAYOUT")]
     pub layout: PathBuf,
     /// `registry[:port]/repository[:tag]`; without a tag, the layout's tag.
-    #[arg(value_name = "REF")]
+    #[arg(value_name = "REF", value_parser = parse_reference)]
     pub reference: String,
     /// Plain HTTP instead of HTTPS (for a registry on a loopback address).
     #[arg(long)]
     pub insecure: bool,
-    /// Give up after this many seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = 600)]
+    /// Give up after this many seconds (at most a day).
+    #[arg(long, value_name = "SECONDS", default_value_t = 600,
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub timeout: u64,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+}
+
+/// Checks REF's grammar before anything runs; the tag, when absent, comes
+/// from the layout later.
+#[cfg(feature = "push")]
+fn parse_reference(text: &str) -> Result<String, String> {
+    crate::package::push::parse_reference(text, Some("latest"))
+        .map(|_| text.to_owned())
+        .map_err(|e| e.to_string())
 }

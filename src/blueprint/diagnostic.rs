@@ -52,8 +52,15 @@ impl Diagnostic {
     }
 }
 
-impl fmt::Display for Diagnostic {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Diagnostic {
+    /// Writes the diagnostic as [`Display`](fmt::Display) does, with the
+    /// severity word (`error`, `warning`) passed through `paint` (terminal
+    /// colour, for instance).
+    pub fn write_styled(
+        &self,
+        f: &mut dyn fmt::Write,
+        paint: impl Fn(Severity, &str) -> String,
+    ) -> fmt::Result {
         write!(f, "{}", self.file.display())?;
         if let (Some(l), Some(c)) = (self.line, self.column) {
             write!(f, ":{l}:{c}")?;
@@ -62,7 +69,7 @@ impl fmt::Display for Diagnostic {
             Severity::Error => "error",
             Severity::Warning => "warning",
         };
-        write!(f, ": {sev}[{}]: ", self.code)?;
+        write!(f, ": {}[{}]: ", paint(self.severity, sev), self.code)?;
         if !self.path.is_root() {
             write!(f, "{}: ", self.path)?;
         }
@@ -71,6 +78,12 @@ impl fmt::Display for Diagnostic {
             write!(f, "\n  hint: {h}")?;
         }
         Ok(())
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.write_styled(f, |_, word| word.to_owned())
     }
 }
 

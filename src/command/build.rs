@@ -11,7 +11,8 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use super::{Env, exit};
+use super::prepared::Prepared;
+use super::{Env, Exit, Failure, OrUnusable, Outcome};
 use crate::atomic::{Kind, StagedDir};
 use crate::cli::{BuildArgs, Format};
 use crate::package::verifier::Target;
@@ -28,69 +29,38 @@ struct Report<'a> {
     reproducible: Option<&'a ReproReport>,
 }
 
-pub fn run(args: &BuildArgs, env: &mut Env<'_>) -> u8 {
-    let matrix = match super::matrix(&args.matrix, env) {
-        Ok(m) => m,
-        Err(code) => return code,
-    };
-    let templates = match super::templates(&args.templates, env) {
-        Ok(t) => t,
-        Err(code) => return code,
-    };
-    let bp = match super::load_valid(&args.file, &matrix, env) {
-        Ok(b) => b,
-        Err(code) => return code,
-    };
-    let rendered = match render::render(&bp, &templates) {
-        Ok(r) => r,
-        Err(e) => return env.fail(&format!("{}: {e}", args.file.display())),
-    };
-    let mut meta = match ImageMeta::from_blueprint(&bp) {
-        Ok(m) => m,
-        Err(e) => return env.fail(&e.to_string()),
-    };
+pub fn run(args: &BuildArgs, env: &mut Env<'_>) -> Outcome {
+    let prepared = Prepared::load(&args.file, &args.matrix, Some(&args.templates), env)?;
+    let bp = &prepared.blueprint;
+    let rendered = render::render(bp, &prepared.templates).unusable_at(&args.file)?;
+    let mut meta = ImageMeta::from_blueprint(bp).unusable()?;
     if let Some(tag) = &args.tag {
-        meta.tag = match tag.parse() {
-            Ok(t) => t,
-            Err(e) => return env.fail(&format!("--tag {tag}: {e}")),
-        };
+        meta.tag = tag.clone();
     }
-    let mut opts = match BuildOptions::from_env() {
-        Ok(o) => o,
-        Err(e) => return env.fail(&e.to_string()),
-    };
-    opts.compression = match args.compression.parse() {
-        Ok(c) => c,
-        Err(e) => return env.fail(&format!("--compression: {e}")),
+    let mut opts = BuildOptions {
+        compression: args.compression,
+        ..BuildOptions::from_env().unusable()?
     };
     let output = args
         .output
         .clone()
         .unwrap_or_else(|| default_output(bp.name()));
-    let inputs = super::render::inputs(&bp, &args.templates, &args.matrix);
-    if let Err(e) = crate::atomic::check_inputs(&output, &inputs) {
-        return env.fail(&e.to_string());
-    }
+    let inputs = prepared.inputs(&args.templates, &args.matrix);
+    crate::atomic::check_inputs(&output, &inputs).unusable()?;
     // Claimed before the image is built, so a refused --cluster folder
     // leaves no half-done build behind.
     let cluster = match &args.cluster {
-        Some(dir) => match StagedDir::new(dir, Kind::Render, &inputs) {
-            Ok(s) => Some(s),
-            Err(e) => return env.fail(&e.to_string()),
-        },
+        Some(dir) => Some(StagedDir::new(dir, Kind::Render, &inputs).unusable()?),
         None => None,
     };
     opts.cache = !args.no_cache;
     let verifier_path = match &args.verifier {
         Some(p) => p.clone(),
-        None => match std::env::current_exe() {
-            Ok(p) => p,
-            Err(e) => {
-                return env.fail(&format!(
-                    "cannot find this executable to put into the image ({e}); give one with --verifier PATH"
-                ));
-            }
-        },
+        None => std::env::current_exe().map_err(|e| {
+            Failure::unusable(format!(
+                "cannot find this executable to put into the image ({e}); give one with --verifier PATH"
+            ))
+        })?,
     };
     let os = &bp.spec().os;
     let target = Target {
@@ -98,17 +68,14 @@ pub fn run(args: &BuildArgs, env: &mut Env<'_>) -> u8 {
         version: &os.version,
         architecture: &meta.architecture,
     };
-    let verifier = match Verifier::from_file(&verifier_path, &target) {
-        Ok(v) => v,
-        Err(e) => return env.fail(&e.to_string()),
-    };
-    let overlay = Overlay::from_blueprint(&bp);
+    let verifier = Verifier::from_file(&verifier_path, &target).unusable()?;
+    let overlay = Overlay::from_blueprint(bp);
     let image = Inputs {
         config: &rendered.layer,
         verifier: &verifier,
         overlay: overlay.as_ref(),
     };
-    let result = {
+    let (report, repro) = {
         let tty = !env.quiet && std::io::stderr().is_terminal();
         let mut meter;
         let mut silent = Silent;
@@ -124,38 +91,25 @@ pub fn run(args: &BuildArgs, env: &mut Env<'_>) -> u8 {
         } else {
             package::build(image, &meta, &opts, &output, progress).map(|b| (b, None))
         }
-    };
-    let (report, repro) = match result {
-        Ok(r) => r,
-        Err(e) => return env.fail(&e.to_string()),
-    };
+    }
+    .unusable()?;
     if let Some(staged) = cluster {
-        let written = render::write::write_tree(staged.path(), &rendered.cluster)
-            .map_err(|e| e.to_string())
-            .and_then(|()| staged.commit().map_err(|e| e.to_string()));
-        if let Err(e) = written {
-            return env.fail(&e);
+        render::write::write_tree(staged.path(), &rendered.cluster).unusable()?;
+        staged.commit().unusable()?;
+    }
+    match args.format {
+        Format::Json => env.json(&Report {
+            build: &report,
+            reproducible: repro.as_ref(),
+        })?,
+        Format::Text => {
+            text(&report, repro.as_ref(), env).unusable_at("cannot write the report")?
         }
     }
-    let written = match args.format {
-        Format::Json => serde_json::to_writer_pretty(
-            &mut *env.out,
-            &Report {
-                build: &report,
-                reproducible: repro.as_ref(),
-            },
-        )
-        .map_err(std::io::Error::from)
-        .and_then(|_| writeln!(env.out)),
-        Format::Text => text(&report, repro.as_ref(), env),
-    };
-    if let Err(e) = written {
-        return env.fail(&format!("cannot write the report: {e}"));
-    }
-    match repro {
-        Some(r) if !r.identical => exit::NEGATIVE,
-        _ => exit::OK,
-    }
+    Ok(match repro {
+        Some(r) if !r.identical => Exit::Negative,
+        _ => Exit::Ok,
+    })
 }
 
 /// Where `build` writes without `-o`: `out/<metadata.name>/`.

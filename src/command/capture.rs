@@ -4,19 +4,24 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::{Env, exit};
+use super::{Env, Exit, Failure, OrUnusable, Outcome};
 use crate::cli::CaptureArgs;
 use crate::verify::CollectOptions;
 use crate::verify::capture;
 use crate::verify::host::{LiveHost, RecordLimits};
 
-pub fn run(args: &CaptureArgs, env: &mut Env<'_>) -> u8 {
+pub fn run(args: &CaptureArgs, env: &mut Env<'_>) -> Outcome {
     let root = args.root.clone().unwrap_or_else(|| PathBuf::from("/"));
     if !root.is_dir() {
-        return env.fail(&format!("--root {}: not a folder", root.display()));
+        return Err(Failure::unusable(format!(
+            "--root {}: not a folder",
+            root.display()
+        )));
     }
     if args.max_item_bytes > args.max_bytes {
-        return env.fail("--max-item-bytes must not exceed --max-bytes");
+        return Err(Failure::unusable(
+            "--max-item-bytes must not exceed --max-bytes",
+        ));
     }
     let options = CollectOptions {
         command_timeout: Duration::from_secs(args.timeout),
@@ -28,17 +33,24 @@ pub fn run(args: &CaptureArgs, env: &mut Env<'_>) -> u8 {
     };
     let host = LiveHost::new(root.clone());
     let captured = capture::capture(&host, &root.display().to_string(), &options, limits);
-    if let Err(e) = capture::write(&args.output, &captured.recording, &captured.manifest) {
-        return env.fail(&e.to_string());
+    match args.output.path() {
+        Some(path) => capture::write(path, &captured.recording, &captured.manifest).unusable()?,
+        None => {
+            let bytes =
+                capture::archive::pack(&captured.recording, &captured.manifest).unusable()?;
+            args.output
+                .write(&bytes, env.out)
+                .unusable_at("cannot write the capture")?;
+        }
     }
     let manifest = &captured.manifest;
     env.note(&format!(
         "wrote {}: {} bytes of content from {}, {} not captured, {} unreadable",
-        args.output.display(),
+        args.output,
         manifest.content_bytes,
         manifest.hostname,
         manifest.not_captured.len(),
         manifest.unreadable.len()
     ));
-    exit::OK
+    Ok(Exit::Ok)
 }

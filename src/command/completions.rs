@@ -2,11 +2,11 @@
 
 use clap::CommandFactory;
 
-use super::{Env, exit};
+use super::{Env, Exit, Outcome};
 use crate::cli::{Cli, CompletionsArgs};
 
-pub fn run(args: &CompletionsArgs, env: &mut Env<'_>) -> u8 {
+pub fn run(args: &CompletionsArgs, env: &mut Env<'_>) -> Outcome {
     let mut cmd = Cli::command();
     clap_complete::generate(args.shell, &mut cmd, "nodeimg", &mut env.out);
-    exit::OK
+    Ok(Exit::Ok)
 }

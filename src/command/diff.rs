@@ -2,48 +2,33 @@
 //! values with the arithmetic of both sides, rendered files as unified
 //! diffs, and the fleet impact of each. Exit 1 when anything differs.
 
-use super::{Env, exit};
+use super::prepared::Prepared;
+use super::stdio::Input;
+use super::{Env, Exit, Failure, OrUnusable, Outcome};
 use crate::cli::{DiffArgs, Format};
 use crate::diff::{self, Report};
 use crate::render;
 
-pub fn run(args: &DiffArgs, env: &mut Env<'_>) -> u8 {
-    let matrix = match super::matrix(&args.matrix, env) {
-        Ok(m) => m,
-        Err(code) => return code,
-    };
-    let templates = match super::templates(&args.templates, env) {
-        Ok(t) => t,
-        Err(code) => return code,
-    };
-    let mut sides = Vec::new();
-    for path in [&args.old, &args.new] {
-        let bp = match super::load_valid(path, &matrix, env) {
-            Ok(b) => b,
-            Err(code) => return code,
-        };
-        let r = match render::render(&bp, &templates) {
-            Ok(r) => r,
-            Err(e) => return env.fail(&format!("{}: {e}", path.display())),
-        };
-        sides.push((bp, r));
+pub fn run(args: &DiffArgs, env: &mut Env<'_>) -> Outcome {
+    if args.old == Input::Stdin && args.new == Input::Stdin {
+        return Err(Failure::unusable(
+            "OLD and NEW are both `-`: standard input holds one blueprint",
+        ));
     }
-    let (old, new) = (&sides[0], &sides[1]);
-    let report = diff::compare(&old.0, &old.1, &new.0, &new.1);
-    let written = match args.format {
-        Format::Json => serde_json::to_writer_pretty(&mut *env.out, &report)
-            .map_err(std::io::Error::from)
-            .and_then(|_| writeln!(env.out)),
-        Format::Text => text(&report, args.no_files, env),
-    };
-    if let Err(e) = written {
-        return env.fail(&format!("cannot write the report: {e}"));
+    let old = Prepared::load(&args.old, &args.matrix, Some(&args.templates), env)?;
+    let new = old.another(&args.new, env)?;
+    let old_rendered = render::render(&old.blueprint, &old.templates).unusable_at(&args.old)?;
+    let new_rendered = render::render(&new, &old.templates).unusable_at(&args.new)?;
+    let report = diff::compare(&old.blueprint, &old_rendered, &new, &new_rendered);
+    match args.format {
+        Format::Json => env.json(&report)?,
+        Format::Text => text(&report, args.no_files, env).unusable_at("cannot write the report")?,
     }
-    if report.differs() {
-        exit::NEGATIVE
+    Ok(if report.differs() {
+        Exit::Negative
     } else {
-        exit::OK
-    }
+        Exit::Ok
+    })
 }
 
 fn show(v: &Option<serde_json::Value>) -> String {

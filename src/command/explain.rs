@@ -6,7 +6,8 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{Env, exit};
+use super::prepared::Prepared;
+use super::{Env, Exit, OrUnusable, Outcome};
 use crate::blueprint::{Blueprint, cmdline, identity};
 use crate::cli::{ExplainArgs, Format};
 
@@ -25,26 +26,14 @@ struct Report {
     derived: Vec<Derived>,
 }
 
-pub fn run(args: &ExplainArgs, env: &mut Env<'_>) -> u8 {
-    let matrix = match super::matrix(&args.matrix, env) {
-        Ok(m) => m,
-        Err(code) => return code,
-    };
-    let bp = match super::load_valid(&args.file, &matrix, env) {
-        Ok(b) => b,
-        Err(code) => return code,
-    };
-    let report = build(&bp);
-    let written = match args.format {
-        Format::Json => serde_json::to_writer_pretty(&mut *env.out, &report)
-            .map_err(std::io::Error::from)
-            .and_then(|_| writeln!(env.out)),
-        Format::Text => text(&report, env),
-    };
-    match written {
-        Ok(()) => exit::OK,
-        Err(e) => env.fail(&format!("cannot write the report: {e}")),
+pub fn run(args: &ExplainArgs, env: &mut Env<'_>) -> Outcome {
+    let prepared = Prepared::load(&args.file, &args.matrix, None, env)?;
+    let report = build(&prepared.blueprint);
+    match args.format {
+        Format::Json => env.json(&report)?,
+        Format::Text => text(&report, env).unusable_at("cannot write the report")?,
     }
+    Ok(Exit::Ok)
 }
 
 fn build(bp: &Blueprint) -> Report {

@@ -3,13 +3,12 @@
 
 use clap::CommandFactory;
 
-use super::{Env, exit};
+use super::{Env, Exit, OrUnusable, Outcome};
 use crate::cli::{Cli, ManArgs};
 
-pub fn run(args: &ManArgs, env: &mut Env<'_>) -> u8 {
-    if let Err(e) = std::fs::create_dir_all(&args.output) {
-        return env.fail(&format!("cannot create {}: {e}", args.output.display()));
-    }
+pub fn run(args: &ManArgs, env: &mut Env<'_>) -> Outcome {
+    std::fs::create_dir_all(&args.output)
+        .unusable_at(format_args!("cannot create {}", args.output.display()))?;
     let cmd = Cli::command();
     let mut pages = vec![("nodeimg".to_string(), cmd.clone())];
     for sub in cmd.get_subcommands() {
@@ -18,14 +17,13 @@ pub fn run(args: &ManArgs, env: &mut Env<'_>) -> u8 {
     }
     for (name, page) in pages {
         let mut buf = Vec::new();
-        if let Err(e) = clap_mangen::Man::new(page).render(&mut buf) {
-            return env.fail(&format!("cannot render the man page {name}: {e}"));
-        }
+        clap_mangen::Man::new(page)
+            .render(&mut buf)
+            .unusable_at(format_args!("cannot render the man page {name}"))?;
         let path = args.output.join(format!("{name}.1"));
-        if let Err(e) = crate::atomic::write_file(&path, &buf) {
-            return env.fail(&format!("cannot write {}: {e}", path.display()));
-        }
+        crate::atomic::write_file(&path, &buf)
+            .unusable_at(format_args!("cannot write {}", path.display()))?;
         env.note(&format!("wrote {}", path.display()));
     }
-    exit::OK
+    Ok(Exit::Ok)
 }

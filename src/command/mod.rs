@@ -1,6 +1,7 @@
-//! One file per subcommand. Each takes its parsed arguments and an
-//! [`Env`] (where to write, how to style) and returns an exit code; the
-//! binary only maps that code to the process exit status.
+//! One file per subcommand. Each is `fn run(args, env) -> Result<Exit, Failure>`:
+//! the verdict is the `Ok` value, anything that stops the command is a
+//! [`Failure`] raised with `?`, and [`run`] prints failures in one place and
+//! maps the verdict to the process exit status.
 
 mod build;
 mod capture;
@@ -9,35 +10,116 @@ mod diff;
 mod explain;
 mod facts;
 mod man;
+mod prepared;
+#[cfg(feature = "push")]
 mod push;
 mod render;
 mod schema;
+mod source;
+pub mod stdio;
 mod style;
 mod validate;
 mod verify;
 
+use std::fmt;
 use std::io::Write;
 use std::process::ExitCode;
 
 pub use style::Style;
 
-use crate::blueprint::compat::Matrix;
-use crate::cli::{Cli, Command, MatrixArg};
+use crate::blueprint::diagnostic::Diagnostic;
+use crate::cli::{Cli, Command};
 
-/// Exit codes shared by every command.
-pub mod exit {
-    pub const OK: u8 = 0;
-    /// A negative verdict: invalid blueprint, failed check, difference found.
-    pub const NEGATIVE: u8 = 1;
-    /// The input or the arguments cannot be used.
-    pub const UNUSABLE: u8 = 2;
+/// The three outcomes every command maps to (see the README's exit codes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// 0: done; valid; every check passed; no difference.
+    Ok,
+    /// 1: a negative verdict: invalid blueprint, failed check, difference found.
+    Negative,
+    /// 2: the input or the arguments cannot be used.
+    Unusable,
 }
+
+impl From<Exit> for ExitCode {
+    fn from(exit: Exit) -> Self {
+        ExitCode::from(match exit {
+            Exit::Ok => 0,
+            Exit::Negative => 1,
+            Exit::Unusable => 2,
+        })
+    }
+}
+
+/// Why a command stopped (or, for verify, what went wrong beside its
+/// verdict): located blueprint diagnostics and/or messages, printed once by
+/// [`run`], and the exit status they lead to.
+#[derive(Debug)]
+pub struct Failure {
+    pub exit: Exit,
+    /// Printed first, one per line, as the loader reports them.
+    pub diagnostics: Vec<Diagnostic>,
+    /// Printed after, each as `error: …`.
+    pub messages: Vec<String>,
+}
+
+impl Failure {
+    /// Unusable input or arguments (exit 2).
+    pub fn unusable(message: impl fmt::Display) -> Self {
+        Self {
+            exit: Exit::Unusable,
+            diagnostics: Vec::new(),
+            messages: vec![message.to_string()],
+        }
+    }
+
+    /// A negative verdict that ends the command early (exit 1).
+    pub fn negative(message: impl fmt::Display) -> Self {
+        Self {
+            exit: Exit::Negative,
+            ..Self::unusable(message)
+        }
+    }
+
+    /// A blueprint that did not load (exit 2).
+    pub fn invalid(diagnostics: Vec<Diagnostic>) -> Self {
+        Self {
+            exit: Exit::Unusable,
+            diagnostics,
+            messages: Vec::new(),
+        }
+    }
+}
+
+/// `?` with a message: `result.unusable()?` or `result.unusable_at(path)?`.
+pub trait OrUnusable<T> {
+    /// The error as it is, as an unusable-input failure.
+    fn unusable(self) -> Result<T, Failure>;
+    /// `what: error`, as an unusable-input failure.
+    fn unusable_at(self, what: impl fmt::Display) -> Result<T, Failure>;
+}
+
+impl<T, E: fmt::Display> OrUnusable<T> for Result<T, E> {
+    fn unusable(self) -> Result<T, Failure> {
+        self.map_err(Failure::unusable)
+    }
+
+    fn unusable_at(self, what: impl fmt::Display) -> Result<T, Failure> {
+        self.map_err(|e| Failure::unusable(format!("{what}: {e}")))
+    }
+}
+
+/// What every command returns.
+pub type Outcome = Result<Exit, Failure>;
 
 /// Where a command writes: the report to `out`, notes and errors to `err`.
 pub struct Env<'a> {
     pub out: &'a mut dyn Write,
     pub err: &'a mut dyn Write,
+    /// Styling of `out`.
     pub style: Style,
+    /// Styling of `err` (a terminal or not on its own).
+    pub err_style: Style,
     pub quiet: bool,
     pub verbose: u8,
 }
@@ -57,10 +139,28 @@ impl Env<'_> {
         }
     }
 
-    /// A fatal problem on stderr (always shown).
-    pub fn fail(&mut self, text: &str) -> u8 {
-        let _ = writeln!(self.err, "{}: {text}", self.style.error("error"));
-        exit::UNUSABLE
+    /// A blueprint diagnostic on stderr.
+    pub fn diagnostic(&mut self, d: &Diagnostic) {
+        let _ = writeln!(self.err, "{}", self.err_style.diagnostic(d));
+    }
+
+    /// Prints a failure (always shown, even under `--quiet`) and returns its exit.
+    pub fn report(&mut self, failure: &Failure) -> Exit {
+        for d in &failure.diagnostics {
+            self.diagnostic(d);
+        }
+        for m in &failure.messages {
+            let _ = writeln!(self.err, "{}: {m}", self.err_style.error("error"));
+        }
+        failure.exit
+    }
+
+    /// Writes a JSON report (pretty, one trailing newline) on stdout.
+    pub fn json(&mut self, value: &impl serde::Serialize) -> Result<(), Failure> {
+        serde_json::to_writer_pretty(&mut *self.out, value)
+            .map_err(std::io::Error::from)
+            .and_then(|()| writeln!(self.out))
+            .unusable_at("cannot write the report")
     }
 }
 
@@ -69,22 +169,25 @@ pub fn run(cli: Cli) -> ExitCode {
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
     let style = Style::detect(cli.global.color, &stdout);
+    let err_style = Style::detect(cli.global.color, &stderr);
     let mut out = stdout.lock();
     let mut err = stderr.lock();
     let mut env = Env {
         out: &mut out,
         err: &mut err,
         style,
+        err_style,
         quiet: cli.global.quiet,
         verbose: cli.global.verbose,
     };
-    let code = dispatch(cli.command, &mut env);
+    let exit = dispatch(cli.command, &mut env);
     let _ = env.out.flush();
-    ExitCode::from(code)
+    exit.into()
 }
 
-pub fn dispatch(command: Command, env: &mut Env<'_>) -> u8 {
-    match command {
+/// Runs one command and prints its failure, if any.
+pub fn dispatch(command: Command, env: &mut Env<'_>) -> Exit {
+    let outcome = match command {
         Command::Validate(a) => validate::run(&a, env),
         Command::Explain(a) => explain::run(&a, env),
         Command::Render(a) => render::run(&a, env),
@@ -96,63 +199,8 @@ pub fn dispatch(command: Command, env: &mut Env<'_>) -> u8 {
         Command::Facts(a) => facts::run(&a, env),
         Command::Capture(a) => capture::run(&a, env),
         Command::Verify(a) => verify::run(&a, env),
+        #[cfg(feature = "push")]
         Command::Push(a) => push::run(&a, env),
-    }
-}
-
-/// Loads a blueprint that a command needs valid: diagnostics go to stderr
-/// and the command ends with exit code 2.
-fn load_valid(
-    path: &std::path::Path,
-    matrix: &Matrix,
-    env: &mut Env<'_>,
-) -> Result<crate::blueprint::Blueprint, u8> {
-    match crate::blueprint::load_file(path, matrix) {
-        Ok(l) => {
-            for w in &l.warnings {
-                env.note(&w.to_string());
-            }
-            Ok(l.blueprint)
-        }
-        Err(diags) => {
-            for d in &diags {
-                let _ = writeln!(env.err, "{d}");
-            }
-            Err(exit::UNUSABLE)
-        }
-    }
-}
-
-/// The built-in templates, or those with overrides from `--templates`.
-fn templates(
-    arg: &crate::cli::TemplatesArg,
-    env: &mut Env<'_>,
-) -> Result<crate::render::Templates, u8> {
-    match &arg.templates {
-        None => Ok(crate::render::Templates::embedded()),
-        Some(dir) => {
-            crate::render::Templates::with_overrides(dir).map_err(|e| env.fail(&e.to_string()))
-        }
-    }
-}
-
-/// The built-in matrix, extended by `--matrix` when given.
-fn matrix(arg: &MatrixArg, env: &mut Env<'_>) -> Result<Matrix, u8> {
-    let mut m = Matrix::builtin();
-    if let Some(path) = &arg.matrix {
-        m.extend_from_file(path)
-            .map_err(|e| env.fail(&e.to_string()))?;
-    }
-    env.detail(&format!(
-        "compatibility matrix: {} CUDA rows, {} ROCm rows, {} GPU models, {} rules{}",
-        m.cuda_minimum_driver.len(),
-        m.rocm.len(),
-        m.models.len(),
-        m.rules.len(),
-        arg.matrix
-            .as_ref()
-            .map(|p| format!(" (with {})", p.display()))
-            .unwrap_or_default()
-    ));
-    Ok(m)
+    };
+    outcome.unwrap_or_else(|failure| env.report(&failure))
 }

@@ -5,45 +5,34 @@
 
 use std::time::Duration;
 
-use super::{Env, exit};
+use super::{Env, Exit, Failure, OrUnusable, Outcome};
 use crate::cli::{Format, PushArgs};
 use crate::package::credentials;
 use crate::package::push::{self, PushOptions, PushReport};
 
-pub fn run(args: &PushArgs, env: &mut Env<'_>) -> u8 {
+pub fn run(args: &PushArgs, env: &mut Env<'_>) -> Outcome {
     let opts = PushOptions {
         insecure: args.insecure,
-        timeout: Duration::from_secs(args.timeout.max(1)),
+        timeout: Duration::from_secs(args.timeout),
         auth_files: credentials::auth_files(),
     };
-    if env.verbose > 0 {
-        env.note(&format!(
-            "pushing {} to {}",
-            args.layout.display(),
-            args.reference
-        ));
-    }
-    let report = match push::push(&args.layout, &args.reference, &opts) {
-        Ok(r) => r,
-        Err(e) => {
-            let _ = writeln!(env.err, "{}: {e}", env.style.error("error"));
-            return if e.is_unusable_input() {
-                exit::UNUSABLE
-            } else {
-                exit::NEGATIVE
-            };
+    env.detail(&format!(
+        "pushing {} to {}",
+        args.layout.display(),
+        args.reference
+    ));
+    let report = push::push(&args.layout, &args.reference, &opts).map_err(|e| {
+        if e.is_unusable_input() {
+            Failure::unusable(e)
+        } else {
+            Failure::negative(e)
         }
-    };
-    let written = match args.format {
-        Format::Json => serde_json::to_writer_pretty(&mut *env.out, &report)
-            .map_err(std::io::Error::from)
-            .and_then(|_| writeln!(env.out)),
-        Format::Text => text(&report, env),
-    };
-    match written {
-        Ok(()) => exit::OK,
-        Err(e) => env.fail(&format!("pushed, but cannot write the report: {e}")),
+    })?;
+    match args.format {
+        Format::Json => env.json(&report)?,
+        Format::Text => text(&report, env).unusable_at("pushed, but cannot write the report")?,
     }
+    Ok(Exit::Ok)
 }
 
 fn text(r: &PushReport, env: &mut Env<'_>) -> std::io::Result<()> {

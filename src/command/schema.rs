@@ -1,9 +1,9 @@
 //! `nodeimg schema`: the blueprint JSON Schema, for editors and CI.
 
-use super::{Env, exit};
+use super::{Env, Exit, OrUnusable, Outcome};
 use crate::cli::{SchemaArgs, SchemaFormat};
 
-pub fn run(args: &SchemaArgs, env: &mut Env<'_>) -> u8 {
+pub fn run(args: &SchemaArgs, env: &mut Env<'_>) -> Outcome {
     let text = match args.format {
         SchemaFormat::Json => {
             let mut t = serde_json::to_string_pretty(&crate::blueprint::schema::document())
@@ -14,16 +14,16 @@ pub fn run(args: &SchemaArgs, env: &mut Env<'_>) -> u8 {
         SchemaFormat::Markdown => crate::blueprint::schema::reference_markdown(),
     };
     match &args.output {
-        Some(path) => match crate::atomic::write_file(path, text.as_bytes()) {
-            Ok(()) => {
-                env.note(&format!("wrote {}", path.display()));
-                exit::OK
-            }
-            Err(e) => env.fail(&format!("cannot write {}: {e}", path.display())),
-        },
-        None => match env.out.write_all(text.as_bytes()) {
-            Ok(()) => exit::OK,
-            Err(e) => env.fail(&format!("cannot write the schema: {e}")),
-        },
+        Some(output) if !output.is_stdout() => {
+            output
+                .write(text.as_bytes(), env.out)
+                .unusable_at(format_args!("cannot write {output}"))?;
+            env.note(&format!("wrote {output}"));
+        }
+        _ => env
+            .out
+            .write_all(text.as_bytes())
+            .unusable_at("cannot write the schema")?,
     }
+    Ok(Exit::Ok)
 }

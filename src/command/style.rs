@@ -3,6 +3,7 @@
 
 use std::io::IsTerminal;
 
+use crate::blueprint::diagnostic::{Diagnostic, Severity};
 use crate::cli::ColorChoice;
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -19,10 +20,6 @@ impl Style {
             ColorChoice::Auto => !no_color && stream.is_terminal(),
         };
         Self { color }
-    }
-
-    pub fn plain() -> Self {
-        Self { color: false }
     }
 
     fn paint(&self, code: &str, text: &str) -> String {
@@ -47,5 +44,15 @@ impl Style {
 
     pub fn dim(&self, text: &str) -> String {
         self.paint("2", text)
+    }
+
+    /// A blueprint diagnostic with its severity word coloured.
+    pub fn diagnostic(&self, d: &Diagnostic) -> String {
+        let mut text = String::new();
+        let _ = d.write_styled(&mut text, |severity, word| match severity {
+            Severity::Error => self.error(word),
+            Severity::Warning => self.warning(word),
+        });
+        text
     }
 }

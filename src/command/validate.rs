@@ -1,12 +1,14 @@
 //! `nodeimg validate`: check blueprints and print each one's id, or every
 //! problem found, located. Exit 1 when any blueprint is invalid (or has
-//! warnings under `--strict`).
+//! warnings under `--strict`); 2 when a file cannot be read at all (missing,
+//! a folder, too large): that is unusable input, not an invalid blueprint.
 
 use serde::Serialize;
 
-use super::{Env, exit};
+use super::stdio::Input;
+use super::{Env, Exit, Failure, OrUnusable, Outcome, prepared};
 use crate::blueprint::diagnostic::{Diagnostic, Severity};
-use crate::blueprint::{self, fails};
+use crate::blueprint::fails;
 use crate::cli::{Format, ValidateArgs};
 
 #[derive(Serialize)]
@@ -29,26 +31,31 @@ struct Report {
     warnings: usize,
 }
 
-pub fn run(args: &ValidateArgs, env: &mut Env<'_>) -> u8 {
-    let matrix = match super::matrix(&args.matrix, env) {
-        Ok(m) => m,
-        Err(code) => return code,
-    };
+pub fn run(args: &ValidateArgs, env: &mut Env<'_>) -> Outcome {
+    if args.files.iter().filter(|f| **f == Input::Stdin).count() > 1 {
+        return Err(Failure::unusable(
+            "`-` is named twice: standard input holds one blueprint",
+        ));
+    }
+    let matrix = prepared::matrix(&args.matrix, env)?;
     let mut files = Vec::new();
+    let mut unreadable = false;
     for path in &args.files {
         let started = std::time::Instant::now();
-        let (bp, diagnostics) = match blueprint::load_file(path, &matrix) {
+        let (bp, diagnostics) = match prepared::load(path, &matrix) {
             Ok(l) => (Some(l.blueprint), l.warnings),
-            Err(d) => (None, d),
+            Err(d) => {
+                unreadable |= prepared::unreadable(&d);
+                (None, d)
+            }
         };
         env.detail(&format!(
-            "{}: checked in {:.2} ms",
-            path.display(),
+            "{path}: checked in {:.2} ms",
             started.elapsed().as_secs_f64() * 1e3
         ));
         let valid = bp.is_some() && !fails(&diagnostics, args.strict);
         files.push(FileReport {
-            file: path.display().to_string(),
+            file: path.to_string(),
             valid,
             name: bp.as_ref().map(|b| b.name().to_string()),
             id: bp.as_ref().map(|b| b.id().to_string()),
@@ -69,36 +76,24 @@ pub fn run(args: &ValidateArgs, env: &mut Env<'_>) -> u8 {
         warnings: count(Severity::Warning),
         files,
     };
-    let written = match args.format {
-        Format::Json => serde_json::to_writer_pretty(&mut *env.out, &report)
-            .map_err(std::io::Error::from)
-            .and_then(|_| writeln!(env.out)),
-        Format::Text => text(&report, env),
-    };
-    if let Err(e) = written {
-        return env.fail(&format!("cannot write the report: {e}"));
+    match args.format {
+        Format::Json => env.json(&report)?,
+        Format::Text => text(&report, env).unusable_at("cannot write the report")?,
     }
-    if report.invalid > 0 {
-        exit::NEGATIVE
+    Ok(if unreadable {
+        Exit::Unusable
+    } else if report.invalid > 0 {
+        Exit::Negative
     } else {
-        exit::OK
-    }
+        Exit::Ok
+    })
 }
 
 fn text(r: &Report, env: &mut Env<'_>) -> std::io::Result<()> {
     let s = env.style;
     for f in &r.files {
         for d in &f.diagnostics {
-            let line = d.to_string();
-            let tag = match d.severity {
-                Severity::Error => ": error[",
-                Severity::Warning => ": warning[",
-            };
-            let painted = match d.severity {
-                Severity::Error => line.replacen(tag, &format!(": {}[", s.error("error")), 1),
-                Severity::Warning => line.replacen(tag, &format!(": {}[", s.warning("warning")), 1),
-            };
-            writeln!(env.out, "{painted}")?;
+            writeln!(env.out, "{}", s.diagnostic(d))?;
         }
         match (&f.id, f.valid) {
             (Some(id), true) => writeln!(

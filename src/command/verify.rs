@@ -9,67 +9,54 @@
 use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use super::facts::{self as source, Source};
-use super::{Env, exit};
+use super::source::{self, Source};
+use super::stdio::Input;
+use super::{Env, Exit, Failure, OrUnusable, Outcome, prepared};
+use crate::blueprint::compat::Matrix;
 use crate::blueprint::{self, Blueprint};
-use crate::cli::{ReportFormat, VerifyArgs, VerifyPhase};
+use crate::cli::DEFAULT_LOCK;
+use crate::cli::VerifyArgs;
 use crate::verify::capture::{self, Manifest};
-use crate::verify::checks::{self, Phase, Selection, select};
+use crate::verify::checks::{self, Selection, select};
 use crate::verify::facts::{Facts, collect};
 use crate::verify::host::{Host, RecordLimits, Recording, RecordingHost};
 use crate::verify::report::record::AcceptanceRecord;
-use crate::verify::report::{self, BlueprintRef, Format, Outcome, Report};
+use crate::verify::report::{self, BlueprintRef, Outcome as Verdict, Report};
 use crate::verify::timestamp;
 
-fn format(f: ReportFormat) -> Format {
-    match f {
-        ReportFormat::Text => Format::Text,
-        ReportFormat::Json => Format::Json,
-        ReportFormat::Junit => Format::Junit,
-        ReportFormat::Prometheus => Format::Prometheus,
-        ReportFormat::Tap => Format::Tap,
-        ReportFormat::Summary => Format::Summary,
-    }
-}
+/// Largest blueprint or lock file read.
+const MAX_BLUEPRINT_BYTES: u64 = crate::blueprint::source::MAX_BYTES as u64;
 
-fn phase(p: VerifyPhase) -> Phase {
-    match p {
-        VerifyPhase::Boot => Phase::Boot,
-        VerifyPhase::Driver => Phase::Driver,
-        VerifyPhase::All => Phase::All,
-        VerifyPhase::Health => Phase::Health,
-    }
-}
-
-/// Loads the blueprint (YAML or JSON); relative paths inside it are not needed here.
-fn load(
-    path: &Path,
-    matrix: &blueprint::compat::Matrix,
-    env: &mut Env<'_>,
-) -> Result<Blueprint, u8> {
-    let bytes =
-        std::fs::read(path).map_err(|e| env.fail(&format!("blueprint {}: {e}", path.display())))?;
-    // A lock was validated at build time (maybe with a site matrix): it is
-    // loaded as trusted input, checked against the id beside it.
+/// Loads the blueprint (YAML or JSON). Relative paths inside it (overlay,
+/// certificates) name files on the build machine, so they are not looked for.
+/// A lock was validated at build time (maybe with a site matrix): it is loaded
+/// as trusted input, checked against the id beside it.
+fn load(input: &Input, matrix: &Matrix) -> Result<Blueprint, Failure> {
+    let bytes = input.read(MAX_BLUEPRINT_BYTES).map_err(|e| {
+        let hint = match input {
+            Input::File(p)
+                if e.kind() == std::io::ErrorKind::NotFound && p == Path::new(DEFAULT_LOCK) =>
+            {
+                "; on a machine not built with nodeimg, name the blueprint with --blueprint FILE"
+            }
+            _ => "",
+        };
+        Failure::unusable(format!("blueprint {input}: {e}{hint}"))
+    })?;
+    let path = input.name();
     let loaded = if blueprint::identity::is_lock(path) {
         let id = std::fs::read_to_string(path.with_file_name("blueprint.id")).ok();
         blueprint::identity::load_lock(&bytes, path, id.as_deref())
     } else {
         blueprint::load_bytes(&bytes, path, None, matrix).map(|l| l.blueprint)
     };
-    match loaded {
-        Ok(blueprint) => Ok(blueprint),
-        Err(diagnostics) => {
-            for d in &diagnostics {
-                let _ = writeln!(env.err, "{d}");
-            }
-            Err(env.fail(&format!(
-                "blueprint {} is not usable ({} problem(s))",
-                path.display(),
-                diagnostics.len()
-            )))
-        }
-    }
+    loaded.map_err(|diagnostics| Failure {
+        messages: vec![format!(
+            "blueprint {input} is not usable ({} problem(s))",
+            diagnostics.len()
+        )],
+        ..Failure::invalid(diagnostics)
+    })
 }
 
 /// The operator's reason from the break-glass file on the verified machine, if any.
@@ -95,40 +82,38 @@ fn break_glass(host: &dyn Host, path: &Path, env: &mut Env<'_>) -> Option<String
     }
 }
 
-pub fn run(args: &VerifyArgs, env: &mut Env<'_>) -> u8 {
+pub fn run(args: &VerifyArgs, env: &mut Env<'_>) -> Outcome {
     let started = Instant::now();
     let started_unix = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    let matrix = match super::matrix(&args.matrix, env) {
-        Ok(m) => m,
-        Err(code) => return code,
-    };
+    let to_stdout = args.output.iter().filter(|(_, o)| o.is_stdout()).count()
+        + usize::from(args.record.as_ref().is_some_and(|r| r.is_stdout()));
+    if to_stdout > 1 {
+        return Err(Failure::unusable(
+            "only one of --output FORMAT=- and --record - can use standard output",
+        ));
+    }
+    let matrix = prepared::matrix(&args.matrix, env)?;
     let selection = Selection {
-        phase: phase(args.phase),
+        phase: args.phase,
         patterns: args.checks.iter().map(|p| p.trim().to_owned()).collect(),
     };
     if let Some(unmatched) = selection.patterns.iter().find(|p| {
         let p = p.strip_prefix('!').unwrap_or(p);
         !checks::catalog().iter().any(|s| select::glob(p, s.id))
     }) {
-        return env.fail(&format!(
+        return Err(Failure::unusable(format!(
             "--checks {unmatched}: no check id matches (see `nodeimg verify --help`)"
-        ));
+        )));
     }
-    let blueprint = match load(&args.blueprint, &matrix, env) {
-        Ok(bp) => bp,
-        Err(code) => return code,
-    };
+    let blueprint = load(&args.blueprint, &matrix)?;
     let Source {
         host,
         options,
         root,
-    } = match source::open(&args.source, env) {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
+    } = source::open(&args.source, env)?;
     let live = root.is_some();
     let reason = if live {
         break_glass(host.as_ref(), &args.break_glass, env)
@@ -151,7 +136,7 @@ pub fn run(args: &VerifyArgs, env: &mut Env<'_>) -> u8 {
             name: blueprint.name().to_owned(),
             version: spec.metadata.version.clone(),
             id: blueprint.id().to_owned(),
-            file: args.blueprint.display().to_string(),
+            file: args.blueprint.to_string(),
         },
         facts
             .hostname
@@ -165,11 +150,11 @@ pub fn run(args: &VerifyArgs, env: &mut Env<'_>) -> u8 {
         reason,
         results,
     );
-    let mut status = match report.outcome {
-        Outcome::Pass | Outcome::Overridden => exit::OK,
-        Outcome::Fail => exit::NEGATIVE,
+    let verdict = match report.outcome {
+        Verdict::Pass | Verdict::Overridden => Exit::Ok,
+        Verdict::Fail => Exit::Negative,
     };
-    if report.outcome == Outcome::Overridden {
+    if report.outcome == Verdict::Overridden {
         env.note(&format!(
             "warning: verification failed; break-glass {} overrides it: {}",
             args.break_glass.display(),
@@ -177,6 +162,10 @@ pub fn run(args: &VerifyArgs, env: &mut Env<'_>) -> u8 {
         ));
     }
 
+    // Every output is attempted even when one fails; any failure makes the
+    // run exit 2 whatever the verdict (the node's record must not go missing
+    // unnoticed).
+    let mut problems = Vec::new();
     let mut evidence: Option<PathBuf> = None;
     if let (Some(dir), Some(recording), true) =
         (&args.evidence_on_fail, &recording, report.blocked())
@@ -204,29 +193,43 @@ pub fn run(args: &VerifyArgs, env: &mut Env<'_>) -> u8 {
                 env.note(&format!("evidence kept in {}", path.display()));
                 evidence = Some(path);
             }
-            Err(e) => status = env.fail(&e),
+            Err(e) => problems.push(e),
         }
     }
-    for (fmt, path) in &args.output {
-        let text = report::render(&report, format(*fmt));
-        if let Err(e) = crate::atomic::write_file(path, text.as_bytes()) {
-            status = env.fail(&format!("--output {}: {e}", path.display()));
+    for (fmt, output) in &args.output {
+        let text = report::render(&report, *fmt);
+        if let Err(e) = output.write(text.as_bytes(), env.out) {
+            problems.push(format!("--output {output}: {e}"));
         }
     }
-    if let Some(path) = &args.record {
+    if let Some(output) = &args.record {
         let record = AcceptanceRecord::new(spec, &facts, &report, evidence.as_deref());
-        let written = record.render_for(path).and_then(|text| {
-            crate::atomic::write_file(path, text.as_bytes()).map_err(|e| e.to_string())
-        });
+        let written = record
+            .render_for(output.path().unwrap_or(Path::new("-")))
+            .and_then(|text| {
+                output
+                    .write(text.as_bytes(), env.out)
+                    .map_err(|e| e.to_string())
+            });
         if let Err(e) = written {
-            status = env.fail(&format!("--record {}: {e}", path.display()));
+            problems.push(format!("--record {output}: {e}"));
         }
     }
-    let text = report::render(&report, format(args.format));
-    if let Err(e) = env.out.write_all(text.as_bytes()) {
-        return env.fail(&format!("cannot write the report: {e}"));
+    if to_stdout == 0 {
+        let text = report::render(&report, args.format);
+        env.out
+            .write_all(text.as_bytes())
+            .unusable_at("cannot write the report")?;
     }
-    status
+    if problems.is_empty() {
+        Ok(verdict)
+    } else {
+        Err(Failure {
+            exit: Exit::Unusable,
+            diagnostics: Vec::new(),
+            messages: problems,
+        })
+    }
 }
 
 /// A host name safe in a file name.

@@ -27,11 +27,13 @@ pub const ZSTD_LEVEL: i32 = 3;
 /// The gzip level (`gzip -6`, the CLI's default).
 pub const GZIP_LEVEL: u32 = 6;
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Compression {
+    /// zstd level 3 (the default).
     #[default]
     Zstd,
+    /// gzip level 6, for consumers that cannot read zstd layers.
     Gzip,
 }
 

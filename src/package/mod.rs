@@ -31,6 +31,7 @@ pub mod overlay;
 pub mod plan;
 pub mod progress;
 pub mod provenance;
+#[cfg(feature = "push")]
 pub mod push;
 pub mod repro;
 pub mod source_date;

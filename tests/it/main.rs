@@ -11,6 +11,7 @@ mod support;
 mod blueprints;
 mod build_cli;
 mod cli;
+mod command;
 mod diff;
 mod facts_capture;
 mod facts_corpus;
@@ -21,6 +22,7 @@ mod golden;
 mod invalid_blueprints;
 mod output_safety;
 mod package_layout;
+#[cfg(feature = "push")]
 mod package_push;
 mod package_real_tools;
 mod package_repro;

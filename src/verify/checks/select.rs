@@ -10,12 +10,17 @@
 use super::{Spec, Stage};
 use serde::Serialize;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Phase {
+    /// Before kubelet: host, firmware, PCIe, NICs, kernel, runtime; GPU driver checks too
+    /// when the driver is preinstalled.
     Boot,
+    /// After an operator-managed driver is up: the GPU driver, CDI.
     Driver,
+    /// Both.
     All,
+    /// Post-join device health subset (for Node Problem Detector).
     Health,
 }
 

@@ -134,13 +134,14 @@ impl Report {
 }
 
 /// A report format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
     Text,
     Json,
     Junit,
     Prometheus,
     Tap,
+    /// One line (Node Problem Detector).
     Summary,
 }
 
@@ -163,10 +164,6 @@ impl Format {
             Format::Tap => "tap",
             Format::Summary => "summary",
         }
-    }
-
-    pub fn parse(name: &str) -> Option<Format> {
-        Format::ALL.into_iter().find(|f| f.name() == name)
     }
 
     /// File extension for golden files and evidence.

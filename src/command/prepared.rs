@@ -1,0 +1,123 @@
+//! What build, render, diff and explain all start from: the compatibility
+//! matrix (built in, extended by `--matrix`), the templates (built in,
+//! overridden by `--templates`) and a blueprint that loaded without errors.
+
+use std::path::{Path, PathBuf};
+
+use super::stdio::Input;
+use super::{Env, Failure, OrUnusable};
+use crate::blueprint::compat::Matrix;
+use crate::blueprint::diagnostic::{Collector, Diagnostic};
+use crate::blueprint::yaml_path::YamlPath;
+use crate::blueprint::{self, Blueprint, Loaded, source};
+use crate::cli::{MatrixArg, TemplatesArg};
+use crate::render::Templates;
+
+/// The inputs of a command that renders.
+pub struct Prepared {
+    pub matrix: Matrix,
+    pub templates: Templates,
+    pub blueprint: Blueprint,
+}
+
+impl Prepared {
+    /// Matrix, templates (`None`: the built-in ones) and the blueprint in `file`.
+    pub fn load(
+        file: &Input,
+        matrix: &MatrixArg,
+        templates: Option<&TemplatesArg>,
+        env: &mut Env<'_>,
+    ) -> Result<Self, Failure> {
+        let matrix = self::matrix(matrix, env)?;
+        let templates = match templates.and_then(|t| t.templates.as_deref()) {
+            None => Templates::embedded(),
+            Some(dir) => {
+                let t = Templates::with_overrides(dir).unusable()?;
+                for name in &t.overridden {
+                    env.note(&format!("template {name} overridden"));
+                }
+                t
+            }
+        };
+        let blueprint = valid(file, &matrix, env)?;
+        Ok(Self {
+            matrix,
+            templates,
+            blueprint,
+        })
+    }
+
+    /// What a render or build reads, so that no output replaces it: the
+    /// blueprint and the files it names, `--templates` and `--matrix`.
+    pub fn inputs(&self, templates: &TemplatesArg, matrix: &MatrixArg) -> Vec<PathBuf> {
+        let mut v = crate::render::inputs(&self.blueprint);
+        v.extend(templates.templates.iter().cloned());
+        v.extend(matrix.matrix.iter().cloned());
+        v
+    }
+
+    /// Another blueprint, checked against the same matrix (`diff`'s second side).
+    pub fn another(&self, file: &Input, env: &mut Env<'_>) -> Result<Blueprint, Failure> {
+        valid(file, &self.matrix, env)
+    }
+}
+
+/// The built-in matrix, extended by `--matrix` when given.
+pub fn matrix(arg: &MatrixArg, env: &mut Env<'_>) -> Result<Matrix, Failure> {
+    let mut m = Matrix::builtin();
+    if let Some(path) = &arg.matrix {
+        m.extend_from_file(path).unusable()?;
+    }
+    env.detail(&format!(
+        "compatibility matrix: {} CUDA rows, {} ROCm rows, {} GPU models, {} rules{}",
+        m.cuda_minimum_driver.len(),
+        m.rocm.len(),
+        m.models.len(),
+        m.rules.len(),
+        arg.matrix
+            .as_ref()
+            .map(|p| format!(" (with {})", p.display()))
+            .unwrap_or_default()
+    ));
+    Ok(m)
+}
+
+/// Loads a blueprint from a file or standard input. From standard input,
+/// relative paths inside it (overlay, certificates) are resolved against the
+/// current folder.
+pub fn load(file: &Input, matrix: &Matrix) -> Result<Loaded, Vec<Diagnostic>> {
+    match file {
+        Input::File(path) => blueprint::load_file(path, matrix),
+        Input::Stdin => {
+            let bytes = file.read(source::MAX_BYTES as u64).map_err(|e| {
+                let mut c = Collector::new(file.name(), None);
+                c.error_pos(
+                    "unreadable",
+                    &YamlPath::root(),
+                    None,
+                    format!("cannot read standard input: {e}"),
+                );
+                c.finish()
+            })?;
+            blueprint::load_bytes(&bytes, file.name(), Some(Path::new(".")), matrix)
+        }
+    }
+}
+
+/// True when the diagnostics say the file itself could not be read (missing,
+/// a folder, too large): unusable input rather than an invalid blueprint.
+pub fn unreadable(diagnostics: &[Diagnostic]) -> bool {
+    matches!(diagnostics, [d] if d.code == "unreadable" && d.line.is_none())
+}
+
+/// A blueprint the command needs valid: warnings become notes, errors a
+/// [`Failure`] (exit 2).
+pub fn valid(file: &Input, matrix: &Matrix, env: &mut Env<'_>) -> Result<Blueprint, Failure> {
+    let loaded = load(file, matrix).map_err(Failure::invalid)?;
+    if !env.quiet {
+        for w in &loaded.warnings {
+            env.diagnostic(w);
+        }
+    }
+    Ok(loaded.blueprint)
+}

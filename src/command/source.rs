@@ -1,0 +1,74 @@
+//! Where `facts` and `verify` read a machine from: the live machine (under
+//! `--root`) or a replayed capture (`--snapshot`), plus a saved
+//! `--nvidia-smi-xml`. Shared by both commands, so it lives beside them
+//! rather than in either.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::stdio::Input;
+use super::{Env, Failure, OrUnusable};
+use crate::cli::SourceArgs;
+use crate::verify::capture;
+use crate::verify::host::{Host, LiveHost, SnapshotHost};
+use crate::verify::{CollectOptions, ToolOutput};
+
+/// Largest `--nvidia-smi-xml` read (a real 8-GPU report is under 1 MiB).
+const MAX_TOOL_OUTPUT_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Largest capture read from standard input (as for a capture file).
+const MAX_SNAPSHOT_BYTES: u64 = 1024 * 1024 * 1024;
+
+/// Where facts come from, ready to collect.
+pub struct Source {
+    pub host: Box<dyn Host>,
+    pub options: CollectOptions,
+    /// `Some(root)` for a live machine, `None` for a replayed capture.
+    pub root: Option<PathBuf>,
+}
+
+/// Opens `--root` / `--snapshot` and reads `--nvidia-smi-xml`.
+pub fn open(args: &SourceArgs, env: &mut Env<'_>) -> Result<Source, Failure> {
+    let mut options = CollectOptions {
+        command_timeout: Duration::from_secs(args.timeout),
+        ..CollectOptions::default()
+    };
+    if let Some(input) = &args.nvidia_smi_xml {
+        let xml = input
+            .read_text(MAX_TOOL_OUTPUT_BYTES)
+            .unusable_at(format_args!("--nvidia-smi-xml {input}"))?;
+        options.nvidia_smi = ToolOutput::Provided(xml);
+    }
+    if let Some(path) = &args.snapshot {
+        let (manifest, recording) = match path {
+            Input::File(path) => capture::load(path).unusable_at("--snapshot")?,
+            Input::Stdin => {
+                let bytes = path
+                    .read(MAX_SNAPSHOT_BYTES)
+                    .unusable_at(format_args!("--snapshot {path}"))?;
+                capture::archive::unpack(&bytes).unusable_at(format_args!("--snapshot {path}"))?
+            }
+        };
+        env.note(&format!(
+            "replaying capture of {} made {} by nodeimg {}",
+            manifest.hostname, manifest.created_at, manifest.nodeimg_version
+        ));
+        return Ok(Source {
+            host: Box::new(SnapshotHost::new(recording)),
+            options,
+            root: None,
+        });
+    }
+    let root = args.root.clone().unwrap_or_else(|| PathBuf::from("/"));
+    if !root.is_dir() {
+        return Err(Failure::unusable(format!(
+            "--root {}: not a folder",
+            root.display()
+        )));
+    }
+    Ok(Source {
+        host: Box::new(LiveHost::new(root.clone())),
+        options,
+        root: Some(root),
+    })
+}
