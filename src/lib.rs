@@ -9,5 +9,6 @@ pub mod command;
 pub mod diff;
 pub mod package;
 pub mod render;
+pub mod time;
 pub mod tree;
 pub mod verify;

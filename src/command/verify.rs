@@ -7,7 +7,7 @@
 //! output file are unusable. The format never changes it.
 
 use std::path::{Path, PathBuf};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
 use super::source::{self, Source};
 use super::stdio::Input;
@@ -22,7 +22,7 @@ use crate::verify::facts::{Facts, collect};
 use crate::verify::host::{Host, RecordLimits, Recording, RecordingHost};
 use crate::verify::report::record::AcceptanceRecord;
 use crate::verify::report::{self, BlueprintRef, Outcome as Verdict, Report};
-use crate::verify::timestamp;
+use crate::time::{self, Clock, SystemClock};
 
 /// Largest blueprint or lock file read.
 const MAX_BLUEPRINT_BYTES: u64 = crate::blueprint::source::MAX_BYTES as u64;
@@ -84,10 +84,7 @@ fn break_glass(host: &dyn Host, path: &Path, env: &mut Env<'_>) -> Option<String
 
 pub fn run(args: &VerifyArgs, env: &mut Env<'_>) -> Outcome {
     let started = Instant::now();
-    let started_unix = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
+    let started_unix = SystemClock.unix_seconds();
     let to_stdout = args.output.iter().filter(|(_, o)| o.is_stdout()).count()
         + usize::from(args.record.as_ref().is_some_and(|r| r.is_stdout()));
     if to_stdout > 1 {
@@ -183,7 +180,7 @@ pub fn run(args: &VerifyArgs, env: &mut Env<'_>) -> Outcome {
         let path = dir.join(format!(
             "nodeimg-evidence-{}-{}.tar.zst",
             sanitize(&report.hostname),
-            timestamp::compact(&report.started_at)
+            time::compact(&report.started_at)
         ));
         let written = std::fs::create_dir_all(dir)
             .map_err(|e| format!("--evidence-on-fail {}: {e}", dir.display()))

@@ -45,15 +45,7 @@ impl SourceDate {
 
     /// RFC 3339 in UTC with a `Z`, e.g. `1970-01-01T00:00:00Z`.
     pub fn rfc3339(self) -> String {
-        let days = self.0 / 86_400;
-        let rem = self.0 % 86_400;
-        let (y, m, d) = civil_from_days(days);
-        format!(
-            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-            rem / 3600,
-            rem % 3600 / 60,
-            rem % 60
-        )
+        crate::time::rfc3339(self.0)
     }
 }
 
@@ -73,21 +65,6 @@ impl fmt::Display for SourceDate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.0)
     }
-}
-
-/// Days since 1970-01-01 to a proleptic Gregorian (year, month, day);
-/// Howard Hinnant's `civil_from_days`, for non-negative day counts.
-fn civil_from_days(days: u64) -> (u64, u64, u64) {
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + u64::from(m <= 2);
-    (y, m, d)
 }
 
 #[cfg(test)]

@@ -16,7 +16,6 @@ pub mod fact;
 pub mod facts;
 pub mod host;
 pub mod report;
-pub mod timestamp;
 
 pub use fact::Fact;
 pub use facts::options::{CollectOptions, KernelLogSource, ToolOutput};

@@ -15,7 +15,7 @@ pub use manifest::Manifest;
 use crate::verify::facts::options::CollectOptions;
 use crate::verify::facts::{Facts, collect};
 use crate::verify::host::{Host, RecordLimits, Recording, RecordingHost};
-use crate::verify::timestamp;
+use crate::time::{Clock, SystemClock};
 use std::io::Read;
 use std::path::Path;
 
@@ -39,7 +39,7 @@ pub fn capture(
     let recorder = RecordingHost::new(host, limits);
     let facts = collect(&recorder, options);
     let recording = recorder.recording();
-    let manifest = Manifest::new(&recording, &facts, root, limits, timestamp::now());
+    let manifest = Manifest::new(&recording, &facts, root, limits, SystemClock.rfc3339());
     Captured {
         facts,
         recording,

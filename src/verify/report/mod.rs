@@ -117,7 +117,7 @@ impl Report {
             hostname,
             phase: phase.to_owned(),
             checks,
-            started_at: crate::verify::timestamp::rfc3339(started_at_unix),
+            started_at: crate::time::rfc3339(started_at_unix),
             started_at_unix,
             duration_ms,
             outcome,
