@@ -16,9 +16,7 @@
 //! can — which is why the reproducibility promise is "same input and same
 //! nodeimg version".
 
-use std::fmt;
 use std::io::{self, Write};
-use std::str::FromStr;
 
 use serde::Serialize;
 
@@ -28,7 +26,9 @@ pub const ZSTD_LEVEL: i32 = 3;
 pub const GZIP_LEVEL: u32 = 6;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(strum::IntoStaticStr, strum::Display, strum::VariantArray)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum Compression {
     /// zstd level 3 (the default).
     #[default]
@@ -50,26 +50,6 @@ impl Compression {
         match self {
             Compression::Zstd => ZSTD_LEVEL,
             Compression::Gzip => GZIP_LEVEL as i32,
-        }
-    }
-}
-
-impl fmt::Display for Compression {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Compression::Zstd => "zstd",
-            Compression::Gzip => "gzip",
-        })
-    }
-}
-
-impl FromStr for Compression {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "zstd" => Ok(Self::Zstd),
-            "gzip" => Ok(Self::Gzip),
-            _ => Err(format!("unknown compression `{s}` (zstd or gzip)")),
         }
     }
 }

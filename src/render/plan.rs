@@ -22,7 +22,9 @@ pub enum Side {
 /// What changing a file means for a running fleet. Ordered: a set of
 /// changes has the impact of its worst member.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[derive(strum::IntoStaticStr, strum::Display, strum::VariantArray)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum Impact {
     /// Applies without touching workloads (a reload, the next boot's checks).
     Live,
@@ -34,11 +36,7 @@ pub enum Impact {
 
 impl Impact {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Impact::Live => "live",
-            Impact::Drain => "drain",
-            Impact::Reboot => "reboot",
-        }
+        self.into()
     }
 }
 

@@ -35,3 +35,4 @@ mod site_matrix;
 mod verify_checks;
 mod verify_cli;
 mod verify_golden;
+mod wire_names;

@@ -51,7 +51,9 @@ fn yes() -> bool {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(strum::IntoStaticStr, strum::Display, strum::VariantArray)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum Vendor {
     Nvidia,
     Amd,
@@ -59,10 +61,7 @@ pub enum Vendor {
 
 impl Vendor {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Vendor::Nvidia => "nvidia",
-            Vendor::Amd => "amd",
-        }
+        self.into()
     }
 
     /// PCI vendor id as sysfs prints it.

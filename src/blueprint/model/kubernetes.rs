@@ -97,37 +97,37 @@ pub enum ReservationPolicy {
     Static,
 }
 
+#[derive(strum::IntoStaticStr, strum::Display, strum::VariantArray)]
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
 )]
 pub enum EvictionSignal {
     #[serde(rename = "memory.available")]
+    #[strum(serialize = "memory.available")]
     MemoryAvailable,
     #[serde(rename = "nodefs.available")]
+    #[strum(serialize = "nodefs.available")]
     NodefsAvailable,
     #[serde(rename = "nodefs.inodesFree")]
+    #[strum(serialize = "nodefs.inodesFree")]
     NodefsInodesFree,
     #[serde(rename = "imagefs.available")]
+    #[strum(serialize = "imagefs.available")]
     ImagefsAvailable,
     #[serde(rename = "imagefs.inodesFree")]
+    #[strum(serialize = "imagefs.inodesFree")]
     ImagefsInodesFree,
     #[serde(rename = "containerfs.available")]
+    #[strum(serialize = "containerfs.available")]
     ContainerfsAvailable,
     #[serde(rename = "pid.available")]
+    #[strum(serialize = "pid.available")]
     PidAvailable,
 }
 
 impl EvictionSignal {
     pub fn as_str(self) -> &'static str {
-        match self {
-            EvictionSignal::MemoryAvailable => "memory.available",
-            EvictionSignal::NodefsAvailable => "nodefs.available",
-            EvictionSignal::NodefsInodesFree => "nodefs.inodesFree",
-            EvictionSignal::ImagefsAvailable => "imagefs.available",
-            EvictionSignal::ImagefsInodesFree => "imagefs.inodesFree",
-            EvictionSignal::ContainerfsAvailable => "containerfs.available",
-            EvictionSignal::PidAvailable => "pid.available",
-        }
+        self.into()
     }
 }
 

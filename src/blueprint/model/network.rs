@@ -41,7 +41,9 @@ pub struct Nic {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(strum::IntoStaticStr, strum::Display, strum::VariantArray)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum NicRole {
     Compute,
     Storage,

@@ -21,7 +21,9 @@ pub struct Os {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(strum::IntoStaticStr, strum::Display, strum::VariantArray)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum Distro {
     Ubuntu,
     Debian,
@@ -37,13 +39,7 @@ impl Distro {
     }
 
     pub fn as_str(self) -> &'static str {
-        match self {
-            Distro::Ubuntu => "ubuntu",
-            Distro::Debian => "debian",
-            Distro::Rhel => "rhel",
-            Distro::Rocky => "rocky",
-            Distro::Almalinux => "almalinux",
-        }
+        self.into()
     }
 }
 

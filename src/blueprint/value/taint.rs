@@ -6,7 +6,9 @@ use std::str::FromStr;
 use super::text_value;
 use super::{LabelKey, LabelValue};
 
+/// Kubernetes spells effects in PascalCase, as the variants are named.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[derive(strum::IntoStaticStr, strum::Display, strum::VariantArray)]
 pub enum TaintEffect {
     NoSchedule,
     PreferNoSchedule,
@@ -52,7 +54,7 @@ impl fmt::Display for Taint {
         if let Some(v) = &self.value {
             write!(f, "={v}")?;
         }
-        write!(f, ":{:?}", self.effect)
+        write!(f, ":{}", self.effect)
     }
 }
 

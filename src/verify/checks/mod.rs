@@ -27,11 +27,12 @@ use crate::blueprint::compat::Matrix;
 use crate::blueprint::model::{DriverAuthority, RawBlueprint};
 use crate::verify::facts::Facts;
 use serde::Serialize;
-use std::fmt;
 
 /// How much a failed check matters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(strum::IntoStaticStr, strum::Display, strum::VariantArray)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum Severity {
     /// Fails verification (exit 1, kubelet does not start).
     Critical,
@@ -41,7 +42,9 @@ pub enum Severity {
 
 /// The outcome of one check on one subject.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(strum::IntoStaticStr, strum::Display, strum::VariantArray)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum Verdict {
     /// The observed value does not meet the expectation.
     Fail,
@@ -52,7 +55,9 @@ pub enum Verdict {
 
 /// What kind of fault a failure points at, so automation picks restart or repair.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(strum::IntoStaticStr, strum::Display, strum::VariantArray)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum FaultClass {
     /// A workload misbehaved (application Xids); the hardware is fine.
     TransientApplication,
@@ -68,7 +73,9 @@ pub enum FaultClass {
 
 /// What to do about a failure; escalates from none to repair.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(strum::IntoStaticStr, strum::Display, strum::VariantArray)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum Action {
     None,
     /// Restart the workload or the daemon.
@@ -81,7 +88,9 @@ pub enum Action {
 
 /// When in the boot a check can run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(strum::IntoStaticStr, strum::Display, strum::VariantArray)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum Stage {
     /// Host, firmware, PCIe, NICs, kernel, runtime: always before kubelet.
     Host,
@@ -137,31 +146,6 @@ impl CheckResult {
         self.verdict != Verdict::Pass && self.severity == Severity::Critical
     }
 }
-
-impl fmt::Display for Verdict {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Verdict::Pass => "pass",
-            Verdict::Fail => "fail",
-            Verdict::Error => "error",
-        })
-    }
-}
-
-macro_rules! display_via_serde {
-    ($($t:ty),*) => {$(
-        impl fmt::Display for $t {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                let text = serde_json::to_value(self)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_owned))
-                    .unwrap_or_default();
-                f.write_str(&text)
-            }
-        }
-    )*};
-}
-display_via_serde!(Severity, FaultClass, Action, Stage);
 
 /// Every check spec, in report order.
 pub fn catalog() -> Vec<&'static Spec> {

@@ -185,15 +185,6 @@ pub fn members<'a>(ctx: &Context<'a>) -> Vec<Member<'a>> {
     out
 }
 
-fn role(role: NicRole) -> &'static str {
-    match role {
-        NicRole::Compute => "compute",
-        NicRole::Storage => "storage",
-        NicRole::Frontend => "frontend",
-        NicRole::Management => "management",
-    }
-}
-
 pub fn evaluate(ctx: &mut Context) {
     let groups = &ctx.blueprint.network.nics;
     if groups.is_empty() {
@@ -207,7 +198,7 @@ pub fn evaluate(ctx: &mut Context) {
         .and_then(|f| f.versions.nic.clone());
     let mut results = Vec::new();
     for (index, group) in groups.iter().enumerate() {
-        let label = format!("{} {}", role(group.role), group.model);
+        let label = format!("{} {}", group.role, group.model);
         let mine: Vec<&Member> = members.iter().filter(|m| m.group == index).collect();
         let names: Vec<&str> = mine.iter().map(|m| m.nic.name.as_str()).collect();
         let observation = match &ctx.facts.nics {

@@ -11,7 +11,9 @@ use super::{Spec, Stage};
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(strum::IntoStaticStr, strum::Display, strum::VariantArray)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum Phase {
     /// Before kubelet: host, firmware, PCIe, NICs, kernel, runtime; GPU driver checks too
     /// when the driver is preinstalled.
@@ -26,12 +28,7 @@ pub enum Phase {
 
 impl Phase {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Phase::Boot => "boot",
-            Phase::Driver => "driver",
-            Phase::All => "all",
-            Phase::Health => "health",
-        }
+        self.into()
     }
 }
 

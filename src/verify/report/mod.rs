@@ -21,7 +21,9 @@ pub const SCHEMA: &str = "nodeimg.dev/verify-report/v1";
 
 /// The overall result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(strum::IntoStaticStr, strum::Display, strum::VariantArray)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum Outcome {
     /// No critical check failed or was unreadable.
     Pass,
@@ -32,11 +34,7 @@ pub enum Outcome {
 
 impl Outcome {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Pass => "pass",
-            Outcome::Fail => "fail",
-            Outcome::Overridden => "overridden",
-        }
+        self.into()
     }
 }
 
@@ -133,8 +131,10 @@ impl Report {
     }
 }
 
-/// A report format.
+/// A report format; its name is the `--format` value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(strum::IntoStaticStr, strum::Display, strum::VariantArray)]
+#[strum(serialize_all = "lowercase")]
 pub enum Format {
     Text,
     Json,
@@ -156,14 +156,7 @@ impl Format {
     ];
 
     pub fn name(self) -> &'static str {
-        match self {
-            Format::Text => "text",
-            Format::Json => "json",
-            Format::Junit => "junit",
-            Format::Prometheus => "prometheus",
-            Format::Tap => "tap",
-            Format::Summary => "summary",
-        }
+        self.into()
     }
 
     /// File extension for golden files and evidence.
