@@ -2,11 +2,13 @@
 //! configuration, a reproducible OCI layer, and a boot-time verifier, all
 //! from one checked model.
 
+pub mod accept;
 pub mod atomic;
 pub mod blueprint;
 pub mod cli;
 pub mod command;
 pub mod diff;
+pub mod k8s;
 pub mod package;
 pub mod render;
 pub mod time;

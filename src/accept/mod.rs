@@ -1,0 +1,17 @@
+//! Acceptance layers 2–5, after the node joined: read what the acceptance workloads
+//! printed (nccl-tests, DCGM diagnostics, perftest, nvbandwidth, the framework job), judge
+//! it against thresholds from the blueprint's topology and against the node's previous
+//! record, and fill the acceptance record.
+//!
+//! One parser per tool format, each a pure function of the text that reports problems by
+//! line; [`input`] reads files, recognises their format and adds the file name.
+
+pub mod dcgm;
+pub mod lines;
+pub mod matrix;
+pub mod nccl;
+pub mod nvbandwidth;
+pub mod p2p;
+pub mod perftest;
+pub mod probe;
+pub mod proftester;
