@@ -7,6 +7,7 @@
 //! line; [`input`] reads files, recognises their format and adds the file name.
 
 pub mod dcgm;
+pub mod input;
 pub mod lines;
 pub mod matrix;
 pub mod nccl;

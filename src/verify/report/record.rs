@@ -1,29 +1,111 @@
 //! The node acceptance record: what this node is (hardware SKU and serial, firmware, OS,
 //! kernel, runtime, driver, GPUs, NICs, links), what the blueprint declares around it
-//! (operator, device plugin or DRA), what verify found, and where the evidence is.
+//! (operator, device plugin or DRA), and what each acceptance layer found — layer 1 from
+//! `nodeimg verify` at boot, layers 2–5 (Kubernetes inventory, device in a container,
+//! interconnect, framework) from `nodeimg accept` after the node joined — with the
+//! figures a later record is compared with, and where the evidence is.
 //!
-//! Every machine value is a fact: known, or `{"unknown": "<reason>"}`. Written as YAML or
-//! JSON by the file's extension, atomically.
+//! The record is the contract between `verify` and `accept`: `verify` writes layer 1 and
+//! marks the rest not run; `accept` reads that record back, fills layers 2–5 and writes
+//! the complete one. Every machine value is a fact: known, or `{"unknown": "<reason>"}`;
+//! every section of a layer is its content or `{"not_run": "<reason>"}`. Nothing is left
+//! empty. JSON or YAML by the file's extension, written atomically; the JSON Schema is
+//! [`schema`] (`nodeimg schema --record`).
 
-use super::{Outcome, Report};
+use super::{BlueprintRef, Outcome, Report};
 use crate::blueprint::model::{InjectionMode, RawBlueprint};
-use crate::verify::checks::{CheckResult, Verdict};
+use crate::verify::checks::{CheckResult, Verdict as CheckVerdict};
 use crate::verify::fact::Fact;
 use crate::verify::facts::Facts;
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::Path;
 
 /// `schema` of the record.
 pub const SCHEMA: &str = "nodeimg.dev/acceptance-record/v1";
 
-#[derive(Debug, Clone, Serialize)]
+/// Why a layer's section is empty in a record `verify` wrote.
+pub const LATER: &str = "not run yet: `nodeimg accept` fills layers 2-5 after the node joined";
+
+// ---------------------------------------------------------------------------------------
+// Fact and Run on the wire.
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Fact<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Repr<T> {
+            Unknown { unknown: String },
+            Known(T),
+        }
+        Ok(match Repr::deserialize(d)? {
+            Repr::Unknown { unknown } => Fact::Unknown { reason: unknown },
+            Repr::Known(v) => Fact::Known(v),
+        })
+    }
+}
+
+impl<T: JsonSchema> JsonSchema for Fact<T> {
+    fn schema_name() -> Cow<'static, str> {
+        Cow::Owned(format!("Fact_{}", T::schema_name()))
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let known = generator.subschema_for::<T>();
+        schemars::json_schema!({
+            "description": "A value read from the machine, or why it is unknown.",
+            "anyOf": [
+                known,
+                {
+                    "type": "object",
+                    "properties": {"unknown": {"type": "string"}},
+                    "required": ["unknown"],
+                    "additionalProperties": false
+                }
+            ]
+        })
+    }
+}
+
+/// A section filled from evidence, or the reason it was not run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Run<T> {
+    NotRun { not_run: String },
+    Done(T),
+}
+
+impl<T> Run<T> {
+    pub fn not_run(reason: impl Into<String>) -> Self {
+        Run::NotRun {
+            not_run: reason.into(),
+        }
+    }
+
+    pub fn done(&self) -> Option<&T> {
+        match self {
+            Run::Done(v) => Some(v),
+            Run::NotRun { .. } => None,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The record.
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(title = "NodeAcceptanceRecord")]
 pub struct AcceptanceRecord {
+    /// Always `nodeimg.dev/acceptance-record/v1`.
     pub schema: String,
+    /// When layer 1 ran (RFC 3339, UTC).
     pub created_at: String,
     pub nodeimg_version: String,
+    /// The node's host name (its Kubernetes node name after join).
     pub hostname: Fact<String>,
-    pub blueprint: super::BlueprintRef,
+    pub blueprint: BlueprintIdentity,
     pub hardware: Hardware,
     pub firmware: Firmware,
     pub os: Os,
@@ -32,15 +114,98 @@ pub struct AcceptanceRecord {
     pub device_injection: DeviceInjection,
     pub network: Network,
     pub interconnect: Interconnect,
+    /// Layer 1: the checks `nodeimg verify` ran.
     pub diagnostics: Diagnostics,
-    pub result: Outcome,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The verdict of each acceptance layer.
+    #[serde(default = "Layers::later")]
+    pub layers: Layers,
+    /// Layer 2: the Node object against the blueprint.
+    #[serde(default)]
+    pub kubernetes: Run<Kubernetes>,
+    /// Layer 3: the devices a Pod received and a kernel it ran.
+    #[serde(default)]
+    pub device_container: Run<DeviceContainer>,
+    /// Layer 4: DCGM diagnostics.
+    #[serde(default)]
+    pub dcgm: Run<Dcgm>,
+    /// Layer 4: interconnect and storage figures.
+    #[serde(default = "Baseline::later")]
+    pub baseline: Baseline,
+    /// Layer 5: representative training (framework steps other than inference).
+    #[serde(default)]
+    pub training: Run<Framework>,
+    /// Layer 5: representative inference.
+    #[serde(default)]
+    pub inference: Run<Framework>,
+    /// Every measured figure, by key (`nccl.all_reduce.busbw`, `rdma.mlx5_0.write`, ...):
+    /// what the next record of this node is compared with.
+    #[serde(default)]
+    pub figures: BTreeMap<String, FigureValue>,
+    /// Every verdict of layers 2–5.
+    #[serde(default)]
+    pub findings: Vec<Finding>,
+    pub result: RecordResult,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub break_glass: Option<String>,
-    /// The capture kept for this run, when one was written.
+    /// Where the evidence is: the capture of a failed verify, or the URI given to accept.
     pub evidence: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+fn later<T>() -> Run<T> {
+    Run::not_run(LATER)
+}
+
+/// A section missing from a record read back is a layer not run yet.
+impl<T> Default for Run<T> {
+    fn default() -> Self {
+        later()
+    }
+}
+
+/// The blueprint a record was made against.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct BlueprintIdentity {
+    pub name: String,
+    pub version: String,
+    /// `sha256:…` of the resolved blueprint.
+    pub id: String,
+    pub file: String,
+}
+
+impl From<&BlueprintRef> for BlueprintIdentity {
+    fn from(b: &BlueprintRef) -> Self {
+        BlueprintIdentity {
+            name: b.name.clone(),
+            version: b.version.clone(),
+            id: b.id.clone(),
+            file: b.file.clone(),
+        }
+    }
+}
+
+/// Overall result: every layer ran and passed, something failed, something required did
+/// not run or could not be judged, or layer 1 failed and an operator overrode it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RecordResult {
+    Pass,
+    Fail,
+    Incomplete,
+    Overridden,
+}
+
+impl RecordResult {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RecordResult::Pass => "pass",
+            RecordResult::Fail => "fail",
+            RecordResult::Incomplete => "incomplete",
+            RecordResult::Overridden => "overridden",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Hardware {
     pub vendor: Fact<String>,
     pub product: Fact<String>,
@@ -50,7 +215,7 @@ pub struct Hardware {
     pub board_serial: Fact<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Firmware {
     pub bios_vendor: Fact<String>,
     pub bios_version: Fact<String>,
@@ -62,20 +227,20 @@ pub struct Firmware {
     pub nic: BTreeMap<String, Fact<String>>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Os {
     pub pretty_name: Fact<String>,
     pub kernel: Fact<String>,
     pub cmdline: Fact<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Runtime {
     pub containerd: Fact<String>,
     pub kubelet: Fact<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct GpuDevice {
     pub address: String,
     pub name: Fact<String>,
@@ -85,7 +250,7 @@ pub struct GpuDevice {
     pub healthy: bool,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct GpuSection {
     pub count: usize,
     pub driver: Fact<String>,
@@ -93,7 +258,7 @@ pub struct GpuSection {
     pub devices: Vec<GpuDevice>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct DeviceInjection {
     /// `device-plugin`, `dra` or `none`, as the blueprint declares.
     pub mode: String,
@@ -101,7 +266,7 @@ pub struct DeviceInjection {
     pub operator: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct NicEntry {
     pub name: String,
     pub driver: Fact<Option<String>>,
@@ -109,23 +274,24 @@ pub struct NicEntry {
     pub mtu: Fact<u32>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Network {
     pub nics: Vec<NicEntry>,
     /// Versions of the RDMA / NIC kernel modules loaded (`mlx5_core`, `mlx5_ib`, ...).
     pub rdma_driver: BTreeMap<String, String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Interconnect {
     /// `address: xW @ speed (max)` for each GPU.
     pub pcie: BTreeMap<String, String>,
     pub nvswitches: usize,
     pub fabric_manager: Fact<String>,
+    /// The slowest GPU pair measured over NVLink / xGMI, or why it is not known.
     pub nvlink: Fact<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Diagnostics {
     pub phase: String,
     pub total: usize,
@@ -135,6 +301,343 @@ pub struct Diagnostics {
     pub warnings: usize,
     /// Names of the checks that did not pass.
     pub not_passed: Vec<String>,
+}
+
+// ---------------------------------------------------------------------------------------
+// Layers 2–5.
+
+/// One verdict: the findings of layers 2–5 and of `verify --phase cluster`.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// Measured and wrong.
+    Fail,
+    /// Ran, but what it printed does not cover what acceptance needs (fewer GPUs, smaller
+    /// messages, a skipped DCGM test): never a pass.
+    Incomplete,
+    /// Required, and no output of it was given.
+    NotRun,
+    Pass,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Fail => "fail",
+            Verdict::Incomplete => "incomplete",
+            Verdict::NotRun => "not-run",
+        }
+    }
+}
+
+/// What kind of fault a failure points at; the same classes, with the same names, as
+/// `nodeimg verify`'s checks, so automation treats both alike.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Fault {
+    /// A workload misbehaved; the hardware is fine.
+    TransientApplication,
+    /// The device itself: a GPU missing, memory errors, a failed stress test.
+    Device,
+    /// A link: PCIe, NVLink/NVSwitch, a NIC rail.
+    Link,
+    /// Driver or daemon: device plugin, toolkit, kubelet, operator components.
+    DriverDaemon,
+    /// The host: memory, disk, OS settings.
+    OsMemoryDisk,
+}
+
+/// What to do about a failure; escalates from none to repair (as verify's actions).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Action {
+    None,
+    Restart,
+    Reset,
+    IsolateAndRepair,
+}
+
+impl From<crate::verify::checks::FaultClass> for Fault {
+    fn from(f: crate::verify::checks::FaultClass) -> Self {
+        use crate::verify::checks::FaultClass as F;
+        match f {
+            F::TransientApplication => Fault::TransientApplication,
+            F::Device => Fault::Device,
+            F::Link => Fault::Link,
+            F::DriverDaemon => Fault::DriverDaemon,
+            F::OsMemoryDisk => Fault::OsMemoryDisk,
+        }
+    }
+}
+
+impl From<crate::verify::checks::Action> for Action {
+    fn from(a: crate::verify::checks::Action) -> Self {
+        use crate::verify::checks::Action as A;
+        match a {
+            A::None => Action::None,
+            A::Restart => Action::Restart,
+            A::Reset => Action::Reset,
+            A::IsolateAndRepair => Action::IsolateAndRepair,
+        }
+    }
+}
+
+/// The acceptance layer a finding belongs to.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Layer {
+    Kubernetes,
+    DeviceContainer,
+    Interconnect,
+    Framework,
+}
+
+/// One verdict on one subject, with what was expected, what was observed and where.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Finding {
+    /// Stable id: `nccl.all-reduce.busbw`, `dcgm.memory`, `cluster.allocatable.memory`.
+    pub id: String,
+    pub layer: Layer,
+    /// A GPU, rail, resource or step; absent for node-wide findings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
+    pub summary: String,
+    pub verdict: Verdict,
+    pub expected: String,
+    pub observed: String,
+    /// `file:line` of each output the verdict rests on.
+    pub evidence: Vec<String>,
+    /// The fault a failure points at.
+    pub fault: Fault,
+    /// Recommended action; `none` when it passed.
+    pub action: Action,
+}
+
+impl Finding {
+    /// `id` or `id[subject]`.
+    pub fn name(&self) -> String {
+        match &self.subject {
+            Some(s) => format!("{}[{s}]", self.id),
+            None => self.id.clone(),
+        }
+    }
+}
+
+/// A layer's verdict.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LayerResult {
+    pub result: Verdict,
+    pub checks: usize,
+    /// Names of the findings (or layer-1 checks) that blocked acceptance.
+    pub not_passed: Vec<String>,
+    /// When the layer was judged.
+    pub at: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Layers {
+    /// Layer 1: hardware and driver (`nodeimg verify`).
+    pub hardware_driver: Run<LayerResult>,
+    /// Layer 2: Kubernetes inventory.
+    pub kubernetes: Run<LayerResult>,
+    /// Layer 3: device in a container.
+    pub device_container: Run<LayerResult>,
+    /// Layer 4: interconnect (DCGM, nvbandwidth, NCCL/RCCL, RDMA).
+    pub interconnect: Run<LayerResult>,
+    /// Layer 5: the framework.
+    pub framework: Run<LayerResult>,
+}
+
+impl Layers {
+    fn later() -> Self {
+        Layers {
+            hardware_driver: later(),
+            kubernetes: later(),
+            device_container: later(),
+            interconnect: later(),
+            framework: later(),
+        }
+    }
+}
+
+/// Layer 2: the Node object.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Kubernetes {
+    pub node: String,
+    pub kubelet: Option<String>,
+    pub container_runtime: Option<String>,
+    pub capacity: BTreeMap<String, String>,
+    pub allocatable: BTreeMap<String, String>,
+    pub taints: Vec<String>,
+    /// Condition type → status.
+    pub conditions: BTreeMap<String, String>,
+    pub runtime_handlers: Vec<String>,
+    /// Device components on the node and whether they are ready.
+    pub components: Vec<Component>,
+    pub evidence: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Component {
+    /// `device-plugin`, `gpu-feature-discovery`, `dcgm-exporter`, ...
+    pub name: String,
+    /// `namespace/pod`, when one runs on the node.
+    pub pod: Option<String>,
+    pub ready: bool,
+}
+
+/// Layer 3: what a Pod requested and received.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct DeviceContainer {
+    pub requested: Option<u32>,
+    pub received: Vec<ReceivedDevice>,
+    /// `pass`, `fail` or `skip` of the kernel the Pod ran.
+    pub kernel: String,
+    pub evidence: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ReceivedDevice {
+    pub index: u32,
+    pub name: String,
+    pub uuid: Option<String>,
+    pub bus: Option<String>,
+}
+
+/// Layer 4: DCGM diagnostics.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Dcgm {
+    pub version: Option<String>,
+    pub driver: Option<String>,
+    /// The run level the output reaches.
+    pub level: u8,
+    /// The level the blueprint asks for.
+    pub required_level: u8,
+    pub gpus: usize,
+    pub tests: Vec<DcgmTestResult>,
+    pub evidence: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct DcgmTestResult {
+    pub category: String,
+    pub name: String,
+    /// DCGM 4 plugin name (`memory`, `targeted_stress`, `software`).
+    pub plugin: String,
+    pub status: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed_gpus: Vec<u32>,
+}
+
+/// Layer 4 figures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Baseline {
+    pub nccl: Run<Vec<NcclResult>>,
+    pub rdma: Run<Vec<RdmaResult>>,
+    pub nvbandwidth: Run<NvbandwidthResult>,
+    pub storage: Run<Vec<StorageResult>>,
+}
+
+impl Baseline {
+    fn later() -> Self {
+        Baseline {
+            nccl: later(),
+            rdma: later(),
+            nvbandwidth: later(),
+            storage: later(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct NcclResult {
+    /// `nccl-tests` or `rccl-tests`.
+    pub suite: String,
+    pub collective: Option<String>,
+    /// `single-node`, `multi-node` or `unknown` (no rank lines).
+    pub scope: String,
+    pub ranks: usize,
+    pub hosts: Vec<String>,
+    pub largest_bytes: u64,
+    /// Out-of-place bus bandwidth at the largest message, GB/s.
+    pub busbw_gbps: f64,
+    /// nccl-tests' `Avg bus bandwidth`, GB/s.
+    pub avg_busbw_gbps: f64,
+    pub data_errors: usize,
+    pub library: Option<String>,
+    pub evidence: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RdmaResult {
+    pub device: Option<String>,
+    pub test: String,
+    pub bidirectional: bool,
+    /// `cuda` or `rocm` when the buffers were in GPU memory (GPUDirect RDMA).
+    pub gpu_memory: Option<String>,
+    pub bytes: u64,
+    /// Average bandwidth at `bytes`, Gb/s (bandwidth tests).
+    pub average_gbps: Option<f64>,
+    /// Typical latency of the smallest message, µs (latency tests).
+    pub latency_usec: Option<f64>,
+    pub evidence: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct NvbandwidthResult {
+    pub version: Option<String>,
+    pub gpus: usize,
+    /// Smallest per-GPU figure of each testcase, GB/s.
+    pub minimum_gbps: BTreeMap<String, f64>,
+    pub waived: Vec<String>,
+    pub evidence: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct StorageResult {
+    pub job: String,
+    pub read_mib_s: Option<f64>,
+    pub write_mib_s: Option<f64>,
+    pub read_iops: Option<f64>,
+    pub write_iops: Option<f64>,
+    pub evidence: String,
+}
+
+/// Layer 5: framework steps.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Framework {
+    pub steps: Vec<FrameworkStep>,
+    pub evidence: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FrameworkStep {
+    pub name: String,
+    pub status: String,
+    pub seconds: Option<f64>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub metrics: BTreeMap<String, f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// A measured figure, compared with the next record of the node.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FigureValue {
+    pub value: f64,
+    pub unit: String,
+    pub higher_is_better: bool,
+    /// `file:line` it was read from.
+    pub evidence: String,
 }
 
 impl AcceptanceRecord {
@@ -175,7 +678,7 @@ impl AcceptanceRecord {
                         .results
                         .iter()
                         .filter(|r| r.subject.as_deref() == Some(address.as_str()))
-                        .all(|r| r.verdict == Verdict::Pass),
+                        .all(|r| r.verdict == CheckVerdict::Pass),
                     name: amd(|a| a.product_name.clone())
                         .unwrap_or_else(|| entry(|n| n.product_name.clone())),
                     uuid: amd(|a| a.unique_id.clone()).unwrap_or_else(|| entry(|n| n.uuid.clone())),
@@ -239,12 +742,20 @@ impl AcceptanceRecord {
             .collect();
         let injection = &blueprint.kubernetes.device_injection;
         let counts = &report.counts;
+        let gpu_links = blueprint
+            .accelerators
+            .as_ref()
+            .is_some_and(|a| a.interconnect.gpu_links);
+        let layer1 = match report.outcome {
+            Outcome::Pass => Verdict::Pass,
+            Outcome::Fail | Outcome::Overridden => Verdict::Fail,
+        };
         AcceptanceRecord {
             schema: SCHEMA.to_owned(),
             created_at: report.started_at.clone(),
             nodeimg_version: report.nodeimg_version.clone(),
             hostname: facts.hostname.clone(),
-            blueprint: report.blueprint.clone(),
+            blueprint: BlueprintIdentity::from(&report.blueprint),
             hardware: Hardware {
                 vendor: dmi.sys_vendor.clone(),
                 product: dmi.product_name.clone(),
@@ -338,7 +849,15 @@ impl AcceptanceRecord {
                         .cloned()
                         .unwrap_or_else(|| Fact::unknown("not collected"))
                 }),
-                nvlink: Fact::unknown("NVLink link state is not collected by this version"),
+                nvlink: if gpu_links {
+                    Fact::unknown(format!(
+                        "measured by layer 4 (nvbandwidth device to device): {LATER}"
+                    ))
+                } else {
+                    Fact::unknown(
+                        "no GPU links: the blueprint declares none (accelerators.interconnect.gpuLinks)",
+                    )
+                },
             },
             diagnostics: Diagnostics {
                 phase: report.phase.clone(),
@@ -350,11 +869,46 @@ impl AcceptanceRecord {
                 not_passed: report
                     .results
                     .iter()
-                    .filter(|r| r.verdict != Verdict::Pass)
+                    .filter(|r| r.verdict != CheckVerdict::Pass)
                     .map(CheckResult::name)
                     .collect(),
             },
-            result: report.outcome,
+            layers: Layers {
+                hardware_driver: Run::Done(LayerResult {
+                    result: layer1,
+                    checks: counts.total,
+                    not_passed: report
+                        .results
+                        .iter()
+                        .filter(|r| r.blocks())
+                        .map(CheckResult::name)
+                        .collect(),
+                    at: report.started_at.clone(),
+                }),
+                kubernetes: later(),
+                device_container: later(),
+                interconnect: later(),
+                framework: later(),
+            },
+            kubernetes: later(),
+            device_container: later(),
+            dcgm: later(),
+            baseline: Baseline {
+                nccl: later(),
+                rdma: later(),
+                nvbandwidth: later(),
+                storage: later(),
+            },
+            training: later(),
+            inference: later(),
+            figures: BTreeMap::new(),
+            findings: Vec::new(),
+            result: match report.outcome {
+                Outcome::Fail => RecordResult::Fail,
+                Outcome::Overridden => RecordResult::Overridden,
+                // Layer 1 alone never accepts a node: layers 2–5 are still to run.
+                Outcome::Pass => RecordResult::Incomplete,
+            },
             break_glass: report.break_glass.clone(),
             evidence: evidence.map(|p| p.display().to_string()),
         }
@@ -362,19 +916,229 @@ impl AcceptanceRecord {
 
     /// YAML for `.yaml`/`.yml` files, JSON otherwise.
     pub fn render_for(&self, path: &Path) -> Result<String, String> {
-        let yaml = path
-            .extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| e.eq_ignore_ascii_case("yaml") || e.eq_ignore_ascii_case("yml"));
-        if yaml {
-            serde_yaml::to_string(self).map_err(|e| e.to_string())
+        let json = serde_json::to_string_pretty(self).map_err(|e| e.to_string())?;
+        if is_yaml(path) {
+            let tree: yaml::Tree = serde_json::from_str(&json).map_err(|e| e.to_string())?;
+            Ok(tree.to_yaml())
         } else {
-            serde_json::to_string_pretty(self)
-                .map(|mut s| {
-                    s.push('\n');
-                    s
-                })
-                .map_err(|e| e.to_string())
+            Ok(json + "\n")
+        }
+    }
+
+    /// Reads a record (JSON, or YAML for `.yaml`/`.yml`), refusing another schema.
+    pub fn parse(text: &str, path: &Path) -> Result<Self, String> {
+        let value: serde_json::Value = if is_yaml(path) {
+            crate::blueprint::source::parse(text)
+                .map_err(|e| match e.pos {
+                    Some(p) => format!("line {}: {}", p.line, e.message),
+                    None => e.message,
+                })?
+                .value
+        } else {
+            serde_json::from_str(text).map_err(|e| format!("line {}: {e}", e.line()))?
+        };
+        match value.get("schema").and_then(|s| s.as_str()) {
+            Some(SCHEMA) => {}
+            Some(other) => return Err(format!("schema `{other}`: this version reads `{SCHEMA}`")),
+            None => return Err("no `schema`: not an acceptance record".to_owned()),
+        }
+        let mut track = serde_path_to_error::Track::new();
+        let de = serde_path_to_error::Deserializer::new(value, &mut track);
+        AcceptanceRecord::deserialize(de).map_err(|e| format!("{}: {}", track.path(), e))
+    }
+}
+
+fn is_yaml(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("yaml") || e.eq_ignore_ascii_case("yml"))
+}
+
+/// Block YAML in the record's field order (a `serde_json::Value` would sort the keys).
+mod yaml {
+    use crate::render::escape::yaml_string;
+    use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+    use std::fmt;
+
+    pub enum Tree {
+        Scalar(String),
+        Seq(Vec<Tree>),
+        Map(Vec<(String, Tree)>),
+    }
+
+    impl<'de> Deserialize<'de> for Tree {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = Tree;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("any JSON value")
+                }
+                fn visit_unit<E>(self) -> Result<Tree, E> {
+                    Ok(Tree::Scalar("null".into()))
+                }
+                fn visit_bool<E>(self, v: bool) -> Result<Tree, E> {
+                    Ok(Tree::Scalar(v.to_string()))
+                }
+                fn visit_i64<E>(self, v: i64) -> Result<Tree, E> {
+                    Ok(Tree::Scalar(v.to_string()))
+                }
+                fn visit_u64<E>(self, v: u64) -> Result<Tree, E> {
+                    Ok(Tree::Scalar(v.to_string()))
+                }
+                fn visit_f64<E>(self, v: f64) -> Result<Tree, E> {
+                    Ok(Tree::Scalar(
+                        serde_json::Number::from_f64(v).map_or("null".into(), |n| n.to_string()),
+                    ))
+                }
+                fn visit_str<E>(self, v: &str) -> Result<Tree, E> {
+                    Ok(Tree::Scalar(yaml_string(v)))
+                }
+                fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Tree, A::Error> {
+                    let mut items = Vec::new();
+                    while let Some(x) = a.next_element()? {
+                        items.push(x);
+                    }
+                    Ok(Tree::Seq(items))
+                }
+                fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Tree, A::Error> {
+                    let mut items = Vec::new();
+                    while let Some((k, v)) = a.next_entry::<String, Tree>()? {
+                        items.push((k, v));
+                    }
+                    Ok(Tree::Map(items))
+                }
+            }
+            d.deserialize_any(V)
+        }
+    }
+
+    impl Tree {
+        pub fn to_yaml(&self) -> String {
+            let mut out = String::new();
+            self.block(0, &mut out);
+            out
+        }
+
+        fn inline(&self) -> Option<String> {
+            match self {
+                Tree::Scalar(s) => Some(s.clone()),
+                Tree::Seq(v) if v.is_empty() => Some("[]".into()),
+                Tree::Map(m) if m.is_empty() => Some("{}".into()),
+                _ => None,
+            }
+        }
+
+        fn block(&self, indent: usize, out: &mut String) {
+            let pad = " ".repeat(indent);
+            match self {
+                Tree::Map(items) => {
+                    for (k, v) in items {
+                        match v.inline() {
+                            Some(s) => out.push_str(&format!("{pad}{}: {s}\n", yaml_string(k))),
+                            None => {
+                                out.push_str(&format!("{pad}{}:\n", yaml_string(k)));
+                                v.block(indent + 2, out);
+                            }
+                        }
+                    }
+                }
+                Tree::Seq(items) => {
+                    for v in items {
+                        match v.inline() {
+                            Some(s) => out.push_str(&format!("{pad}- {s}\n")),
+                            None => {
+                                let mut inner = String::new();
+                                v.block(indent + 2, &mut inner);
+                                out.push_str(&format!("{pad}- {}", &inner[indent + 2..]));
+                            }
+                        }
+                    }
+                }
+                Tree::Scalar(s) => out.push_str(&format!("{pad}{s}\n")),
+            }
+        }
+    }
+}
+
+/// The record's JSON Schema (`nodeimg schema --record`).
+pub fn schema() -> serde_json::Value {
+    serde_json::to_value(schemars::schema_for!(AcceptanceRecord)).expect("schema serialises")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn facts_and_runs_round_trip() {
+        let f: Fact<String> = serde_json::from_str(r#"{"unknown": "no BMC"}"#).unwrap();
+        assert_eq!(f, Fact::unknown("no BMC"));
+        let f: Fact<u32> = serde_json::from_str("400").unwrap();
+        assert_eq!(f, Fact::Known(400));
+        let r: Run<Vec<u32>> = serde_json::from_str(r#"{"not_run": "later"}"#).unwrap();
+        assert_eq!(r, Run::not_run("later"));
+        assert_eq!(serde_json::to_string(&Run::<u32>::Done(3)).unwrap(), "3");
+    }
+
+    #[test]
+    fn fault_names_match_verify() {
+        use crate::verify::checks::FaultClass as F;
+        for f in [
+            F::TransientApplication,
+            F::Device,
+            F::Link,
+            F::DriverDaemon,
+            F::OsMemoryDisk,
+        ] {
+            assert_eq!(
+                serde_json::to_value(f).unwrap(),
+                serde_json::to_value(Fault::from(f)).unwrap()
+            );
+        }
+        use crate::verify::checks::Action as A;
+        for a in [A::None, A::Restart, A::Reset, A::IsolateAndRepair] {
+            assert_eq!(
+                serde_json::to_value(a).unwrap(),
+                serde_json::to_value(Action::from(a)).unwrap()
+            );
+        }
+    }
+
+    #[test]
+    fn yaml_keeps_the_field_order_and_reads_back() {
+        let json = r#"{"b": {"x": [1, {"k": "v: w"}, []], "a": {}}, "a": "0000:13:00.0"}"#;
+        let tree: yaml::Tree = serde_json::from_str(json).unwrap();
+        let text = tree.to_yaml();
+        assert_eq!(
+            text,
+            "b:\n  x:\n    - 1\n    - k: \"v: w\"\n    - []\n  a: {}\na: \"0000:13:00.0\"\n"
+        );
+        let back = crate::blueprint::source::parse(&text).unwrap().value;
+        assert_eq!(
+            back,
+            serde_json::from_str::<serde_json::Value>(json).unwrap()
+        );
+    }
+
+    #[test]
+    fn the_schema_names_every_section() {
+        let schema = schema();
+        let text = schema.to_string();
+        for section in [
+            "layers",
+            "kubernetes",
+            "device_container",
+            "dcgm",
+            "baseline",
+            "training",
+            "inference",
+            "figures",
+            "findings",
+            "not_run",
+            "unknown",
+        ] {
+            assert!(text.contains(&format!("\"{section}\"")), "{section}");
         }
     }
 }

@@ -1,0 +1,357 @@
+//! Reading the outputs `nodeimg accept` judges: files and folders given on the command
+//! line, each recognised by its content (a `kubectl logs` capture has no telling name)
+//! and parsed by its tool's parser. Errors name the file and the line.
+//!
+//! Reading is bounded: regular files only (a FIFO would block forever), at most
+//! [`MAX_FILE_BYTES`] per file and [`MAX_FILES`] files, UTF-8 text. Folders are walked
+//! in name order without following links to folders; hidden entries (`.name`) are
+//! skipped. A file whose format nodeimg does not read is an error, never silently
+//! dropped.
+
+use super::dcgm::{self, DcgmDiag};
+use super::lines::LineError;
+use super::nccl::{self, NcclRun};
+use super::nvbandwidth::{self, Nvbandwidth};
+use super::p2p::{self, P2pTest};
+use super::perftest::{self, PerftestRun};
+use super::probe::{self, Step};
+use super::proftester::{self, FieldRun};
+use crate::k8s::{self, Node, Pod};
+use std::fmt;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// Largest tool output read (NCCL_DEBUG=INFO logs of many ranks are large).
+pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+/// Most files read from all arguments together.
+pub const MAX_FILES: usize = 10_000;
+
+/// The formats `nodeimg accept` reads, in the order they are recognised.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    DcgmJson,
+    NvbandwidthJson,
+    KubernetesNodes,
+    KubernetesPods,
+    Probe,
+    Nccl,
+    DcgmText,
+    Proftester,
+    Perftest,
+    P2p,
+    NvbandwidthText,
+}
+
+impl Format {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Format::DcgmJson => "dcgmi diag JSON",
+            Format::NvbandwidthJson => "nvbandwidth JSON",
+            Format::KubernetesNodes => "Kubernetes Node",
+            Format::KubernetesPods => "Kubernetes Pods",
+            Format::Probe => "probe JSON lines",
+            Format::Nccl => "nccl-tests/rccl-tests",
+            Format::DcgmText => "dcgmi diag table",
+            Format::Proftester => "dcgmproftester",
+            Format::Perftest => "perftest",
+            Format::P2p => "p2pBandwidthLatencyTest",
+            Format::NvbandwidthText => "nvbandwidth",
+        }
+    }
+}
+
+/// A parsed output.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Output {
+    Nccl(Vec<NcclRun>),
+    Dcgm(Vec<DcgmDiag>),
+    Proftester(Vec<FieldRun>),
+    Perftest(Vec<PerftestRun>),
+    Nvbandwidth(Nvbandwidth),
+    P2p(P2pTest),
+    Probe(Vec<Step>),
+    Nodes(Vec<Node>),
+    Pods(Vec<Pod>),
+}
+
+/// One input file and what it held.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Input {
+    pub path: PathBuf,
+    pub output: Output,
+}
+
+/// A problem with an input: the file, the line when known, and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputError {
+    pub path: PathBuf,
+    pub line: usize,
+    pub message: String,
+}
+
+impl fmt::Display for InputError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line > 0 {
+            write!(f, "{}:{}: {}", self.path.display(), self.line, self.message)
+        } else {
+            write!(f, "{}: {}", self.path.display(), self.message)
+        }
+    }
+}
+
+impl std::error::Error for InputError {}
+
+impl InputError {
+    fn at(path: &Path, e: LineError) -> Self {
+        InputError {
+            path: path.to_owned(),
+            line: e.line,
+            message: e.message,
+        }
+    }
+
+    fn whole(path: &Path, message: impl Into<String>) -> Self {
+        InputError {
+            path: path.to_owned(),
+            line: 0,
+            message: message.into(),
+        }
+    }
+}
+
+/// Every file under `paths` (files as given, folders walked), in order.
+pub fn files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, InputError> {
+    let mut out = Vec::new();
+    for path in paths {
+        let meta = std::fs::metadata(path).map_err(|e| InputError::whole(path, e.to_string()))?;
+        if meta.is_dir() {
+            let walk = walkdir::WalkDir::new(path)
+                .follow_links(false)
+                .sort_by_file_name()
+                .into_iter()
+                .filter_entry(|e| {
+                    e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.')
+                });
+            for entry in walk {
+                let entry = entry
+                    .map_err(|e| InputError::whole(e.path().unwrap_or(path), e.to_string()))?;
+                if entry.file_type().is_dir() {
+                    continue;
+                }
+                out.push(entry.into_path());
+                if out.len() > MAX_FILES {
+                    return Err(InputError::whole(
+                        path,
+                        format!("more than {MAX_FILES} files"),
+                    ));
+                }
+            }
+        } else {
+            out.push(path.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// Reads one file: a regular file, within the size limit, UTF-8.
+pub fn read(path: &Path) -> Result<String, InputError> {
+    let meta = std::fs::metadata(path).map_err(|e| InputError::whole(path, e.to_string()))?;
+    if !meta.is_file() {
+        return Err(InputError::whole(path, "not a regular file"));
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(InputError::whole(
+            path,
+            format!(
+                "{} bytes: larger than the {MAX_FILE_BYTES}-byte limit for one output",
+                meta.len()
+            ),
+        ));
+    }
+    let file = std::fs::File::open(path).map_err(|e| InputError::whole(path, e.to_string()))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| InputError::whole(path, e.to_string()))?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(InputError::whole(
+            path,
+            format!("grew past the {MAX_FILE_BYTES}-byte limit while read"),
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let line = e.as_bytes()[..at].iter().filter(|b| **b == b'\n').count() + 1;
+        InputError {
+            path: path.to_owned(),
+            line,
+            message: format!("not UTF-8 text (byte {at})"),
+        }
+    })
+}
+
+/// The format of an output, from its content.
+pub fn recognise(text: &str) -> Option<Format> {
+    let head = text.trim_start_matches('\u{feff}').trim_start();
+    let json = head.starts_with('{') || head.starts_with('[');
+    let has = |s: &str| text.contains(s);
+    if has("\"DCGM GPU Diagnostic\"") || has("\"DCGM Diagnostic\"") {
+        return Some(Format::DcgmJson);
+    }
+    if json && has("\"nvbandwidth\"") && has("\"testcases\"") {
+        return Some(Format::NvbandwidthJson);
+    }
+    if json && !probe::looks_like(text) {
+        let kind = serde_json::from_str::<serde_json::Value>(text)
+            .ok()
+            .and_then(|v| {
+                let kind = v.get("kind")?.as_str()?.to_owned();
+                let item_kind = v
+                    .get("items")
+                    .and_then(|i| i.get(0))
+                    .and_then(|i| i.get("kind"))
+                    .and_then(|k| k.as_str())
+                    .map(str::to_owned);
+                Some((kind, item_kind))
+            });
+        match kind.as_ref().map(|(k, i)| (k.as_str(), i.as_deref())) {
+            Some(("Node" | "NodeList", _)) | Some(("List", Some("Node"))) => {
+                return Some(Format::KubernetesNodes);
+            }
+            Some(("Pod" | "PodList", _)) | Some(("List", Some("Pod"))) => {
+                return Some(Format::KubernetesPods);
+            }
+            // A bare label map (`kubectl get node -o json | jq .metadata.labels`).
+            None if has("\"kubernetes.io/hostname\"") => return Some(Format::KubernetesNodes),
+            _ => {}
+        }
+    }
+    if probe::looks_like(text) {
+        return Some(Format::Probe);
+    }
+    if has("busbw") && has("algbw") {
+        return Some(Format::Nccl);
+    }
+    if (has("| Diagnostic") && has("| Result")) || has("-----  Deployment  ") {
+        return Some(Format::DcgmText);
+    }
+    if has(", TestField ") && (has(" test PASSED") || has(" test FAILED")) {
+        return Some(Format::Proftester);
+    }
+    if has("#bytes") && (has("BW Test") || has("Latency Test")) {
+        return Some(Format::Perftest);
+    }
+    if has("[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]") {
+        return Some(Format::P2p);
+    }
+    if has("Running ") && (has("memcpy CE") || has("memcpy SM") || has("nvbandwidth Version")) {
+        return Some(Format::NvbandwidthText);
+    }
+    None
+}
+
+/// Parses `text` as `format`; `name` hints the collective of an nccl-tests output.
+pub fn parse(format: Format, text: &str, name: &str) -> Result<Output, LineError> {
+    Ok(match format {
+        Format::DcgmJson => Output::Dcgm(vec![dcgm::json::parse(text)?]),
+        Format::DcgmText => Output::Dcgm(dcgm::text::parse(text)?),
+        Format::NvbandwidthJson => Output::Nvbandwidth(nvbandwidth::json::parse(text)?),
+        Format::NvbandwidthText => Output::Nvbandwidth(nvbandwidth::text::parse(text)?),
+        Format::KubernetesNodes => Output::Nodes(k8s::node::parse(text)?),
+        Format::KubernetesPods => Output::Pods(k8s::pod::parse(text)?),
+        Format::Probe => Output::Probe(probe::parse(text)?),
+        Format::Nccl => Output::Nccl(nccl::parse(text, Some(name))?),
+        Format::Proftester => Output::Proftester(proftester::parse(text)?),
+        Format::Perftest => Output::Perftest(perftest::parse(text)?),
+        Format::P2p => Output::P2p(p2p::parse(text)?),
+    })
+}
+
+/// Reads, recognises and parses one file.
+pub fn load(path: &Path) -> Result<Input, InputError> {
+    let text = read(path)?;
+    let format = recognise(&text).ok_or_else(|| {
+        InputError::whole(
+            path,
+            "not an output nodeimg accept reads (nccl-tests/rccl-tests, dcgmi diag, dcgmproftester, perftest, nvbandwidth, p2pBandwidthLatencyTest, probe JSON lines, Kubernetes Node or Pod JSON)",
+        )
+    })?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let output = parse(format, &text, &name).map_err(|e| {
+        let mut err = InputError::at(path, e);
+        err.message = format!("{} output: {}", format.describe(), err.message);
+        err
+    })?;
+    Ok(Input {
+        path: path.to_owned(),
+        output,
+    })
+}
+
+/// Loads every file under `paths`.
+pub fn load_all(paths: &[PathBuf]) -> Result<Vec<Input>, InputError> {
+    files(paths)?.iter().map(|p| load(p)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_are_recognised_by_content() {
+        assert_eq!(
+            recognise("# Avg bus bandwidth\n#  size count type busbw algbw"),
+            Some(Format::Nccl)
+        );
+        assert_eq!(
+            recognise("Successfully ran\n{\"DCGM GPU Diagnostic\": {}}"),
+            Some(Format::DcgmJson)
+        );
+        assert_eq!(
+            recognise("{\"kind\": \"List\", \"items\": [{\"kind\": \"Node\"}]}"),
+            Some(Format::KubernetesNodes)
+        );
+        assert_eq!(
+            recognise("{\"kind\": \"PodList\", \"items\": []}"),
+            Some(Format::KubernetesPods)
+        );
+        assert_eq!(
+            recognise("{\"kubernetes.io/hostname\": \"a\"}"),
+            Some(Format::KubernetesNodes)
+        );
+        assert_eq!(recognise("hello"), None);
+    }
+
+    #[test]
+    fn unreadable_inputs_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let unknown = dir.path().join("notes.txt");
+        std::fs::write(&unknown, "just notes").unwrap();
+        let err = load(&unknown).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with(&format!("{}: not an output", unknown.display()))
+        );
+        let binary = dir.path().join("b.log");
+        std::fs::write(&binary, b"ok\n\xff\xfe").unwrap();
+        assert_eq!(load(&binary).unwrap_err().line, 2);
+        let hidden = dir.path().join(".keep");
+        std::fs::write(&hidden, "x").unwrap();
+        let listed = files(&[dir.path().to_owned()]).unwrap();
+        assert_eq!(listed.len(), 2, "hidden files are skipped: {listed:?}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn fifos_are_refused_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo with a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert!(read(&fifo).unwrap_err().message.contains("regular file"));
+    }
+}
