@@ -6,8 +6,11 @@
 //! One parser per tool format, each a pure function of the text that reports problems by
 //! line; [`input`] reads files, recognises their format and adds the file name.
 
+pub mod cluster;
+pub mod complete;
 pub mod dcgm;
 pub mod input;
+pub mod judge;
 pub mod lines;
 pub mod matrix;
 pub mod nccl;
@@ -16,3 +19,6 @@ pub mod p2p;
 pub mod perftest;
 pub mod probe;
 pub mod proftester;
+pub mod regression;
+pub mod settings;
+pub mod threshold;

@@ -171,7 +171,11 @@ mod tests {
 
     fn topo(model: &str, gpus: u32, nvswitch: bool, rails: Vec<(LinkLayer, u32, u32)>) -> Topology {
         Topology {
-            vendor: Some(if model.starts_with("MI") { Vendor::Amd } else { Vendor::Nvidia }),
+            vendor: Some(if model.starts_with("MI") {
+                Vendor::Amd
+            } else {
+                Vendor::Nvidia
+            }),
             model: model.into(),
             gpus,
             nvswitch,
@@ -184,13 +188,37 @@ mod tests {
     #[test]
     fn defaults_follow_the_topology() {
         let h100 = topo("H100 SXM", 8, true, vec![(LinkLayer::Infiniband, 400, 8)]);
-        assert_eq!(resolve(Figure::NcclAllReduceBusbw, &h100, None).unwrap().value, 460.0);
-        assert_eq!(resolve(Figure::RdmaWrite, &h100, None).unwrap().value, 375.0);
-        assert_eq!(resolve(Figure::NvbandwidthDeviceDevice, &h100, None).unwrap().value, 335.0);
+        assert_eq!(
+            resolve(Figure::NcclAllReduceBusbw, &h100, None)
+                .unwrap()
+                .value,
+            460.0
+        );
+        assert_eq!(
+            resolve(Figure::RdmaWrite, &h100, None).unwrap().value,
+            375.0
+        );
+        assert_eq!(
+            resolve(Figure::NvbandwidthDeviceDevice, &h100, None)
+                .unwrap()
+                .value,
+            335.0
+        );
         let roce = topo("MI300X", 8, false, vec![(LinkLayer::Ethernet, 400, 8)]);
-        assert_eq!(resolve(Figure::NcclAllReduceBusbw, &roce, None).unwrap().value, 314.0);
-        assert_eq!(resolve(Figure::RdmaWrite, &roce, None).unwrap().value, 360.0);
-        assert!(resolve(Figure::NvbandwidthHostDevice, &roce, None).is_none(), "nvbandwidth is NVIDIA's");
+        assert_eq!(
+            resolve(Figure::NcclAllReduceBusbw, &roce, None)
+                .unwrap()
+                .value,
+            314.0
+        );
+        assert_eq!(
+            resolve(Figure::RdmaWrite, &roce, None).unwrap().value,
+            360.0
+        );
+        assert!(
+            resolve(Figure::NvbandwidthHostDevice, &roce, None).is_none(),
+            "nvbandwidth is NVIDIA's"
+        );
         // 4 H100s are not the 8-GPU NVSwitch board the default was measured on.
         let four = topo("H100 SXM", 4, true, vec![]);
         assert!(resolve(Figure::NcclAllReduceBusbw, &four, None).is_none());
