@@ -121,6 +121,19 @@ layout, reference or credentials file cannot be used.",
         after_help = "Examples:\n  nodeimg push out/h100 registry.example.com/nodes/h100-sxm-ubuntu\n  nodeimg push --insecure out/h100 127.0.0.1:5000/nodes/h100:2026.11.1"
     )]
     Push(PushArgs),
+    /// Judge the outputs of acceptance layers 2-5 and write the complete acceptance record.
+    #[command(
+        long_about = "Judge the outputs of the acceptance workloads (nccl-tests/rccl-tests, dcgmi diag, \
+dcgmproftester, perftest, nvbandwidth, p2pBandwidthLatencyTest, the probe's JSON lines, the Node \
+and Pod objects) against the blueprint's topology thresholds and the node's previous record, and \
+write the complete acceptance record. Inputs are files or folders; each file's format is \
+recognised by its content.\n\nExit codes: 0 every required layer ran and passed; 1 a \
+finding failed or a required test did not run or does not cover the node; 2 an input, the \
+blueprint, a record or an output is unusable (a truncated or damaged output is named with its \
+line).",
+        after_help = "Examples:\n  nodeimg accept --blueprint bp.yaml --node-record node-01/verify.json --record node-01/accepted.json results/node-01/\n  nodeimg accept --blueprint /etc/nodeimg/blueprint.lock.json --previous old.json --record new.json --record new.yaml logs/\n  kubectl get node gpu-node-01 -o json > logs/node.json && nodeimg accept --blueprint bp.yaml logs/"
+    )]
+    Accept(AcceptArgs),
 }
 
 #[derive(Debug, Args)]
@@ -234,6 +247,9 @@ pub struct SchemaArgs {
     /// `json`: the JSON Schema; `markdown`: the field reference table.
     #[arg(long, value_enum, default_value_t = SchemaFormat::Json)]
     pub format: SchemaFormat,
+    /// The acceptance record's JSON Schema instead of the blueprint's.
+    #[arg(long, conflicts_with = "format")]
+    pub record: bool,
     /// Write to this file (atomically) instead of stdout.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<Output>,
@@ -377,4 +393,35 @@ fn parse_reference(text: &str) -> Result<String, String> {
     crate::package::push::parse_reference(text, Some("latest"))
         .map(|_| text.to_owned())
         .map_err(|e| e.to_string())
+}
+
+#[derive(Debug, Args)]
+pub struct AcceptArgs {
+    /// Tool outputs: files, or folders read in name order.
+    #[arg(required = true, value_name = "OUTPUT")]
+    pub inputs: Vec<PathBuf>,
+    /// The blueprint (YAML) or the lock from the image.
+    #[arg(long, value_name = "FILE")]
+    pub blueprint: Input,
+    /// The layer-1 record `nodeimg verify --record` wrote on the node.
+    #[arg(long, value_name = "FILE")]
+    pub node_record: Option<Input>,
+    /// The node's previous acceptance record: figures worse beyond the tolerance fail.
+    #[arg(long, value_name = "FILE")]
+    pub previous: Option<Input>,
+    /// The node's name (default: from --node-record, or the only Node object given).
+    #[arg(long, value_name = "NAME")]
+    pub node_name: Option<String>,
+    /// Write the record here, YAML for .yaml/.yml, JSON otherwise (repeatable), atomically;
+    /// `-` for standard output (instead of the report).
+    #[arg(long, value_name = "FILE")]
+    pub record: Vec<Output>,
+    /// Where the outputs are kept (recorded as the evidence URI).
+    #[arg(long, value_name = "URI")]
+    pub evidence: Option<String>,
+    /// `text`: the report; `json`: the record.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    #[command(flatten)]
+    pub matrix: MatrixArg,
 }

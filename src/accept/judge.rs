@@ -330,7 +330,7 @@ fn not_run(ctx: &mut Ctx<'_>, test: Test, f: &F, tool: &str) -> bool {
 
 // Layer 3 ------------------------------------------------------------------------------
 
-fn probe_steps<'a>(inputs: &'a [Input], suite: Suite) -> Vec<(&'a Path, &'a Step)> {
+fn probe_steps(inputs: &[Input], suite: Suite) -> Vec<(&Path, &Step)> {
     inputs
         .iter()
         .filter_map(|i| match &i.output {
@@ -790,26 +790,34 @@ fn nvbandwidth(
             _ => None,
         })
         .collect();
-    let Some((path, nv)) = runs.last().copied() else {
+    if runs.is_empty() {
         not_run(ctx, Test::Nvbandwidth, &H2D, "nvbandwidth");
         return (Run::not_run("no nvbandwidth output among the inputs"), None);
-    };
+    }
+    // Testcases may come from several runs (`nvbandwidth -t ...` per test): the last
+    // output that has a testcase counts for it.
+    let mut cases: BTreeMap<&str, (&Path, &super::nvbandwidth::Testcase)> = BTreeMap::new();
+    for (path, nv) in &runs {
+        for case in &nv.testcases {
+            cases.insert(case.name.as_str(), (*path, case));
+        }
+    }
     let mut minimum = BTreeMap::new();
     let mut waived = Vec::new();
-    for case in &nv.testcases {
+    for (name, (path, case)) in &cases {
         if case.waived {
-            waived.push(case.name.clone());
+            waived.push((*name).to_owned());
             continue;
         }
         if let Some((_, _, v)) = case.matrix().and_then(|m| m.min()) {
-            minimum.insert(case.name.clone(), round(v));
+            minimum.insert((*name).to_owned(), round(v));
             let unit = if case.matrix().is_some_and(|m| m.title.ends_with("(ns)")) {
                 "ns"
             } else {
                 "GB/s"
             };
             ctx.figure(
-                format!("nvbandwidth.{}.min", case.name),
+                format!("nvbandwidth.{name}.min"),
                 v,
                 unit,
                 unit != "ns",
@@ -817,13 +825,16 @@ fn nvbandwidth(
             );
         }
     }
-    let gpus = nv
-        .testcase("host_to_device_memcpy_ce")
-        .and_then(|c| c.matrix())
+    // GPUs: the columns of any matrix (GPU columns in every testcase).
+    let gpus = cases
+        .values()
+        .filter_map(|(_, c)| c.matrix())
         .map(|m| m.columns.len())
-        .unwrap_or(nv.devices.len());
+        .chain(runs.iter().map(|(_, n)| n.devices.len()))
+        .max()
+        .unwrap_or(0);
     let want = ctx.gpus() as usize;
-    let ev = |line: usize| vec![at(path, line)];
+    let first = at(runs[0].0, 1);
     ctx.push(
         &GPUS,
         None,
@@ -834,21 +845,21 @@ fn nvbandwidth(
         },
         format!("{want} GPUs"),
         format!("{gpus} GPUs measured"),
-        ev(1),
+        vec![first.clone()],
     );
     for (f, name) in [
         (&H2D, "host_to_device_memcpy_ce"),
         (&D2H, "device_to_host_memcpy_ce"),
     ] {
-        match nv.testcase(name) {
-            Some(case) if !case.waived => match case.matrix().and_then(|m| m.min()) {
+        match cases.get(name) {
+            Some((path, case)) if !case.waived => match case.matrix().and_then(|m| m.min()) {
                 Some((_, gpu, v)) => ctx.bandwidth(
                     f,
                     Figure::NvbandwidthHostDevice,
                     Some(format!("GPU {gpu}")),
                     v,
                     1.0,
-                    ev(case.line),
+                    vec![at(path, case.line)],
                 ),
                 None => ctx.push(
                     f,
@@ -856,16 +867,16 @@ fn nvbandwidth(
                     Verdict::Incomplete,
                     "a measured value per GPU",
                     "no value",
-                    ev(case.line),
+                    vec![at(path, case.line)],
                 ),
             },
-            Some(case) => ctx.push(
+            Some((path, case)) => ctx.push(
                 f,
                 None,
                 Verdict::Incomplete,
                 format!("{name} measured"),
                 "waived",
-                ev(case.line),
+                vec![at(path, case.line)],
             ),
             None => ctx.push(
                 f,
@@ -873,15 +884,23 @@ fn nvbandwidth(
                 Verdict::Incomplete,
                 format!("testcase {name}"),
                 "not in the output",
-                ev(1),
+                vec![first.clone()],
             ),
         }
     }
     let mut nvlink = None;
     if ctx.policy.topology.gpu_links && want >= 2 {
-        let name = "device_to_device_memcpy_read_ce";
-        match nv.testcase(name) {
-            Some(case) if !case.waived => match case.matrix().and_then(|m| m.min()) {
+        // Azure's check reads device_to_device_memcpy_read_ce; the write test measures the
+        // same links and counts when the read test was not run.
+        let found = [
+            "device_to_device_memcpy_read_ce",
+            "device_to_device_memcpy_write_ce",
+        ]
+        .iter()
+        .find_map(|n| cases.get(n).map(|c| (*n, *c)));
+        match found {
+            Some((name, (path, case))) if !case.waived => match case.matrix().and_then(|m| m.min())
+            {
                 Some((a, b, v)) => {
                     nvlink = Some(format!(
                         "slowest pair GPU {a} -> GPU {b}: {} GB/s (nvbandwidth {name})",
@@ -893,7 +912,7 @@ fn nvbandwidth(
                         Some(format!("GPU {a} -> GPU {b}")),
                         v,
                         1.0,
-                        ev(case.line),
+                        vec![at(path, case.line)],
                     );
                 }
                 None => ctx.push(
@@ -902,29 +921,29 @@ fn nvbandwidth(
                     Verdict::Incomplete,
                     "a value per GPU pair",
                     "no value",
-                    ev(case.line),
+                    vec![at(path, case.line)],
                 ),
             },
-            Some(case) => ctx.push(
+            Some((name, (path, case))) => ctx.push(
                 &D2D,
                 None,
                 Verdict::Incomplete,
                 format!("{name} measured over NVLink"),
                 "waived",
-                ev(case.line),
+                vec![at(path, case.line)],
             ),
             None => ctx.push(
                 &D2D,
                 None,
                 Verdict::Incomplete,
-                format!("testcase {name}"),
+                "testcase device_to_device_memcpy_read_ce",
                 "not in the output",
-                ev(1),
+                vec![first],
             ),
         }
     }
     let record = record::NvbandwidthResult {
-        version: nv.version.clone(),
+        version: runs.iter().find_map(|(_, n)| n.version.clone()),
         gpus,
         minimum_gbps: minimum,
         waived,

@@ -20,5 +20,6 @@ pub mod perftest;
 pub mod probe;
 pub mod proftester;
 pub mod regression;
+pub mod report;
 pub mod settings;
 pub mod threshold;

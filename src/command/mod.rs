@@ -3,6 +3,7 @@
 //! [`Failure`] raised with `?`, and [`run`] prints failures in one place and
 //! maps the verdict to the process exit status.
 
+mod accept;
 mod build;
 mod capture;
 mod completions;
@@ -201,6 +202,7 @@ pub fn dispatch(command: Command, env: &mut Env<'_>) -> Exit {
         Command::Verify(a) => verify::run(&a, env),
         #[cfg(feature = "push")]
         Command::Push(a) => push::run(&a, env),
+        Command::Accept(a) => accept::run(&a, env),
     };
     outcome.unwrap_or_else(|failure| env.report(&failure))
 }

@@ -5,6 +5,12 @@ use crate::cli::{SchemaArgs, SchemaFormat};
 
 pub fn run(args: &SchemaArgs, env: &mut Env<'_>) -> Outcome {
     let text = match args.format {
+        _ if args.record => {
+            let mut t = serde_json::to_string_pretty(&crate::verify::report::record::schema())
+                .expect("schema serialises");
+            t.push('\n');
+            t
+        }
         SchemaFormat::Json => {
             let mut t = serde_json::to_string_pretty(&crate::blueprint::schema::document())
                 .expect("schema serialises");

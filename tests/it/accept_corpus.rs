@@ -574,3 +574,33 @@ fn k8s_node_corpus() {
         assert!(err.line >= cut.lines().count(), "{name}: {err}");
     }
 }
+
+#[test]
+#[ignore = "opt-in suite `corpus`: reads ../shared/corpus (cargo test -- --ignored)"]
+fn every_acceptance_output_is_recognised_by_content() {
+    use nodeimg::accept::input::{self, Output};
+    let mut seen = 0;
+    for (folder, want) in [
+        ("nccl-tests", "nccl"),
+        ("dcgm", "dcgm"),
+        ("perftest", "perftest"),
+        ("nvbandwidth", "nvbandwidth"),
+        ("k8s-node", "nodes"),
+    ] {
+        let dir = corpus(folder);
+        for (name, _) in files(folder) {
+            let loaded = input::load(&dir.join(&name)).unwrap_or_else(|e| panic!("{e}"));
+            let got = match loaded.output {
+                Output::Nccl(_) => "nccl",
+                Output::Dcgm(_) | Output::Proftester(_) => "dcgm",
+                Output::Perftest(_) => "perftest",
+                Output::Nvbandwidth(_) | Output::P2p(_) => "nvbandwidth",
+                Output::Nodes(_) => "nodes",
+                Output::Pods(_) | Output::Probe(_) => "other",
+            };
+            assert_eq!(got, want, "{folder}/{name}");
+            seen += 1;
+        }
+    }
+    assert_eq!(seen, 22, "every acceptance tool output of the corpus");
+}

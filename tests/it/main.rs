@@ -8,6 +8,7 @@
 mod common;
 mod support;
 
+mod accept_cli;
 mod accept_corpus;
 mod blueprints;
 mod build_cli;

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 // The binary exists only for the test binary (examples include this module too).
+pub mod accept_fixture;
 #[cfg(test)]
 mod cli;
 pub mod fault_host;

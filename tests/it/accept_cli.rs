@@ -1,0 +1,412 @@
+//! `nodeimg accept` end to end: the fixture node is verified for real (layer 1, the
+//! record `verify` writes), then its layer 2–5 outputs — made by this project in each
+//! tool's format (`support::accept_fixture`) — are judged into the complete record.
+//! Degraded outputs flip the verdict with the fault class automation acts on.
+
+use crate::support::accept_fixture::{self as fixture, Knobs, NODE};
+use crate::support::verify_fixture::{self, BLUEPRINT};
+use nodeimg::verify::report::record::{AcceptanceRecord, Fault, RecordResult, Verdict};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn nodeimg(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_nodeimg"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A verified fixture node and a folder for its acceptance outputs.
+struct Bench {
+    dir: tempfile::TempDir,
+}
+
+impl Bench {
+    /// Verifies the fixture node (layer 1) and writes its layer 2–5 outputs.
+    fn new(knobs: &Knobs) -> Bench {
+        let bench = Bench {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        std::fs::write(bench.path("bp.yaml"), BLUEPRINT).unwrap();
+        std::fs::write(bench.path("smi.xml"), verify_fixture::healthy_xml()).unwrap();
+        let tree = verify_fixture::healthy_tree();
+        let out = nodeimg(&[
+            "verify",
+            "--blueprint",
+            &bench.arg("bp.yaml"),
+            "--root",
+            &tree.root().to_string_lossy(),
+            "--nvidia-smi-xml",
+            &bench.arg("smi.xml"),
+            "--timeout",
+            "10",
+            "--format",
+            "summary",
+            "--record",
+            &bench.arg("layer1.json"),
+        ]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "verify: {}{}",
+            text(&out.stdout),
+            text(&out.stderr)
+        );
+        std::fs::create_dir(bench.path("outputs")).unwrap();
+        fixture::write_all(&bench.path("outputs"), knobs);
+        bench
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn arg(&self, name: &str) -> String {
+        self.path(name).to_string_lossy().into_owned()
+    }
+
+    fn accept(&self, record: &str, extra: &[&str]) -> Output {
+        let (bp, layer1, rec, outputs) = (
+            self.arg("bp.yaml"),
+            self.arg("layer1.json"),
+            self.arg(record),
+            self.arg("outputs"),
+        );
+        let mut args = vec![
+            "accept",
+            "--blueprint",
+            &bp,
+            "--node-record",
+            &layer1,
+            "--record",
+            &rec,
+        ];
+        args.extend_from_slice(extra);
+        args.push(&outputs);
+        nodeimg(&args)
+    }
+
+    fn record(&self, name: &str) -> AcceptanceRecord {
+        let path = self.path(name);
+        AcceptanceRecord::parse(&std::fs::read_to_string(&path).unwrap(), &path)
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+}
+
+fn failed<'a>(
+    record: &'a AcceptanceRecord,
+    id: &str,
+) -> Vec<&'a nodeimg::verify::report::record::Finding> {
+    record
+        .findings
+        .iter()
+        .filter(|f| f.id == id && f.verdict == Verdict::Fail)
+        .collect()
+}
+
+#[test]
+fn healthy_node_is_accepted_through_the_record() {
+    let bench = Bench::new(&Knobs::default());
+    let out = bench.accept(
+        "accepted.json",
+        &[
+            "--record",
+            &bench.arg("accepted.yaml"),
+            "--evidence",
+            "s3://acceptance/gpu-node-01/",
+        ],
+    );
+    let report = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{report}{}", text(&out.stderr));
+    assert!(report.contains("result: pass"), "{report}");
+    let record = bench.record("accepted.json");
+    assert_eq!(record.result, RecordResult::Pass);
+    // Layer 1 comes through from verify's record unchanged.
+    let layer1 = bench.record("layer1.json");
+    assert_eq!(
+        layer1.result,
+        RecordResult::Incomplete,
+        "layer 1 alone never accepts a node"
+    );
+    assert_eq!(record.hardware, layer1.hardware);
+    assert_eq!(record.hostname.known().map(String::as_str), Some(NODE));
+    for (n, layer) in [
+        ("1", &record.layers.hardware_driver),
+        ("2", &record.layers.kubernetes),
+        ("3", &record.layers.device_container),
+        ("4", &record.layers.interconnect),
+        ("5", &record.layers.framework),
+    ] {
+        assert_eq!(
+            layer.done().map(|l| l.result),
+            Some(Verdict::Pass),
+            "layer {n}"
+        );
+    }
+    // Every section is filled; only storage has no benchmark in this set.
+    assert!(record.kubernetes.done().is_some());
+    assert_eq!(record.device_container.done().unwrap().received.len(), 8);
+    assert_eq!(record.dcgm.done().unwrap().level, 3);
+    assert_eq!(record.baseline.rdma.done().unwrap().len(), 8);
+    assert!(record.training.done().is_some() && record.inference.done().is_some());
+    assert!(
+        record
+            .interconnect
+            .nvlink
+            .known()
+            .is_some_and(|s| s.contains("370.9"))
+    );
+    // 482 GB/s × 2^34 / (2^34 + 2^26) at 16 GiB.
+    assert_eq!(record.figures["nccl.all_reduce.busbw"].value, 480.12);
+    assert_eq!(
+        record.evidence.as_deref(),
+        Some("s3://acceptance/gpu-node-01/")
+    );
+    // The YAML copy says the same.
+    assert_eq!(bench.record("accepted.yaml"), record);
+}
+
+#[test]
+fn degraded_outputs_fail_with_their_fault_class() {
+    // Bus bandwidth 20 % down: below the 460 GB/s of an 8× H100 NVSwitch board.
+    let bench = Bench::new(&Knobs {
+        busbw: 482.0 * 0.8,
+        ..Knobs::default()
+    });
+    let out = bench.accept("r.json", &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let r = bench.record("r.json");
+    assert_eq!(r.result, RecordResult::Fail);
+    let f = failed(&r, "nccl.all-reduce.busbw");
+    assert_eq!(f.len(), 1, "{:#?}", r.findings);
+    assert_eq!(f[0].fault, Fault::Link);
+    assert!(f[0].expected.contains("460"), "{}", f[0].expected);
+
+    // One GPU missing: 7 ranks, 7 GPUs diagnosed, 7 devices in the Pod.
+    let bench = Bench::new(&Knobs {
+        gpus: 7,
+        ..Knobs::default()
+    });
+    bench.accept("r.json", &[]);
+    let r = bench.record("r.json");
+    assert_eq!(r.result, RecordResult::Fail);
+    for id in ["nccl.all-reduce.ranks", "dcgm.gpus", "nvbandwidth.gpus"] {
+        let f = failed(&r, id);
+        assert_eq!(f.len(), 1, "{id}");
+        assert_eq!(f[0].fault, Fault::Device, "{id}");
+    }
+    // The Pod asked for 8 and got 7: the device plugin's business.
+    assert_eq!(failed(&r, "smoke.devices")[0].fault, Fault::DriverDaemon);
+
+    // A DCGM memory failure on GPU 3.
+    let bench = Bench::new(&Knobs {
+        dcgm_failure: Some("GPU Memory"),
+        ..Knobs::default()
+    });
+    bench.accept("r.json", &[]);
+    let r = bench.record("r.json");
+    assert_eq!(r.result, RecordResult::Fail);
+    let f = failed(&r, "dcgm.memory");
+    assert_eq!(f.len(), 1);
+    assert_eq!(f[0].fault, Fault::Device);
+    assert!(f[0].observed.contains("GPU 3"), "{}", f[0].observed);
+    let dcgm = r.dcgm.done().unwrap();
+    assert_eq!(
+        dcgm.tests
+            .iter()
+            .find(|t| t.plugin == "memory")
+            .unwrap()
+            .failed_gpus,
+        [3]
+    );
+}
+
+#[test]
+fn a_regression_fails_even_above_the_threshold() {
+    let before = Bench::new(&Knobs {
+        busbw: 520.0,
+        ..Knobs::default()
+    });
+    assert_eq!(before.accept("previous.json", &[]).status.code(), Some(0));
+    // 7.3 % slower all-reduce (still above 460 GB/s) and a 20 % slower tensor step.
+    let after = Bench::new(&Knobs {
+        tensor_seconds: 2.4,
+        ..Knobs::default()
+    });
+    let previous = before.arg("previous.json");
+    let out = after.accept("now.json", &["--previous", &previous]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let r = after.record("now.json");
+    let regressions: Vec<_> = r
+        .findings
+        .iter()
+        .filter(|f| f.id == "regression" && f.verdict == Verdict::Fail)
+        .collect();
+    let busbw = regressions
+        .iter()
+        .find(|f| f.subject.as_deref() == Some("nccl.all_reduce.busbw"))
+        .expect("busbw regression");
+    assert_eq!(
+        busbw.fault,
+        Fault::Link,
+        "same software: the hardware is the suspect"
+    );
+    let threshold = r
+        .findings
+        .iter()
+        .find(|f| f.id == "nccl.all-reduce.busbw")
+        .unwrap();
+    assert_eq!(
+        threshold.verdict,
+        Verdict::Pass,
+        "above the absolute threshold"
+    );
+    let tensor = regressions
+        .iter()
+        .find(|f| f.subject.as_deref() == Some("framework.tensor.seconds"))
+        .expect("step time regression");
+    assert_eq!(tensor.fault, Fault::TransientApplication);
+    // Figures within the tolerance pass.
+    assert!(
+        r.findings
+            .iter()
+            .any(|f| f.id == "regression" && f.verdict == Verdict::Pass)
+    );
+}
+
+#[test]
+fn damaged_outputs_are_refused_with_file_and_line() {
+    let bench = Bench::new(&Knobs::default());
+    let log = bench.path("outputs/all-reduce.log");
+    let text_before = std::fs::read_to_string(&log).unwrap();
+    let cut: String = text_before
+        .lines()
+        .take(20)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&log, cut).unwrap();
+    let out = bench.accept("r.json", &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.contains(&format!("{}:20:", log.display())), "{err}");
+    assert!(err.contains("truncated"), "{err}");
+    assert!(!bench.path("r.json").exists(), "no partial record");
+    // A file nodeimg does not read is named, not skipped.
+    std::fs::write(&log, text_before).unwrap();
+    std::fs::write(bench.path("outputs/notes.txt"), "ran it twice\n").unwrap();
+    let out = bench.accept("r.json", &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("notes.txt: not an output"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn what_did_not_run_is_never_a_pass() {
+    let bench = Bench::new(&Knobs::default());
+    for name in ["framework.log", "ib_write_bw-mlx5_5.log", "dcgm-diag.json"] {
+        std::fs::remove_file(bench.path("outputs").join(name)).unwrap();
+    }
+    let out = bench.accept("r.json", &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let r = bench.record("r.json");
+    assert_eq!(r.result, RecordResult::Incomplete);
+    let verdict = |id: &str| r.findings.iter().find(|f| f.id == id).map(|f| f.verdict);
+    assert_eq!(verdict("framework"), Some(Verdict::NotRun));
+    assert_eq!(verdict("dcgm.level"), Some(Verdict::NotRun));
+    assert_eq!(verdict("rdma.rails"), Some(Verdict::Incomplete));
+    assert!(r.training.done().is_none() && r.dcgm.done().is_none());
+    assert!(text(&out.stdout).contains("NOT-RUN"));
+}
+
+#[test]
+fn outputs_of_another_node_or_blueprint_are_refused() {
+    let bench = Bench::new(&Knobs::default());
+    let smoke = bench.path("outputs/smoke.log");
+    let other = std::fs::read_to_string(&smoke)
+        .unwrap()
+        .replace(NODE, "gpu-node-99");
+    std::fs::write(&smoke, other).unwrap();
+    let out = bench.accept("r.json", &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("gpu-node-99"),
+        "{}",
+        text(&out.stderr)
+    );
+    // The layer-1 record of another blueprint.
+    let bench = Bench::new(&Knobs::default());
+    let other_bp = bench.path("other.yaml");
+    std::fs::write(
+        &other_bp,
+        BLUEPRINT.replace("version: \"2026.11.1\"", "version: \"2026.11.2\""),
+    )
+    .unwrap();
+    let out = nodeimg(&[
+        "accept",
+        "--blueprint",
+        &other_bp.to_string_lossy(),
+        "--node-record",
+        &bench.arg("layer1.json"),
+        &bench.arg("outputs"),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("another image"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn record_schema_is_published_and_describes_the_record() {
+    let out = nodeimg(&["schema", "--record"]);
+    assert_eq!(out.status.code(), Some(0));
+    let schema: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(schema["title"], "NodeAcceptanceRecord");
+    let props = schema["properties"].as_object().unwrap();
+    for field in [
+        "hardware",
+        "firmware",
+        "os",
+        "runtime",
+        "gpu",
+        "device_injection",
+        "network",
+        "interconnect",
+        "layers",
+        "kubernetes",
+        "device_container",
+        "dcgm",
+        "baseline",
+        "training",
+        "inference",
+        "figures",
+        "findings",
+        "result",
+        "evidence",
+    ] {
+        assert!(props.contains_key(field), "{field}");
+    }
+    // Every key of a real record is described by the schema.
+    let bench = Bench::new(&Knobs::default());
+    bench.accept("r.json", &[]);
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(bench.path("r.json")).unwrap()).unwrap();
+    for key in record.as_object().unwrap().keys() {
+        assert!(props.contains_key(key), "{key} is not in the schema");
+    }
+}
+
+/// `Path` helper for the fixture module.
+#[allow(dead_code)]
+fn exists(p: &Path) -> bool {
+    p.exists()
+}
