@@ -13,8 +13,8 @@ use super::{Env, Exit, Failure, OrUnusable, Outcome, prepared};
 use crate::accept::{complete, input, judge, regression, report, settings::Acceptance};
 use crate::blueprint::{self, Blueprint, compat::Matrix};
 use crate::cli::{AcceptArgs, Format};
+use crate::time::{Clock, SystemClock};
 use crate::verify::report::record::{AcceptanceRecord, BlueprintIdentity, RecordResult};
-use crate::verify::timestamp;
 
 /// Largest blueprint, lock or record read.
 const MAX_BYTES: u64 = crate::blueprint::source::MAX_BYTES as u64;
@@ -157,7 +157,7 @@ pub fn run(args: &AcceptArgs, env: &mut Env<'_>) -> Outcome {
         env,
     )?;
 
-    let now = timestamp::now();
+    let now = SystemClock.rfc3339();
     let policy = judge::Policy::new(spec, &settings);
     let judgement = judge::judge(&inputs, &policy, spec, name.as_deref());
     let base =

@@ -139,7 +139,10 @@ fn verify_reads_the_blueprint_from_stdin_and_writes_a_report_to_stdout() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let record = json(&o.stdout);
     assert_eq!(record["layers"]["hardware_driver"]["result"], "pass");
-    assert_eq!(record["result"], "incomplete", "layers 2-5 are still to run");
+    assert_eq!(
+        record["result"], "incomplete",
+        "layers 2-5 are still to run"
+    );
 
     // Two things cannot share stdout.
     let o = nodeimg_stdin(
