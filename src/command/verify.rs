@@ -16,13 +16,13 @@ use crate::blueprint::compat::Matrix;
 use crate::blueprint::{self, Blueprint};
 use crate::cli::DEFAULT_LOCK;
 use crate::cli::VerifyArgs;
+use crate::time::{self, Clock, SystemClock};
 use crate::verify::capture::{self, Manifest};
 use crate::verify::checks::{self, Selection, select};
 use crate::verify::facts::{Facts, collect};
 use crate::verify::host::{Host, RecordLimits, Recording, RecordingHost};
 use crate::verify::report::record::AcceptanceRecord;
 use crate::verify::report::{self, BlueprintRef, Outcome as Verdict, Report};
-use crate::time::{self, Clock, SystemClock};
 
 /// Largest blueprint or lock file read.
 const MAX_BLUEPRINT_BYTES: u64 = crate::blueprint::source::MAX_BYTES as u64;

@@ -25,8 +25,19 @@ pub const ZSTD_LEVEL: i32 = 3;
 /// The gzip level (`gzip -6`, the CLI's default).
 pub const GZIP_LEVEL: u32 = 6;
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, clap::ValueEnum)]
-#[derive(strum::IntoStaticStr, strum::Display, strum::VariantArray)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    Serialize,
+    clap::ValueEnum,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "lowercase")]
 #[strum(serialize_all = "lowercase")]
 pub enum Compression {

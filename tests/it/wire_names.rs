@@ -20,7 +20,11 @@ where
 {
     for &v in T::VARIANTS {
         let name: &'static str = v.into();
-        assert_eq!(v.to_string(), name, "{v:?}: Display and the static name differ");
+        assert_eq!(
+            v.to_string(),
+            name,
+            "{v:?}: Display and the static name differ"
+        );
         if serde {
             assert_eq!(
                 serde_json::to_value(v).unwrap(),
@@ -94,25 +98,42 @@ fn serde_and_display_spell_every_variant_the_same() {
                     declared.push(rest.split([' ', '<', '{']).next().unwrap().to_owned());
                 }
                 strum = false;
-            } else if ["struct ", "pub struct ", "enum ", "impl", "fn ", "pub fn ", "}"]
-                .iter()
-                .any(|item| line.starts_with(item))
+            } else if [
+                "struct ",
+                "pub struct ",
+                "enum ",
+                "impl",
+                "fn ",
+                "pub fn ",
+                "}",
+            ]
+            .iter()
+            .any(|item| line.starts_with(item))
             {
                 strum = false;
             }
         }
     }
     declared.sort_unstable();
-    assert_eq!(declared, checked, "an enum with a strum name is not checked here");
+    assert_eq!(
+        declared, checked,
+        "an enum with a strum name is not checked here"
+    );
 }
 
 #[test]
 fn wire_names_read_as_before() {
     // The spellings reports, rendered files and users rely on.
-    assert_eq!(EvictionSignal::NodefsInodesFree.as_str(), "nodefs.inodesFree");
+    assert_eq!(
+        EvictionSignal::NodefsInodesFree.as_str(),
+        "nodefs.inodesFree"
+    );
     assert_eq!(FaultClass::OsMemoryDisk.to_string(), "os-memory-disk");
     assert_eq!(Action::IsolateAndRepair.to_string(), "isolate-and-repair");
-    assert_eq!(TaintEffect::PreferNoSchedule.to_string(), "PreferNoSchedule");
+    assert_eq!(
+        TaintEffect::PreferNoSchedule.to_string(),
+        "PreferNoSchedule"
+    );
     assert_eq!(Distro::Almalinux.as_str(), "almalinux");
     assert_eq!(Format::Prometheus.name(), "prometheus");
 }

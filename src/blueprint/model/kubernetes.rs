@@ -97,9 +97,20 @@ pub enum ReservationPolicy {
     Static,
 }
 
-#[derive(strum::IntoStaticStr, strum::Display, strum::VariantArray)]
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::VariantArray,
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    JsonSchema,
 )]
 pub enum EvictionSignal {
     #[serde(rename = "memory.available")]

@@ -7,8 +7,20 @@ use super::text_value;
 use super::{LabelKey, LabelValue};
 
 /// Kubernetes spells effects in PascalCase, as the variants are named.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
-#[derive(strum::IntoStaticStr, strum::Display, strum::VariantArray)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    serde::Serialize,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::VariantArray,
+)]
 pub enum TaintEffect {
     NoSchedule,
     PreferNoSchedule,

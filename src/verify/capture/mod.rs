@@ -12,10 +12,10 @@ pub mod manifest;
 pub use archive::ArchiveError;
 pub use manifest::Manifest;
 
+use crate::time::{Clock, SystemClock};
 use crate::verify::facts::options::CollectOptions;
 use crate::verify::facts::{Facts, collect};
 use crate::verify::host::{Host, RecordLimits, Recording, RecordingHost};
-use crate::time::{Clock, SystemClock};
 use std::io::Read;
 use std::path::Path;
 

@@ -20,8 +20,17 @@ use serde::Serialize;
 pub const SCHEMA: &str = "nodeimg.dev/verify-report/v1";
 
 /// The overall result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[derive(strum::IntoStaticStr, strum::Display, strum::VariantArray)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "lowercase")]
 #[strum(serialize_all = "lowercase")]
 pub enum Outcome {
@@ -132,8 +141,17 @@ impl Report {
 }
 
 /// A report format; its name is the `--format` value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-#[derive(strum::IntoStaticStr, strum::Display, strum::VariantArray)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    clap::ValueEnum,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::VariantArray,
+)]
 #[strum(serialize_all = "lowercase")]
 pub enum Format {
     Text,
