@@ -6,7 +6,7 @@
 //! exits 2 without touching the output.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 use nodeimg::package::verifier::stand_in_elf;
 
@@ -29,14 +29,7 @@ fn golden_layer(name: &str, role: &str) -> String {
         .unwrap()
 }
 
-fn nodeimg(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_nodeimg"))
-        .args(args)
-        .current_dir(root())
-        .env_remove("SOURCE_DATE_EPOCH")
-        .output()
-        .unwrap()
-}
+use crate::support::{clean, nodeimg};
 
 fn golden_manifest(name: &str) -> String {
     let text = std::fs::read_to_string(root().join("golden").join(name).join("image.txt")).unwrap();
@@ -129,7 +122,7 @@ fn the_image_carries_the_running_executable_by_default() {
             found = Some(body);
         }
     }
-    let me = std::fs::read(env!("CARGO_BIN_EXE_nodeimg")).unwrap();
+    let me = std::fs::read(crate::support::BIN).unwrap();
     assert!(
         found.as_ref() == Some(&me),
         "the verifier layer holds this nodeimg"
@@ -188,11 +181,10 @@ fn a_verifier_that_cannot_run_on_the_distribution_is_refused() {
             .replace("version: \"12\"", "version: \"8.10\""),
     )
     .unwrap();
-    let needed =
-        nodeimg::package::elf::inspect(&std::fs::read(env!("CARGO_BIN_EXE_nodeimg")).unwrap())
-            .unwrap()
-            .glibc
-            .expect("the test binary is dynamically linked");
+    let needed = nodeimg::package::elf::inspect(&std::fs::read(crate::support::BIN).unwrap())
+        .unwrap()
+        .glibc
+        .expect("the test binary is dynamically linked");
     assert!(needed.0 > nodeimg::package::elf::GlibcVersion::new(2, 28));
     let o = nodeimg(&["build", bp.to_str().unwrap(), "-o", out.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&o.stderr);
@@ -378,12 +370,11 @@ fn bad_input_exits_two_and_leaves_output_alone() {
 /// Runs `nodeimg ARGS` with stderr on a pseudo-terminal (util-linux
 /// `script`), returning what the terminal showed.
 fn on_a_terminal(args: &str) -> String {
-    let o = Command::new("script")
+    let o = clean(&mut Command::new("script"))
         .args(["-qefc"])
-        .arg(format!("{} {args}", env!("CARGO_BIN_EXE_nodeimg")))
+        .arg(format!("{} {args}", crate::support::BIN))
         .arg("/dev/null")
         .current_dir(root())
-        .env_remove("SOURCE_DATE_EPOCH")
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));

@@ -2,20 +2,13 @@
 //! stderr, colour, completions and man pages.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn nodeimg(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_nodeimg"))
-        .args(args)
-        .current_dir(root())
-        .env_remove("NO_COLOR")
-        .output()
-        .unwrap()
-}
+use crate::support::{cmd, nodeimg};
 
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
@@ -270,9 +263,8 @@ fn colour_only_when_asked_and_never_under_no_color() {
     );
     let forced = nodeimg(&["validate", "--color", "always", f]);
     assert!(stdout(&forced).contains("\x1b[1;31merror\x1b[0m"));
-    let no_color = Command::new(env!("CARGO_BIN_EXE_nodeimg"))
+    let no_color = cmd()
         .args(["validate", "--color", "auto", f])
-        .current_dir(root())
         .env("NO_COLOR", "1")
         .output()
         .unwrap();

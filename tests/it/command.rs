@@ -14,7 +14,7 @@ fn json(bytes: &[u8]) -> Value {
 #[test]
 fn validate_of_a_missing_file_or_a_folder_is_unusable_input() {
     for path in ["blueprints/no-such-blueprint.yaml", "blueprints"] {
-        let o = nodeimg(["validate", path]);
+        let o = nodeimg(&["validate", path]);
         assert_eq!(o.status.code(), Some(2), "{path}: {}", stdout(&o));
         assert!(
             stdout(&o).contains(&format!("{path}: error[unreadable]: cannot read the file")),
@@ -24,7 +24,7 @@ fn validate_of_a_missing_file_or_a_folder_is_unusable_input() {
     }
     // One unreadable file among valid ones still makes the run unusable, and the
     // report still covers every file.
-    let o = nodeimg([
+    let o = nodeimg(&[
         "validate",
         "--format",
         "json",
@@ -39,39 +39,39 @@ fn validate_of_a_missing_file_or_a_folder_is_unusable_input() {
     let dir = tempfile::tempdir().unwrap();
     let binary = dir.path().join("binary.yaml");
     std::fs::write(&binary, b"apiVersion: \xff\xfe\n").unwrap();
-    let o = nodeimg(["validate".as_ref(), binary.as_os_str()]);
+    let o = nodeimg(&["validate".as_ref(), binary.as_os_str()]);
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
 }
 
 #[test]
 fn blueprints_are_read_from_standard_input() {
     let text = std::fs::read(root().join("blueprints/cpu-minimal.yaml")).unwrap();
-    let from_file = nodeimg([
+    let from_file = nodeimg(&[
         "validate",
         "--format",
         "json",
         "blueprints/cpu-minimal.yaml",
     ]);
-    let from_stdin = nodeimg_stdin(["validate", "--format", "json", "-"], &text);
+    let from_stdin = nodeimg_stdin(&["validate", "--format", "json", "-"], &text);
     assert_eq!(from_stdin.status.code(), Some(0), "{}", stdout(&from_stdin));
     let (a, b) = (json(&from_file.stdout), json(&from_stdin.stdout));
     assert_eq!(b["files"][0]["file"], "<stdin>");
     assert_eq!(a["files"][0]["id"], b["files"][0]["id"]);
 
-    let explained = nodeimg_stdin(["explain", "-"], &text);
+    let explained = nodeimg_stdin(&["explain", "-"], &text);
     assert_eq!(explained.status.code(), Some(0), "{}", stderr(&explained));
     assert!(stdout(&explained).starts_with("cpu-minimal sha256:"));
 
     // Diagnostics name standard input.
     let o = nodeimg_stdin(
-        ["validate", "-"],
+        &["validate", "-"],
         b"apiVersion: nodeimg.dev/v1alpha1\nkind: Nope\n",
     );
     assert_eq!(o.status.code(), Some(1));
     assert!(stdout(&o).contains("<stdin>:"), "{}", stdout(&o));
 
     // Standard input is read once: `diff - -` has nothing for the second side.
-    let o = nodeimg_stdin(["diff", "-", "-"], &text);
+    let o = nodeimg_stdin(&["diff", "-", "-"], &text);
     assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
     assert!(stderr(&o).contains("standard input holds one blueprint"));
 }
@@ -87,7 +87,7 @@ fn schema_dash_writes_standard_output_not_a_file_named_dash() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(
         json(&o.stdout)["title"],
-        json(&nodeimg(["schema"]).stdout)["title"]
+        json(&nodeimg(&["schema"]).stdout)["title"]
     );
     assert!(!dir.path().join("-").exists(), "wrote a file named `-`");
 }
@@ -123,7 +123,7 @@ fn verify_reads_the_blueprint_from_stdin_and_writes_a_report_to_stdout() {
         "10",
     ];
     let o = nodeimg_stdin(
-        base.iter().copied().chain(["--output", "json=-"]),
+        &[&base[..], &["--output", "json=-"]].concat(),
         BLUEPRINT.as_bytes(),
     );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
@@ -133,7 +133,7 @@ fn verify_reads_the_blueprint_from_stdin_and_writes_a_report_to_stdout() {
     assert_eq!(report["blueprint"]["file"], "<stdin>");
 
     let o = nodeimg_stdin(
-        base.iter().copied().chain(["--record", "-"]),
+        &[&base[..], &["--record", "-"]].concat(),
         BLUEPRINT.as_bytes(),
     );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
@@ -146,9 +146,7 @@ fn verify_reads_the_blueprint_from_stdin_and_writes_a_report_to_stdout() {
 
     // Two things cannot share stdout.
     let o = nodeimg_stdin(
-        base.iter()
-            .copied()
-            .chain(["--output", "json=-", "--record", "-"]),
+        &[&base[..], &["--output", "json=-", "--record", "-"]].concat(),
         BLUEPRINT.as_bytes(),
     );
     assert_eq!(o.status.code(), Some(2));
@@ -161,7 +159,7 @@ fn verify_without_a_lock_file_points_at_blueprint() {
     let lock = std::path::Path::new(nodeimg::cli::DEFAULT_LOCK);
     assert!(!lock.exists(), "this test needs a machine without {lock:?}");
     let dir = tempfile::tempdir().unwrap();
-    let o = nodeimg(["verify".as_ref(), "--root".as_ref(), dir.path().as_os_str()]);
+    let o = nodeimg(&["verify".as_ref(), "--root".as_ref(), dir.path().as_os_str()]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("--blueprint FILE"), "{}", stderr(&o));
 }
@@ -205,7 +203,7 @@ fn arguments_are_checked_before_anything_runs() {
         ),
     ];
     for (args, message) in cases {
-        let o = nodeimg(*args);
+        let o = nodeimg(args);
         assert_eq!(o.status.code(), Some(2), "{args:?}");
         assert!(stderr(&o).contains(message), "{args:?}: {}", stderr(&o));
     }
@@ -240,7 +238,7 @@ fn push_arguments_are_checked_before_the_layout_is_opened() {
             "Bad Ref",
         ),
     ] {
-        let o = nodeimg(args);
+        let o = nodeimg(&args);
         assert_eq!(o.status.code(), Some(2), "{args:?}");
         let err = stderr(&o);
         assert!(err.contains(message), "{args:?}: {err}");
@@ -273,9 +271,9 @@ fn build_without_output_writes_out_slash_name() {
 #[test]
 fn diagnostics_are_coloured_only_on_request() {
     let bad = "tests/fixtures/invalid/unknown-nested.yaml";
-    let plain = nodeimg(["validate", bad]);
+    let plain = nodeimg(&["validate", bad]);
     assert!(!stdout(&plain).contains('\x1b'));
-    let coloured = nodeimg(["--color", "always", "validate", bad]);
+    let coloured = nodeimg(&["--color", "always", "validate", bad]);
     let out = stdout(&coloured);
     assert!(
         out.contains(": \x1b[1;31merror\x1b[0m[unknown-field]: kubernetes.kubelet.maxPod"),

@@ -2,8 +2,6 @@
 //! reboot, kubelet settings → drain (with both sides' arithmetic), labels and
 //! log rotation → live; identical blueprints exit 0, different ones exit 1.
 
-use std::process::Command;
-
 use crate::common::*;
 use nodeimg::diff::{compare, impact::Impact};
 
@@ -100,19 +98,17 @@ fn containerd_upgrade_drains() {
 
 #[test]
 fn cli_exit_codes_and_json() {
-    let bin = env!("CARGO_BIN_EXE_nodeimg");
-    let same = Command::new(bin)
+    let same = crate::support::cmd()
         .args([
             "diff",
             "blueprints/cpu-minimal.yaml",
             "blueprints/cpu-minimal.yaml",
         ])
-        .current_dir(root())
         .output()
         .unwrap();
     assert_eq!(same.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&same.stdout).contains("No change"));
-    let other = Command::new(bin)
+    let other = crate::support::cmd()
         .args([
             "diff",
             "--format",
@@ -120,20 +116,18 @@ fn cli_exit_codes_and_json() {
             "blueprints/cpu-minimal.yaml",
             "blueprints/h100-sxm-ubuntu.yaml",
         ])
-        .current_dir(root())
         .output()
         .unwrap();
     assert_eq!(other.status.code(), Some(1));
     let v: serde_json::Value = serde_json::from_slice(&other.stdout).unwrap();
     assert_eq!(v["impact"], "reboot");
     assert!(v["fields"].as_array().unwrap().len() > 20);
-    let bad = Command::new(bin)
+    let bad = crate::support::cmd()
         .args([
             "diff",
             "blueprints/cpu-minimal.yaml",
             "tests/fixtures/invalid/bad-quantity.yaml",
         ])
-        .current_dir(root())
         .output()
         .unwrap();
     assert_eq!(bad.status.code(), Some(2));

@@ -7,7 +7,6 @@ use nodeimg::verify::capture::{self, archive};
 use nodeimg::verify::host::{RecordLimits, SnapshotHost};
 use nodeimg::verify::{CollectOptions, LiveHost, collect};
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 fn json<T: serde::Serialize>(value: &T) -> String {
@@ -123,12 +122,7 @@ fn a_truncated_or_foreign_archive_is_an_error() {
     assert!(archive::unpack(b"not an archive").is_err());
 }
 
-fn nodeimg(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_nodeimg"))
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("{e}"))
-}
+use crate::support::nodeimg;
 
 #[test]
 fn capture_command_and_snapshot_agree_with_the_live_tree() {

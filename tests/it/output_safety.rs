@@ -12,10 +12,9 @@ use std::process::{Command, Output};
 use crate::common::root;
 
 fn nodeimg_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_nodeimg"))
+    crate::support::cmd()
         .args(args)
         .current_dir(dir)
-        .env_remove("SOURCE_DATE_EPOCH")
         .output()
         .unwrap()
 }
@@ -257,7 +256,7 @@ fn files_written_with_output_honour_the_umask() {
         .arg("-c")
         .arg(format!(
             "umask 022 && exec {} schema -o schema.json",
-            env!("CARGO_BIN_EXE_nodeimg")
+            crate::support::BIN
         ))
         .current_dir(tmp.path())
         .output()

@@ -4,7 +4,7 @@
 
 use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 use std::time::{Duration, Instant};
 
 use nodeimg::package::{self, BuildOptions, ImageMeta, Inputs, Silent, Verifier};
@@ -33,16 +33,11 @@ fn layout(dir: &Path) -> std::path::PathBuf {
 }
 
 fn push(dir: &Path, args: &[&str], auth_file: Option<&Path>) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_nodeimg"));
-    c.arg("push")
-        .args(args)
-        .env("HOME", dir)
-        .env_remove("XDG_RUNTIME_DIR")
-        .stdin(Stdio::null());
-    match auth_file {
-        Some(f) => c.env("REGISTRY_AUTH_FILE", f),
-        None => c.env_remove("REGISTRY_AUTH_FILE"),
-    };
+    let mut c = crate::support::cmd();
+    c.arg("push").args(args).env("HOME", dir);
+    if let Some(f) = auth_file {
+        c.env("REGISTRY_AUTH_FILE", f);
+    }
     c.output().unwrap()
 }
 

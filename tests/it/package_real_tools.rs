@@ -358,16 +358,14 @@ impl Drop for Registry {
 }
 
 fn nodeimg_push(layout: &Path, reference: &str, auth_file: Option<&Path>) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_nodeimg"));
+    let mut c = crate::support::cmd();
     c.args(["push", "--insecure", "--timeout", "60", "--format", "json"])
         .arg(layout)
         .arg(reference)
-        .env_remove("XDG_RUNTIME_DIR")
         .env("HOME", layout.parent().unwrap());
-    match auth_file {
-        Some(f) => c.env("REGISTRY_AUTH_FILE", f),
-        None => c.env_remove("REGISTRY_AUTH_FILE"),
-    };
+    if let Some(f) = auth_file {
+        c.env("REGISTRY_AUTH_FILE", f);
+    }
     run(&mut c)
 }
 

@@ -76,15 +76,14 @@ fn blueprint(dir: &Path) {
 
 /// `nodeimg build` under `umask`, in `cwd`, with extra environment.
 fn build(cwd: &Path, umask: &str, env: &[(&str, &str)], args: &[&str]) -> std::process::Output {
-    let bin = env!("CARGO_BIN_EXE_nodeimg");
     let mut c = Command::new("/bin/sh");
-    c.arg("-c")
+    crate::support::clean(&mut c)
+        .arg("-c")
         .arg(format!("umask {umask} && exec \"$0\" \"$@\""))
-        .arg(bin)
+        .arg(crate::support::BIN)
         .arg("build")
         .args(args)
-        .current_dir(cwd)
-        .env_remove("SOURCE_DATE_EPOCH");
+        .current_dir(cwd);
     for (k, v) in env {
         c.env(k, v);
     }

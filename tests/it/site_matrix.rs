@@ -5,15 +5,14 @@
 //! id is refused.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use crate::common::root;
 
 fn nodeimg(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_nodeimg"))
+    crate::support::cmd()
         .args(args)
         .current_dir(dir)
-        .env_remove("SOURCE_DATE_EPOCH")
         .output()
         .unwrap()
 }

@@ -6,20 +6,10 @@ use crate::support::fixture_tree::Tree;
 use crate::support::verify_fixture::{self, BLUEPRINT};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::time::{Duration, Instant};
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn nodeimg(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_nodeimg"))
-        .args(args)
-        .current_dir(repo())
-        .output()
-        .unwrap_or_else(|e| panic!("{e}"))
-}
+use crate::support::nodeimg;
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()

@@ -1,21 +1,19 @@
-//! The `nodeimg` binary as every CLI test runs it.
+//! The `nodeimg` binary as every CLI test runs it: from the crate root, with an
+//! environment that holds only what the test gives it.
 
 use std::ffi::OsStr;
-use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
-/// The crate root (where `blueprints/` and `tests/fixtures/` are).
-pub fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use super::root;
 
-/// The `nodeimg` binary, run from the crate root with an empty environment except
-/// `PATH` and `TMPDIR`: a CI runner's `NO_COLOR`, `SOURCE_DATE_EPOCH`,
-/// `REGISTRY_AUTH_FILE`, `HOME`, `TZ` … cannot change a result. Tests that need a
-/// variable set it on the returned command.
-pub fn cmd() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_nodeimg"));
-    c.env_clear().current_dir(root()).stdin(Stdio::null());
+/// The path of the `nodeimg` binary under test.
+pub const BIN: &str = env!("CARGO_BIN_EXE_nodeimg");
+
+/// Empties `c`'s environment except `PATH` and `TMPDIR`, so a CI runner's
+/// `NO_COLOR`, `SOURCE_DATE_EPOCH`, `REGISTRY_AUTH_FILE`, `HOME`, `XDG_RUNTIME_DIR`,
+/// `TZ` … cannot change a result. For wrappers (`sh -c`, `script`) that run the binary.
+pub fn clean(c: &mut Command) -> &mut Command {
+    c.env_clear();
     for keep in ["PATH", "TMPDIR"] {
         if let Some(v) = std::env::var_os(keep) {
             c.env(keep, v);
@@ -24,21 +22,21 @@ pub fn cmd() -> Command {
     c
 }
 
+/// `nodeimg`, run from the crate root with a [`clean`] environment and no standard
+/// input. Tests that need a variable, a folder or input set it on the returned command.
+pub fn cmd() -> Command {
+    let mut c = Command::new(BIN);
+    clean(&mut c).current_dir(root()).stdin(Stdio::null());
+    c
+}
+
 /// Runs `nodeimg ARGS` (see [`cmd`]).
-pub fn nodeimg<I, S>(args: I) -> Output
-where
-    I: IntoIterator<Item = S>,
-    S: AsRef<OsStr>,
-{
+pub fn nodeimg<S: AsRef<OsStr>>(args: &[S]) -> Output {
     cmd().args(args).output().expect("run nodeimg")
 }
 
 /// Runs `nodeimg ARGS` with `input` on standard input.
-pub fn nodeimg_stdin<I, S>(args: I, input: &[u8]) -> Output
-where
-    I: IntoIterator<Item = S>,
-    S: AsRef<OsStr>,
-{
+pub fn nodeimg_stdin<S: AsRef<OsStr>>(args: &[S], input: &[u8]) -> Output {
     use std::io::Write;
     let mut child = cmd()
         .args(args)

@@ -13,3 +13,8 @@ pub mod verify_fixture;
 
 #[cfg(test)]
 pub use cli::*;
+
+/// The crate root (where `blueprints/`, `golden/` and `tests/fixtures/` are).
+pub fn root() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
