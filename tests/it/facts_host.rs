@@ -72,34 +72,72 @@ fn absolute_links_are_rerooted() {
     );
 }
 
+/// Whether process `pid` has ended (gone, or a zombie waiting for its parent).
+fn ended(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the command name, which is in parentheses.
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with(['Z', 'X'])),
+        Err(_) => true,
+    }
+}
+
+/// Polls `done` until it holds or `limit` passes; for outcomes that come after an event,
+/// not after a fixed time, so a slow machine only makes the test slower.
+fn eventually(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let started = Instant::now();
+    while started.elapsed() < limit {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    done()
+}
+
 #[test]
 fn hung_command_is_killed_at_the_deadline() {
+    // The command never ends by itself and starts a child that would keep the pipes
+    // open if only the shell were killed. So `run` returns only if the deadline kills
+    // the whole process group; no assertion depends on how fast this machine is.
     let tree = Tree::new();
-    let marker = tree.local("/tmp/survived");
-    // The child's own child would keep the pipes open if only the shell were killed.
+    let pid_file = tree.local("/tmp/child.pid");
+    std::fs::create_dir_all(pid_file.parent().unwrap()).unwrap();
     tree.script(
         "/usr/bin/nvidia-smi",
         &format!(
-            "#!/bin/sh\n(sleep 3; touch '{}') &\nsleep 30\n",
-            marker.display()
+            "#!/bin/sh\n(while :; do sleep 1; done) &\necho $! > '{}.new'\nmv '{0}.new' '{0}'\nwhile :; do sleep 1; done\n",
+            pid_file.display()
         ),
     );
-    let host = LiveHost::new(tree.root());
-    let started = Instant::now();
-    let result = host.run(
-        &VendorCommand::NvidiaSmiQueryXml,
-        Duration::from_millis(300),
-    );
-    let elapsed = started.elapsed();
-    assert_eq!(
-        result.map_err(|e| e.kind),
-        Err(HostErrorKind::Timeout { after_ms: 300 })
-    );
-    assert!(elapsed < Duration::from_secs(2), "took {elapsed:?}");
-    std::thread::sleep(Duration::from_millis(3500));
+    let host = std::sync::Arc::new(LiveHost::new(tree.root()));
+    // The deadline may pass before a loaded machine even starts the script; then there
+    // is no child to look at, and the run is repeated with a longer deadline.
+    let mut deadline = Duration::from_millis(300);
+    let child = loop {
+        let (sent, received) = std::sync::mpsc::channel();
+        let run_host = std::sync::Arc::clone(&host);
+        std::thread::spawn(move || {
+            let _ = sent.send(run_host.run(&VendorCommand::NvidiaSmiQueryXml, deadline));
+        });
+        let result = received
+            .recv_timeout(Duration::from_secs(120))
+            .expect("run did not return: the hung command was not killed");
+        let after_ms = u64::try_from(deadline.as_millis()).unwrap();
+        assert_eq!(
+            result.map_err(|e| e.kind),
+            Err(HostErrorKind::Timeout { after_ms })
+        );
+        if let Ok(pid) = std::fs::read_to_string(&pid_file) {
+            break pid.trim().parse::<u32>().expect("a pid");
+        }
+        assert!(deadline < Duration::from_secs(60), "the script never started");
+        deadline *= 4;
+    };
     assert!(
-        !marker.exists(),
-        "a process of the killed group kept running"
+        eventually(Duration::from_secs(60), || ended(child)),
+        "process {child} of the killed group kept running"
     );
 }
 
