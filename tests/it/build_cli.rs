@@ -10,7 +10,7 @@ use std::process::Command;
 
 use nodeimg::package::verifier::stand_in_elf;
 
-use crate::common::root;
+use crate::support::root;
 
 fn stand_in(dir: &Path) -> PathBuf {
     let p = dir.join("stand-in-verifier");

@@ -2,18 +2,26 @@
 //! reboot, kubelet settings → drain (with both sides' arithmetic), labels and
 //! log rotation → live; identical blueprints exit 0, different ones exit 1.
 
-use crate::common::*;
+use crate::support::*;
+use nodeimg::blueprint::yaml_path::YamlPath;
 use nodeimg::diff::{compare, impact::Impact};
+use serde_json::json;
 
-fn diff_of(subs: &[(&str, &str)]) -> nodeimg::diff::Report {
+/// The H100 example, to edit.
+fn h100() -> Variant {
+    Variant::of("h100-sxm-ubuntu")
+}
+
+/// The H100 example against `new`.
+fn diff_of(new: Variant) -> nodeimg::diff::Report {
     let old = example("h100-sxm-ubuntu");
-    let new = variant("h100-sxm-ubuntu", subs);
+    let new = new.load();
     compare(&old, &rendered(&old), &new, &rendered(&new))
 }
 
 #[test]
 fn kernel_change_needs_a_reboot() {
-    let r = diff_of(&[("kernel: 5.15.0-171-generic", "kernel: 5.15.0-172-generic")]);
+    let r = diff_of(h100().set("os.kernel", json!("5.15.0-172-generic")));
     assert_eq!(r.fields.len(), 1);
     assert_eq!(r.fields[0].path, "os.kernel");
     assert_eq!(r.fields[0].impact, Impact::Reboot);
@@ -22,7 +30,12 @@ fn kernel_change_needs_a_reboot() {
 
 #[test]
 fn kernel_argument_change_needs_a_reboot_through_its_files() {
-    let r = diff_of(&[("- init_on_alloc=0", "- init_on_alloc=1")]);
+    let v = h100();
+    assert_eq!(
+        v.get("boot.kernelArgs.required[1]"),
+        Some(&json!("init_on_alloc=0"))
+    );
+    let r = diff_of(v.set("boot.kernelArgs.required[1]", json!("init_on_alloc=1")));
     let files: Vec<(&str, Impact)> = r
         .files
         .iter()
@@ -41,7 +54,7 @@ fn kernel_argument_change_needs_a_reboot_through_its_files() {
 
 #[test]
 fn max_pods_drains_and_shows_both_sides_of_the_arithmetic() {
-    let r = diff_of(&[("maxPods: 110", "maxPods: 250")]);
+    let r = diff_of(h100().set("kubernetes.kubelet.maxPods", json!(250)));
     assert_eq!(r.impact, Some(Impact::Drain));
     let mem = r
         .computed
@@ -72,10 +85,12 @@ fn max_pods_drains_and_shows_both_sides_of_the_arithmetic() {
 
 #[test]
 fn labels_and_log_rotation_apply_live() {
-    let r = diff_of(&[
-        ("node-class: h100-sxm", "node-class: h100-sxm-b"),
-        ("keep: 7", "keep: 14"),
-    ]);
+    let label = YamlPath::parse("kubernetes.labels").key("platform.example.com/node-class");
+    let r = diff_of(
+        h100()
+            .set_at(&label, json!("h100-sxm-b"))
+            .set("system.logs.rotate[0].keep", json!(14)),
+    );
     assert_eq!(r.impact, Some(Impact::Live), "{:?}", r.fields);
     assert!(r.fields.iter().all(|f| f.impact == Impact::Live));
     assert!(
@@ -87,7 +102,7 @@ fn labels_and_log_rotation_apply_live() {
 
 #[test]
 fn containerd_upgrade_drains() {
-    let r = diff_of(&[("version: 2.1.4", "version: 2.1.5")]);
+    let r = diff_of(h100().set("runtime.containerd.version", json!("2.1.5")));
     assert_eq!(r.impact, Some(Impact::Drain));
     assert!(
         r.fields
@@ -133,9 +148,10 @@ fn cli_exit_codes_and_json() {
     assert_eq!(bad.status.code(), Some(2));
 }
 
-fn diff_mi300x(subs: &[(&str, &str)]) -> nodeimg::diff::Report {
+/// The MI300X example against `new`.
+fn diff_mi300x(new: Variant) -> nodeimg::diff::Report {
     let old = example("mi300x-rhel");
-    let new = variant("mi300x-rhel", subs);
+    let new = new.load();
     compare(&old, &rendered(&old), &new, &rendered(&new))
 }
 
@@ -221,7 +237,7 @@ fn every_field_impact_names_a_schema_path_and_every_section_has_one() {
 
 #[test]
 fn cpu_manager_policy_says_to_delete_the_state_file() {
-    let r = diff_of(&[("cpuManagerPolicy: static", "cpuManagerPolicy: none")]);
+    let r = diff_of(h100().set("kubernetes.kubelet.cpuManagerPolicy", json!("none")));
     assert_eq!(r.impact, Some(Impact::Drain));
     let f = r
         .fields
@@ -238,7 +254,7 @@ fn cpu_manager_policy_says_to_delete_the_state_file() {
 
 #[test]
 fn summary_reasons_are_actions_without_nested_wording() {
-    let r = diff_of(&[("maxPods: 110", "maxPods: 64")]);
+    let r = diff_of(h100().set("kubernetes.kubelet.maxPods", json!(64)));
     assert_eq!(r.impact, Some(Impact::Drain));
     for w in &r.reasons {
         assert!(!w.contains("configuration ("), "{w}");
@@ -252,7 +268,8 @@ fn summary_reasons_are_actions_without_nested_wording() {
 
 #[test]
 fn an_operator_owned_driver_bump_is_the_operators_rollout() {
-    let r = diff_mi300x(&[("version: \"6.2.4\"", "version: \"6.2.5\"")]);
+    let r =
+        diff_mi300x(Variant::of("mi300x-rhel").set("accelerators.driver.version", json!("6.2.5")));
     let f = r
         .fields
         .iter()
@@ -272,8 +289,14 @@ fn an_operator_owned_driver_bump_is_the_operators_rollout() {
             .any(|f| f.path == "cluster/amd-gpu-operator-values.yaml")
     );
     // A preinstalled driver is still a reboot.
-    let bump = ("version: \"580.105.08\"", "version: \"580.126.09\"");
-    let r = diff_of(&[bump, bump]);
+    let r = diff_of(
+        h100()
+            .set("accelerators.driver.version", json!("580.126.09"))
+            .set(
+                "accelerators.interconnect.fabricManager.version",
+                json!("580.126.09"),
+            ),
+    );
     let f = r
         .fields
         .iter()
@@ -284,7 +307,7 @@ fn an_operator_owned_driver_bump_is_the_operators_rollout() {
 
 #[test]
 fn id_and_lock_changes_are_shown_once_compactly() {
-    let r = diff_of(&[("maxPods: 110", "maxPods: 64")]);
+    let r = diff_of(h100().set("kubernetes.kubelet.maxPods", json!(64)));
     for p in [
         "layer/etc/nodeimg/blueprint.id",
         "layer/etc/nodeimg/blueprint.lock.json",

@@ -132,7 +132,10 @@ fn hung_command_is_killed_at_the_deadline() {
         if let Ok(pid) = std::fs::read_to_string(&pid_file) {
             break pid.trim().parse::<u32>().expect("a pid");
         }
-        assert!(deadline < Duration::from_secs(60), "the script never started");
+        assert!(
+            deadline < Duration::from_secs(60),
+            "the script never started"
+        );
         deadline *= 4;
     };
     assert!(

@@ -5,7 +5,6 @@
 //! `../shared/corpus`, real consumer programs); `cargo test -- --ignored` runs them,
 //! and then a missing folder or program fails the test instead of skipping it.
 
-mod common;
 mod support;
 
 mod accept_cli;

@@ -9,7 +9,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use crate::common::root;
+use crate::support::root;
 
 fn nodeimg_in(dir: &Path, args: &[&str]) -> Output {
     crate::support::cmd()

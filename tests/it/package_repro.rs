@@ -15,8 +15,6 @@ use std::process::Command;
 use nodeimg::package::cache::INDEX_FILE;
 use nodeimg::package::verifier::stand_in_elf;
 
-use crate::common::root;
-
 /// The same overlay content, created in ascending or descending order
 /// (different inode/directory order) and with different source modes that
 /// normalise to the same layer modes.
@@ -69,9 +67,9 @@ fn snapshot(root: &Path) -> BTreeMap<String, (u32, Vec<u8>)> {
 
 /// A cpu-minimal blueprint with `ov` as its overlay, in `dir`.
 fn blueprint(dir: &Path) {
-    let text = std::fs::read_to_string(root().join("blueprints/cpu-minimal.yaml")).unwrap();
-    let text = text.replacen("kubernetes:", "files:\n  overlay: ov\n\nkubernetes:", 1);
-    std::fs::write(dir.join("bp.yaml"), text).unwrap();
+    crate::support::Variant::of("cpu-minimal")
+        .set("files.overlay", serde_json::json!("ov"))
+        .write(&dir.join("bp.yaml"));
 }
 
 /// `nodeimg build` under `umask`, in `cwd`, with extra environment.

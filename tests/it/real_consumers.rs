@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use crate::common::*;
+use crate::support::*;
 
 fn run(program: &str, args: &[&str]) -> Output {
     Command::new(program)
@@ -35,16 +35,7 @@ fn containerd_dumps_the_rendered_version_2_configs() {
     // renders for containerd 1.x pins. (Version 3 is checked against the
     // upstream reference config in the corpus tests.)
     let dir = tempfile::tempdir().unwrap();
-    let h100_v17 = variant(
-        "h100-sxm-ubuntu",
-        &[
-            ("version: 2.1.4", "version: 1.7.22"),
-            (
-                "\"io.containerd.cri.v1.images\"",
-                "\"io.containerd.grpc.v1.cri\"",
-            ),
-        ],
-    );
+    let h100_v17 = containerd_1_7();
     for bp in [h100_v17, example("mi300x-rhel"), example("cpu-minimal")] {
         let r = rendered(&bp);
         let f = write_file(dir.path(), &r, "etc/containerd/config.toml");
@@ -113,13 +104,9 @@ fn sshd_accepts_the_rendered_configs() {
     )));
     // sshd -t insists on its privilege-separation directory.
     std::fs::create_dir_all("/run/sshd").expect("the real-tools tests run as root");
-    let disabled = variant(
-        "cpu-minimal",
-        &[(
-            "runtime:\n",
-            "security:\n  ssh: {enabled: false}\nruntime:\n",
-        )],
-    );
+    let disabled = Variant::of("cpu-minimal")
+        .set("security.ssh.enabled", serde_json::json!(false))
+        .load();
     for bp in EXAMPLES.iter().map(|n| example(n)).chain([disabled]) {
         let r = rendered(&bp);
         let f = write_file(dir.path(), &r, "etc/ssh/sshd_config.d/50-nodeimg.conf");

@@ -8,7 +8,7 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use crate::common::*;
+use crate::support::*;
 
 fn corpus(sub: &str) -> PathBuf {
     let p = root().join("../shared/corpus").join(sub);
@@ -62,16 +62,7 @@ fn containerd_keys_exist_in_the_upstream_reference_of_their_version() {
         p
     };
     let (v2, v3) = (reference(2), reference(3));
-    let v17 = variant(
-        "h100-sxm-ubuntu",
-        &[
-            ("version: 2.1.4", "version: 1.7.22"),
-            (
-                "\"io.containerd.cri.v1.images\"",
-                "\"io.containerd.grpc.v1.cri\"",
-            ),
-        ],
-    );
+    let v17 = containerd_1_7();
     for (bp, want) in [
         (example("h100-sxm-ubuntu"), &v3),
         (v17, &v2),

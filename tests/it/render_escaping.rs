@@ -3,22 +3,27 @@
 //! it escaped and give it back intact when parsed; line-oriented formats and
 //! unit files, which cannot escape it, refuse to render and name the template.
 
-use crate::common::*;
+use crate::support::*;
+use nodeimg::blueprint::yaml_path::YamlPath;
 use nodeimg::render::{Templates, render};
+use serde_json::json;
 
-const NASTY: &str = "a\\\"b\\n]c#d\\\\e";
 const NASTY_DECODED: &str = "a\"b\n]c#d\\e";
 
 #[test]
 fn toml_containerd_config_keeps_nasty_values_inside_strings() {
     // An absolute path may hold quotes, `]`, `#` and `\`; extraConfig strings anything.
-    let bp = variant(
-        "cpu-minimal",
-        &[(
-            "    version: 1.7.22\n",
-            "    version: 1.7.22\n    root: \"/var/lib/con\\\"ta]in#er\\\\d\"\n    extraConfig:\n      plugins.\"io.containerd.grpc.v1.cri\".sandbox_image: \"a\\\"b\\n]c#d\\\\e\"\n",
-        )],
-    );
+    let bp = Variant::of("cpu-minimal")
+        .set(
+            "runtime.containerd.root",
+            json!("/var/lib/con\"ta]in#er\\d"),
+        )
+        .set_at(
+            &YamlPath::parse("runtime.containerd.extraConfig")
+                .key("plugins.\"io.containerd.grpc.v1.cri\".sandbox_image"),
+            json!(NASTY_DECODED),
+        )
+        .load();
     let r = rendered(&bp);
     let text = std::str::from_utf8(r.layer.file("etc/containerd/config.toml").unwrap()).unwrap();
     let t: toml::Table = toml::from_str(text).unwrap();
@@ -32,16 +37,16 @@ fn toml_containerd_config_keeps_nasty_values_inside_strings() {
 
 #[test]
 fn yaml_outputs_keep_nasty_values_inside_scalars() {
-    let bp = variant(
-        "h100-sxm-ubuntu",
-        &[
-            (
-                "      containerLogMaxSize: 50Mi\n",
-                &format!("      containerLogMaxSize: \"{NASTY}\"\n"),
-            ),
-            ("values: [\"2330\"]", &format!("values: [\"{NASTY}\"]")),
-        ],
-    );
+    let v = Variant::of("h100-sxm-ubuntu");
+    let device = "kubernetes.nfd.platformLabels[0].when[1].values";
+    assert_eq!(v.get(device), Some(&json!(["2330"])));
+    let bp = v
+        .set(
+            "kubernetes.kubelet.extraConfig.containerLogMaxSize",
+            json!(NASTY_DECODED),
+        )
+        .set(device, json!([NASTY_DECODED]))
+        .load();
     let r = rendered(&bp);
     let kubelet: serde_yaml::Value =
         serde_yaml::from_slice(r.layer.file("var/lib/kubelet/config.yaml").unwrap()).unwrap();
@@ -55,13 +60,9 @@ fn yaml_outputs_keep_nasty_values_inside_scalars() {
 
 #[test]
 fn json_lock_keeps_nasty_description() {
-    let bp = variant(
-        "cpu-minimal",
-        &[(
-            "  version: \"2026.11.1\"\n",
-            &format!("  version: \"2026.11.1\"\n  description: \"{NASTY}\"\n"),
-        )],
-    );
+    let bp = Variant::of("cpu-minimal")
+        .set("metadata.description", json!(NASTY_DECODED))
+        .load();
     let r = rendered(&bp);
     let lock: serde_json::Value =
         serde_json::from_slice(r.layer.file("etc/nodeimg/blueprint.lock.json").unwrap()).unwrap();
@@ -75,34 +76,31 @@ fn json_lock_keeps_nasty_description() {
 fn line_formats_refuse_comment_characters() {
     // Validation already refuses newlines in these fields; `#` would start a
     // comment in chrony.conf, so rendering refuses it and names the template.
-    let bp = variant(
-        "h100-sxm-ubuntu",
-        &[(
-            "servers: [time1.example.com,",
-            "servers: [\"time1#example.com\",",
-        )],
-    );
+    let bp = Variant::of("h100-sxm-ubuntu")
+        .set("system.timeSync.servers[0]", json!("time1#example.com"))
+        .load();
     let e = render(&bp, &Templates::embedded()).unwrap_err();
     assert_eq!(e.template(), Some("etc/chrony/chrony.conf.j2"));
     assert!(e.to_string().contains("cannot hold"), "{e}");
 
-    let bp = variant(
-        "h100-sxm-ubuntu",
-        &[("kernel.kptr_restrict: 2", "kernel.kptr_restrict: \"2 # x\"")],
-    );
+    let bp = Variant::of("h100-sxm-ubuntu")
+        .set_at(
+            &YamlPath::parse("security.sysctls").key("kernel.kptr_restrict"),
+            json!("2 # x"),
+        )
+        .load();
     let e = render(&bp, &Templates::embedded()).unwrap_err();
     assert_eq!(e.template(), Some("etc/sysctl.d/90-nodeimg.conf.j2"));
 }
 
 #[test]
 fn unit_files_refuse_paths_they_cannot_quote() {
-    let bp = variant(
-        "h100-sxm-ubuntu",
-        &[(
-            "mountPoint: /var/cache/models",
-            "mountPoint: \"/var/cache/my models\"",
-        )],
-    );
+    let bp = Variant::of("h100-sxm-ubuntu")
+        .set(
+            "system.partitions[1].mountPoint",
+            json!("/var/cache/my models"),
+        )
+        .load();
     let e = render(&bp, &Templates::embedded()).unwrap_err();
     assert!(
         e.to_string()
@@ -118,17 +116,13 @@ fn unit_files_refuse_paths_they_cannot_quote() {
 
 #[test]
 fn kernel_command_line_refuses_shell_characters_at_validation() {
-    let path = root().join("blueprints/h100-sxm-ubuntu.yaml");
-    let text = std::fs::read_to_string(&path)
-        .unwrap()
-        .replace("- init_on_alloc=0", "- \"init_on_alloc=0\\\"; reboot #\"");
-    let d = nodeimg::blueprint::load_bytes(
-        text.as_bytes(),
-        &path,
-        Some(&root().join("blueprints")),
-        &nodeimg::blueprint::compat::Matrix::builtin(),
-    )
-    .unwrap_err();
+    let d = Variant::of("h100-sxm-ubuntu")
+        .set(
+            "boot.kernelArgs.required[1]",
+            json!("init_on_alloc=0\"; reboot #"),
+        )
+        .try_load()
+        .unwrap_err();
     assert!(
         d.iter()
             .any(|d| d.code == "kernel-arg" && d.path.to_string() == "boot.kernelArgs.required[1]"),

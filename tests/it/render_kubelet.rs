@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::common::*;
+use crate::support::*;
 use serde::Deserialize;
 
 #[derive(Debug, Deserialize)]

@@ -7,7 +7,8 @@
 use std::path::Path;
 use std::process::Output;
 
-use crate::common::root;
+use crate::support::{Variant, root};
+use serde_json::json;
 
 fn nodeimg(dir: &Path, args: &[&str]) -> Output {
     crate::support::cmd()
@@ -20,13 +21,10 @@ fn nodeimg(dir: &Path, args: &[&str]) -> Output {
 /// The H100 example asking for CUDA 13.1, which only the site matrix
 /// qualifies with its driver.
 fn site_blueprint(dir: &Path) {
-    let text = std::fs::read_to_string(root().join("blueprints/h100-sxm-ubuntu.yaml")).unwrap();
-    assert!(text.contains("  cuda: \"13.0\""));
-    std::fs::write(
-        dir.join("bp.yaml"),
-        text.replacen("  cuda: \"13.0\"", "  cuda: \"13.1\"", 1),
-    )
-    .unwrap();
+    let v = Variant::of("h100-sxm-ubuntu");
+    assert_eq!(v.get("accelerators.cuda"), Some(&json!("13.0")));
+    v.set("accelerators.cuda", json!("13.1"))
+        .write(&dir.join("bp.yaml"));
     for sub in ["certs", "overlays"] {
         std::os::unix::fs::symlink(root().join("blueprints").join(sub), dir.join(sub)).unwrap();
     }
@@ -62,7 +60,9 @@ fn validate_render_build_and_verify_agree_with_a_site_matrix() {
     assert_eq!(code(&o), 1, "{}", err(&o));
     // An altered lock no longer hashes to the image's id: refused.
     let text = std::fs::read_to_string(d.join(lock)).unwrap();
-    std::fs::write(d.join(lock), text.replacen("\"13.1\"", "\"13.0\"", 1)).unwrap();
+    Variant::parse(lock, &text)
+        .set("accelerators.cuda", json!("13.0"))
+        .write(&d.join(lock));
     let o = nodeimg(d, &["verify", "--blueprint", lock, "--root", "root"]);
     assert_eq!(code(&o), 2, "{}", err(&o));
     assert!(err(&o).contains("altered"), "{}", err(&o));
@@ -70,7 +70,7 @@ fn validate_render_build_and_verify_agree_with_a_site_matrix() {
 
 #[test]
 fn the_lock_loads_as_trusted_input_with_its_id() {
-    let bp = crate::common::example("h100-sxm-ubuntu");
+    let bp = crate::support::example("h100-sxm-ubuntu");
     let lock = nodeimg::render::lock_json(&bp);
     let path = Path::new("blueprint.lock.json");
     let back =

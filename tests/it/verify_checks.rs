@@ -38,12 +38,11 @@ impl Fixture {
         self.xml = self.xml.replace(from, to);
     }
 
-    fn bp(&mut self, from: &str, to: &str) {
-        assert!(
-            self.blueprint.contains(from),
-            "fixture blueprint has no {from}"
-        );
-        self.blueprint = self.blueprint.replacen(from, to, 1);
+    /// Sets one blueprint field (a dotted YAML path).
+    fn bp(&mut self, path: &str, value: serde_json::Value) {
+        let v = support::Variant::parse("bp.yaml", &self.blueprint);
+        assert!(v.get(path).is_some(), "fixture blueprint has no {path}");
+        self.blueprint = v.set(path, value).text();
     }
 
     fn remove(&self, path: &str) {
@@ -241,7 +240,7 @@ fn cases() -> Vec<Case> {
             None,
             OsMemoryDisk,
             "1 (2 nodes, 2 sockets)",
-            |f| f.bp("numaPerSocket: 1", "numaPerSocket: 2"),
+            |f| f.bp("firmware.bios.numaPerSocket", serde_json::json!(2)),
         ),
         fail(
             "firmware.resizable-bar",
@@ -425,7 +424,7 @@ fn cases() -> Vec<Case> {
                 Some("management Mystery NIC"),
                 Link,
                 "unknown: nodeimg has no PCI ids",
-                |f| f.bp("model: I210", "model: Mystery NIC"),
+                |f| f.bp("network.nics[1].model", serde_json::json!("Mystery NIC")),
             )
         },
         fail("nic.link.state", Some("ibp20s0"), Link, "down", |f| {

@@ -1,6 +1,7 @@
-//! Shared test helpers: the `nodeimg` binary with a clean environment, synthetic machine
-//! trees, a host that injects read errors, and the healthy verify fixture with its
-//! blueprint.
+//! Shared test helpers: the example blueprints and their renders, blueprint variants
+//! edited as data, the `nodeimg` binary with a clean environment, package fixtures,
+//! synthetic machine trees, a host that injects read errors, and the healthy verify
+//! fixture with its blueprint.
 #![allow(dead_code)]
 
 // The binary exists only for the test binary (examples include this module too).
@@ -9,12 +10,70 @@ pub mod accept_fixture;
 mod cli;
 pub mod fault_host;
 pub mod fixture_tree;
+pub mod variant;
 pub mod verify_fixture;
+
+pub use variant::Variant;
+
+use std::path::{Path, PathBuf};
+
+use nodeimg::blueprint::{Blueprint, compat::Matrix, load_file};
+use nodeimg::render::{Rendered, Templates, render};
 
 #[cfg(test)]
 pub use cli::*;
 
 /// The crate root (where `blueprints/`, `golden/` and `tests/fixtures/` are).
-pub fn root() -> std::path::PathBuf {
-    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The example blueprints.
+pub const EXAMPLES: &[&str] = &["h100-sxm-ubuntu", "mi300x-rhel", "cpu-minimal"];
+
+/// The example `blueprints/<name>.yaml`, loaded.
+pub fn example(name: &str) -> Blueprint {
+    load_file(
+        &root().join("blueprints").join(format!("{name}.yaml")),
+        &Matrix::builtin(),
+    )
+    .unwrap_or_else(|d| panic!("{name}: {d:?}"))
+    .blueprint
+}
+
+/// `bp` rendered with the built-in templates.
+pub fn rendered(bp: &Blueprint) -> Rendered {
+    render(bp, &Templates::embedded()).unwrap_or_else(|e| panic!("{}: {e}", bp.name()))
+}
+
+/// The H100 example pinned to containerd 1.7 (config version 2), its extraConfig key
+/// moved to the 1.x plugin id.
+pub fn containerd_1_7() -> Blueprint {
+    use nodeimg::blueprint::yaml_path::YamlPath;
+    let extra = YamlPath::parse("runtime.containerd.extraConfig");
+    let v = Variant::of("h100-sxm-ubuntu");
+    let key = "plugins.\"io.containerd.cri.v1.images\".max_concurrent_downloads";
+    let downloads = v
+        .get("runtime.containerd.extraConfig")
+        .and_then(|e| e.get(key))
+        .cloned()
+        .unwrap_or_else(|| panic!("the H100 example has no extraConfig `{key}`"));
+    v.set("runtime.containerd.version", serde_json::json!("1.7.22"))
+        .remove_at(&extra.key(key))
+        .set_at(
+            &extra.key("plugins.\"io.containerd.grpc.v1.cri\".max_concurrent_downloads"),
+            downloads,
+        )
+        .load()
+}
+
+/// Writes one rendered layer file to `dir` and returns its path.
+pub fn write_file(dir: &Path, r: &Rendered, path: &str) -> PathBuf {
+    let bytes = r
+        .layer
+        .file(path)
+        .unwrap_or_else(|| panic!("{path} not rendered"));
+    let out = dir.join(path.replace('/', "_"));
+    std::fs::write(&out, bytes).unwrap();
+    out
 }
