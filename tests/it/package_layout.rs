@@ -14,40 +14,8 @@ use nodeimg::package::{
 };
 use nodeimg::tree::Tree;
 use serde_json::Value;
-use sha2::{Digest as _, Sha256};
 
-fn sha256(bytes: &[u8]) -> String {
-    let d = Sha256::digest(bytes);
-    let hex: String = d.iter().map(|b| format!("{b:02x}")).collect();
-    format!("sha256:{hex}")
-}
-
-fn meta() -> ImageMeta {
-    ImageMeta {
-        name: "h100-sxm-ubuntu".into(),
-        version: "2026.11.1".into(),
-        blueprint_id: format!("sha256:{}", "ab".repeat(32)),
-        tag: "2026.11.1".parse().unwrap(),
-        architecture: "amd64".into(),
-        os: "linux".into(),
-    }
-}
-
-fn tree() -> Tree {
-    let mut t = Tree::new();
-    t.add_file(
-        "etc/containerd/config.toml",
-        0o644,
-        b"version = 3\n".to_vec(),
-    )
-    .unwrap();
-    t.add_file("etc/nodeimg/blueprint.lock.json", 0o600, b"{}".to_vec())
-        .unwrap();
-    t.add_dir("etc/ssh/sshd_config.d", 0o700).unwrap();
-    t.add_symlink("etc/kubelet.conf", "/var/lib/kubelet/config.yaml")
-        .unwrap();
-    t
-}
+use crate::support::package::{meta, sha256, tree};
 
 fn overlay_dir(root: &Path) -> PathBuf {
     let ov = root.join("overlay");

@@ -7,20 +7,11 @@ use std::path::Path;
 use std::process::Output;
 use std::time::{Duration, Instant};
 
-use nodeimg::package::{self, BuildOptions, ImageMeta, Inputs, Silent, Verifier};
-use nodeimg::tree::Tree;
+use nodeimg::package::{self, BuildOptions, Inputs, Silent, Verifier};
 
 fn layout(dir: &Path) -> std::path::PathBuf {
-    let mut t = Tree::new();
-    t.add_file("etc/motd", 0o644, b"hi\n".to_vec()).unwrap();
-    let meta = ImageMeta {
-        name: "n".into(),
-        version: "1".into(),
-        blueprint_id: format!("sha256:{}", "1".repeat(64)),
-        tag: "v1".parse().unwrap(),
-        architecture: "amd64".into(),
-        os: "linux".into(),
-    };
+    let t = crate::support::package::tree();
+    let meta = crate::support::package::meta();
     let out = dir.join("out");
     let verifier = Verifier::golden_stand_in();
     let inputs = Inputs {

@@ -19,19 +19,12 @@ use std::time::{Duration, Instant};
 
 use nodeimg::package::verifier::stand_in_elf;
 use nodeimg::package::{
-    self, BuildOptions, BuildReport, Compression, ImageMeta, Inputs, LayerRole, Overlay, Silent,
-    SourceDate, Verifier,
+    self, BuildOptions, BuildReport, Compression, Inputs, LayerRole, Overlay, Silent, SourceDate,
+    Verifier,
 };
 use nodeimg::tree::Tree;
-use sha2::{Digest as _, Sha256};
 
-fn sha256(bytes: &[u8]) -> String {
-    let hex: String = Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    format!("sha256:{hex}")
-}
+use crate::support::package::{meta, sha256};
 
 fn run(cmd: &mut Command) -> Output {
     let shown = format!("{cmd:?}");
@@ -52,34 +45,9 @@ fn run_ok(cmd: &mut Command) -> Output {
     out
 }
 
-fn meta() -> ImageMeta {
-    ImageMeta {
-        name: "h100-sxm-ubuntu".into(),
-        version: "2026.11.1".into(),
-        blueprint_id: format!("sha256:{}", "ef".repeat(32)),
-        tag: "2026.11.1".parse().unwrap(),
-        architecture: "amd64".into(),
-        os: "linux".into(),
-    }
-}
-
+/// The shared tree, plus a path too long for a plain tar header.
 fn tree() -> Tree {
-    let mut t = Tree::new();
-    t.add_file(
-        "etc/containerd/config.toml",
-        0o644,
-        b"version = 3\n".to_vec(),
-    )
-    .unwrap();
-    t.add_file(
-        "etc/nodeimg/blueprint.lock.json",
-        0o600,
-        b"{\"a\":1}".to_vec(),
-    )
-    .unwrap();
-    t.add_dir("etc/ssh/sshd_config.d", 0o700).unwrap();
-    t.add_symlink("etc/kubelet.conf", "/var/lib/kubelet/config.yaml")
-        .unwrap();
+    let mut t = crate::support::package::tree();
     let deep = format!("opt/{}/{}", "long-dir-name".repeat(9), "f".repeat(120));
     t.add_file(&deep, 0o644, b"deep".to_vec()).unwrap();
     t
@@ -189,7 +157,7 @@ fn expected_tree(random_bytes: usize, src: &Path) -> BTreeMap<String, (char, u32
         &mut m,
         "etc/nodeimg/blueprint.lock.json",
         0o600,
-        b"{\"a\":1}",
+        b"{}",
     );
     f(
         &mut m,

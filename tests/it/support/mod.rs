@@ -10,6 +10,7 @@ pub mod accept_fixture;
 mod cli;
 pub mod fault_host;
 pub mod fixture_tree;
+pub mod package;
 pub mod variant;
 pub mod verify_fixture;
 
