@@ -7,10 +7,10 @@ use crate::support::accept_fixture::{self as fixture, Knobs, NODE};
 use crate::support::verify_fixture::{self, BLUEPRINT};
 use nodeimg::verify::report::record::{AcceptanceRecord, Fault, RecordResult, Verdict};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn nodeimg(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_nodeimg"))
+    crate::support::cmd()
         .args(args)
         .env("NO_COLOR", "1")
         .output()

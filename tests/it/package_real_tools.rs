@@ -153,12 +153,7 @@ fn expected_tree(random_bytes: usize, src: &Path) -> BTreeMap<String, (char, u32
         0o644,
         b"version = 3\n",
     );
-    f(
-        &mut m,
-        "etc/nodeimg/blueprint.lock.json",
-        0o600,
-        b"{}",
-    );
+    f(&mut m, "etc/nodeimg/blueprint.lock.json", 0o600, b"{}");
     f(
         &mut m,
         &format!("{deep_dir}/{}", "f".repeat(120)),
