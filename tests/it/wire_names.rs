@@ -90,9 +90,12 @@ fn serde_and_display_spell_every_variant_the_same() {
         }
         let text = std::fs::read_to_string(entry.path()).unwrap();
         let mut strum = false;
+        // A derive list may span lines (rustfmt merges and wraps derives).
+        let mut in_derive = false;
         for line in text.lines().map(str::trim) {
-            if line.starts_with("#[derive(") && line.contains("strum::IntoStaticStr") {
-                strum = true;
+            if line.starts_with("#[derive(") || in_derive {
+                strum |= line.contains("strum::IntoStaticStr");
+                in_derive = !line.ends_with(")]");
             } else if let Some(rest) = line.strip_prefix("pub enum ") {
                 if strum {
                     declared.push(rest.split([' ', '<', '{']).next().unwrap().to_owned());
