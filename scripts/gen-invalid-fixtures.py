@@ -42,7 +42,7 @@ network:
 runtime:
   containerd:
     version: 2.1.4
-    defaultRuntime: nvidia
+    defaultRuntime: runc
   cdi:
     generator: nvidia-ctk
 kubernetes:
@@ -166,7 +166,7 @@ variant('fabric-manager-version', [('{version: "580.105.08"}', '{version: "580.9
         [('fabric-manager', 'accelerators.interconnect.fabricManager.version', ('580.95.05', '"580'), 'must equal the driver version 580.105.08')])
 variant('sriov-without-iommu', [('iommu: passthrough', 'iommu: off'), ('rdma: true}', 'rdma: true, sriovVfs: 8}')],
         [('iommu', 'boot.iommu', ('iommu: off', 'off'), 'SR-IOV on network.nics[0] needs the IOMMU')])
-variant('kata-bios-iommu-disabled', [('    defaultRuntime: nvidia', '    defaultRuntime: nvidia\n    extraRuntimes: [kata]'), ('network:\n', 'firmware:\n  bios: {iommu: disabled}\nnetwork:\n')],
+variant('kata-bios-iommu-disabled', [('    defaultRuntime: runc', '    defaultRuntime: runc\n    extraRuntimes: [kata]'), ('network:\n', 'firmware:\n  bios: {iommu: disabled}\nnetwork:\n')],
         [('iommu', 'firmware.bios.iommu', ('iommu: disabled', 'disabled'), 'Kata Containers needs VT-d/AMD-Vi')])
 variant('cgroup-v1-on-1.35', [('cgroup: v2', 'cgroup: v1'), ('version: 1.34.2', 'version: 1.35.0')],
         [('kubernetes-cgroup-v2', 'os.cgroup', ('cgroup: v1', 'v1'), 'kubelet 1.35+ refuses to start on cgroup v1')])
@@ -190,9 +190,9 @@ variant('kubelet-extra-unknown', [('maxPods: 110', 'maxPods: 110\n    extraConfi
         [('extra-config', 'kubernetes.kubelet.extraConfig.serializeImagePull', ('extraConfig', 'serializeImagePull'), 'is not a KubeletConfiguration field')])
 variant('kubelet-extra-protected', [('maxPods: 110', 'maxPods: 110\n    extraConfig: {maxPods: 250}')],
         [('extra-config', 'kubernetes.kubelet.extraConfig.maxPods', ('extraConfig', 'maxPods:'), 'owned by a typed field; set kubernetes.kubelet.maxPods')])
-variant('containerd-extra-wrong-plugin', [('    defaultRuntime: nvidia', '    defaultRuntime: nvidia\n    extraConfig:\n      plugins."io.containerd.runtime.v1.linux".shim_debug: true')],
+variant('containerd-extra-wrong-plugin', [('    defaultRuntime: runc', '    defaultRuntime: runc\n    extraConfig:\n      plugins."io.containerd.runtime.v1.linux".shim_debug: true')],
         [('extra-config', 'runtime.containerd.extraConfig["plugins.\\"io.containerd.runtime.v1.linux\\".shim_debug"]', ('plugins.', 'plugins'), '`io.containerd.runtime.v1.linux` is not a plugin of containerd 2.1.4 (config version 3)')])
-variant('containerd-extra-protected', [('    defaultRuntime: nvidia', '    defaultRuntime: nvidia\n    extraConfig:\n      plugins."io.containerd.cri.v1.runtime".cdi_spec_dirs: [/opt/cdi]')],
+variant('containerd-extra-protected', [('    defaultRuntime: runc', '    defaultRuntime: runc\n    extraConfig:\n      plugins."io.containerd.cri.v1.runtime".cdi_spec_dirs: [/opt/cdi]')],
         [('extra-config', 'runtime.containerd.extraConfig["plugins.\\"io.containerd.cri.v1.runtime\\".cdi_spec_dirs"]', ('plugins.', 'plugins'), 'owned by a typed field; set runtime.cdi.specDirs')])
 variant('overlay-missing', [('system:\n', 'files: {overlay: no-such-overlay}\nsystem:\n')],
         [('missing-file', 'files.overlay', ('no-such-overlay', 'no-such'), 'cannot read')])
@@ -206,7 +206,7 @@ variant('dra-too-old', [('version: 1.34.2', 'version: 1.30.6'), ('deviceInjectio
         [('dra-structured-parameters', 'kubernetes.version', ('version: 1.30.6', '1.30'), 'Kubernetes is 1.30.6, needs >=1.32')])
 variant('infiniband-mtu', [('mtu: 4096', 'mtu: 9000')],
         [('nic', 'network.nics[0].mtu', ('mtu: 9000', '9000'), 'InfiniBand MTU 9000 is not one of')])
-variant('nvidia-runtime-on-amd', [('vendor: nvidia', 'vendor: amd'), ('model: H100 SXM', 'model: MI300X'), ('  cuda: "13.0"\n', '  rocm: "6.2"\n'), ('  interconnect:\n    nvswitch: true\n    fabricManager: {version: "580.105.08"}\n', ''), ('    generator: nvidia-ctk\n', '    generator: amd-ctk\n'), ('  containerToolkit: "1.18.1"\n', '')],
+variant('nvidia-runtime-on-amd', [('vendor: nvidia', 'vendor: amd'), ('model: H100 SXM', 'model: MI300X'), ('  cuda: "13.0"\n', '  rocm: "6.2"\n'), ('  interconnect:\n    nvswitch: true\n    fabricManager: {version: "580.105.08"}\n', ''), ('    generator: nvidia-ctk\n', '    generator: amd-ctk\n'), ('  containerToolkit: "1.18.1"\n', ''), ('defaultRuntime: runc', 'defaultRuntime: nvidia')],
         [('vendor-mismatch', 'runtime.containerd.defaultRuntime', ('defaultRuntime', 'nvidia'), 'the nvidia runtime does not serve AMD GPUs')])
 
 variant('pcie-width', [('pcie: {generation: 5, width: 16}', 'pcie: {generation: 7, width: 12}')],

@@ -68,15 +68,15 @@ fn arg(text: &str, from: &str) -> KernelArg {
 /// Arguments implied by typed fields, in a fixed order.
 pub fn implied(bp: &RawBlueprint) -> Vec<KernelArg> {
     let mut out = Vec::new();
+    // `intel_iommu=on` turns on VT-d (off by default in most distro
+    // kernels) and is ignored on AMD; AMD-Vi is on whenever the BIOS enables
+    // it, and `amd_iommu` has no `on` value (kernel-parameters.txt).
     match bp.boot.iommu {
+        IommuMode::KernelDefault => {}
         IommuMode::Off => out.push(arg("iommu=off", "boot.iommu")),
-        IommuMode::On => {
-            out.push(arg("intel_iommu=on", "boot.iommu"));
-            out.push(arg("amd_iommu=on", "boot.iommu"));
-        }
+        IommuMode::On => out.push(arg("intel_iommu=on", "boot.iommu")),
         IommuMode::Passthrough => {
             out.push(arg("intel_iommu=on", "boot.iommu"));
-            out.push(arg("amd_iommu=on", "boot.iommu"));
             out.push(arg("iommu=pt", "boot.iommu"));
         }
     }
@@ -91,6 +91,20 @@ pub fn implied(bp: &RawBlueprint) -> Vec<KernelArg> {
     {
         out.push(arg("rd.driver.blacklist=nouveau", "accelerators.vendor"));
         out.push(arg("modprobe.blacklist=nouveau", "accelerators.vendor"));
+    }
+    // The BIOS power profile's OS half: with `performance` the CPU
+    // frequency governor starts as `performance` (Linux 5.9+); other
+    // profiles keep the kernel's default governor.
+    if bp
+        .firmware
+        .as_ref()
+        .and_then(|f| f.bios.power_profile)
+        .is_some_and(|p| p == PowerProfile::Performance)
+    {
+        out.push(arg(
+            "cpufreq.default_governor=performance",
+            "firmware.bios.powerProfile",
+        ));
     }
     for (i, pool) in bp.boot.hugepages.iter().enumerate() {
         let from = format!("boot.hugepages[{i}]");

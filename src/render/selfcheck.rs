@@ -142,21 +142,33 @@ fn kubelet(ctx: &Context<'_>, out: &Rendered) -> Result<(), RenderError> {
 
 fn cmdline(ctx: &Context<'_>, out: &Rendered) -> Result<(), RenderError> {
     let want: Vec<&str> = ctx.cmdline.iter().map(String::as_str).collect();
-    let path = "etc/kernel/cmdline";
-    let got: Vec<&str> = text(out, path)?.split_whitespace().collect();
-    if got != want {
-        return Err(fail(path, format!("arguments are {got:?}, not {want:?}")));
+    if ctx.boot.grub_dropin {
+        let path = "etc/default/grub.d/50-nodeimg.cfg";
+        let grub = text(out, path)?;
+        let inner = grub
+            .lines()
+            .find_map(|l| l.strip_prefix("GRUB_CMDLINE_LINUX=\"${GRUB_CMDLINE_LINUX}"))
+            .and_then(|l| l.strip_suffix('"'))
+            .ok_or_else(|| fail(path, "no GRUB_CMDLINE_LINUX line".into()))?;
+        let got: Vec<&str> = inner.split_whitespace().collect();
+        if got != want {
+            return Err(fail(path, format!("arguments are {got:?}, not {want:?}")));
+        }
     }
-    let path = "etc/default/grub.d/50-nodeimg.cfg";
-    let grub = text(out, path)?;
-    let inner = grub
-        .lines()
-        .find_map(|l| l.strip_prefix("GRUB_CMDLINE_LINUX_DEFAULT=\"${GRUB_CMDLINE_LINUX_DEFAULT}"))
-        .and_then(|l| l.strip_suffix('"'))
-        .ok_or_else(|| fail(path, "no GRUB_CMDLINE_LINUX_DEFAULT line".into()))?;
-    let got: Vec<&str> = inner.split_whitespace().collect();
-    if got != want {
-        return Err(fail(path, format!("arguments are {got:?}, not {want:?}")));
+    if ctx.boot.grubby {
+        let path = "etc/systemd/system/nodeimg-kernel-args.service";
+        let unit = text(out, path)?;
+        let inner = unit
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix("ExecStart=/usr/sbin/grubby --update-kernel=ALL \"--args=")
+            })
+            .and_then(|l| l.strip_suffix('"'))
+            .ok_or_else(|| fail(path, "no grubby --args line".into()))?;
+        let got: Vec<&str> = inner.split_whitespace().collect();
+        if got != want {
+            return Err(fail(path, format!("arguments are {got:?}, not {want:?}")));
+        }
     }
     Ok(())
 }

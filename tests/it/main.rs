@@ -30,6 +30,7 @@ mod package_repro;
 mod real_consumers;
 mod render_corpus;
 mod render_escaping;
+mod render_host;
 mod render_kubelet;
 mod robustness;
 mod site_matrix;

@@ -20,7 +20,7 @@ fn toml_containerd_config_keeps_nasty_values_inside_strings() {
         )
         .set_at(
             &YamlPath::parse("runtime.containerd.extraConfig")
-                .key("plugins.\"io.containerd.grpc.v1.cri\".sandbox_image"),
+                .key("plugins.\"io.containerd.grpc.v1.cri\".stream_server_address"),
             json!(NASTY_DECODED),
         )
         .load();
@@ -29,7 +29,7 @@ fn toml_containerd_config_keeps_nasty_values_inside_strings() {
     let t: toml::Table = toml::from_str(text).unwrap();
     assert_eq!(t["root"].as_str(), Some("/var/lib/con\"ta]in#er\\d"));
     assert_eq!(
-        t["plugins"]["io.containerd.grpc.v1.cri"]["sandbox_image"].as_str(),
+        t["plugins"]["io.containerd.grpc.v1.cri"]["stream_server_address"].as_str(),
         Some(NASTY_DECODED)
     );
     assert_eq!(t["version"].as_integer(), Some(2), "no key was injected");
@@ -133,25 +133,29 @@ fn kernel_command_line_refuses_shell_characters_at_validation() {
 #[test]
 fn an_undefined_variable_names_the_template_and_line() {
     let dir = tempfile::tempdir().unwrap();
-    let t = dir.path().join("etc/kernel");
+    let t = dir.path().join("etc/sysctl.d");
     std::fs::create_dir_all(&t).unwrap();
-    std::fs::write(t.join("cmdline.j2"), "first line\n{{ no_such_value }}\n").unwrap();
+    std::fs::write(
+        t.join("90-nodeimg.conf.j2"),
+        "first line\n{{ no_such_value }}\n",
+    )
+    .unwrap();
     let templates = Templates::with_overrides(dir.path()).unwrap();
-    assert_eq!(templates.overridden, ["etc/kernel/cmdline.j2"]);
+    assert_eq!(templates.overridden, ["etc/sysctl.d/90-nodeimg.conf.j2"]);
     let e = render(&example("cpu-minimal"), &templates).unwrap_err();
-    assert_eq!(e.template(), Some("etc/kernel/cmdline.j2"));
+    assert_eq!(e.template(), Some("etc/sysctl.d/90-nodeimg.conf.j2"));
     assert_eq!(e.line(), Some(2));
     assert!(
         e.to_string()
-            .starts_with("template etc/kernel/cmdline.j2 line 2:"),
+            .starts_with("template etc/sysctl.d/90-nodeimg.conf.j2 line 2:"),
         "{e}"
     );
     // An override that matches no template is refused rather than ignored.
-    std::fs::write(dir.path().join("etc/kernel/cmdlin.j2"), "x").unwrap();
+    std::fs::write(dir.path().join("etc/sysctl.d/90-nodeimg.con.j2"), "x").unwrap();
     assert!(
         Templates::with_overrides(dir.path())
             .unwrap_err()
             .to_string()
-            .contains("no template is named `etc/kernel/cmdlin.j2`")
+            .contains("no template is named `etc/sysctl.d/90-nodeimg.con.j2`")
     );
 }

@@ -520,6 +520,19 @@ fn cases() -> Vec<Case> {
             },
         ),
         fail(
+            "runtime.containerd.memlock",
+            None,
+            DriverDaemon,
+            "soft 8388608 bytes, hard 8388608 bytes (pid 1234)",
+            |f| {
+                // containerd without the rendered drop-in: the kernel's 8 MiB default.
+                f.tree.file(
+                    "/proc/1234/limits",
+                    "Limit                     Soft Limit           Hard Limit           Units     \nMax locked memory         8388608              8388608              bytes     \n",
+                )
+            },
+        ),
+        fail(
             "system.time-sync.active",
             None,
             OsMemoryDisk,

@@ -11,7 +11,9 @@ use crate::blueprint::value::Quantity;
 pub struct Boot {
     #[serde(default)]
     pub kernel_args: KernelArgs,
-    /// Kernel IOMMU mode. `passthrough` (`iommu=pt`) is what GPU and RDMA nodes use.
+    /// Kernel IOMMU mode. `passthrough` (`iommu=pt`) is what GPU and RDMA
+    /// nodes use; `kernel-default` adds no argument and leaves the mode to
+    /// the kernel and firmware.
     #[serde(default)]
     pub iommu: IommuMode,
     /// Hugepage pools reserved at boot (rendered as kernel arguments).
@@ -33,12 +35,16 @@ pub struct KernelArgs {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum IommuMode {
+    /// No IOMMU argument: the kernel's and firmware's default (AMD-Vi is on
+    /// when the BIOS enables it; VT-d depends on the kernel build).
+    #[default]
+    #[serde(rename = "kernel-default")]
+    KernelDefault,
     /// IOMMU disabled.
     Off,
     /// IOMMU on with DMA translation for every device.
     On,
     /// IOMMU on, host devices in passthrough (`iommu=pt`).
-    #[default]
     Passthrough,
 }
 

@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::blueprint::value::VersionReq;
+use crate::blueprint::value::{Version, VersionReq};
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -13,6 +13,12 @@ pub struct Network {
     pub nics: Vec<Nic>,
     #[serde(default)]
     pub affinity: Affinity,
+    /// MLNX_OFED / DOCA-OFED release built into the image, e.g.
+    /// `24.10-1.1.4.0`. Only with it is `nvidia_peermem` loaded; without it
+    /// the inbox RDMA stack is used and GPUDirect RDMA goes through DMA-BUF
+    /// (open NVIDIA kernel modules, Linux 5.12 or later).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ofed: Option<Version>,
 }
 
 /// A group of identical NICs.

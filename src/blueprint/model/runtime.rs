@@ -27,9 +27,15 @@ pub struct Containerd {
     /// Runtime state directory.
     #[serde(default = "default_state")]
     pub state: AbsPath,
-    /// Runtime handler pods get by default.
+    /// Runtime handler pods get by default. With CDI, `runc` (the `nvidia`
+    /// handler stays registered for a RuntimeClass).
     #[serde(default)]
     pub default_runtime: DefaultRuntime,
+    /// Pod sandbox (pause) image, pinned so containerd never garbage-collects
+    /// it; default `registry.k8s.io/pause` at the tag kubeadm uses for the
+    /// pinned Kubernetes minor. Name a mirror here on air-gapped sites.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox_image: Option<String>,
     /// Extra sandboxed runtimes to register.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub extra_runtimes: Vec<ExtraRuntime>,

@@ -31,13 +31,20 @@ pub fn check(bp: &RawBlueprint, out: &mut Collector<'_>) {
         needs.push(("VFIO passthrough".into(), p("accelerators.vfioPassthrough")));
     }
     for (what, path) in &needs {
-        if bp.boot.iommu == IommuMode::Off {
+        if matches!(bp.boot.iommu, IommuMode::Off | IommuMode::KernelDefault) {
+            let mode = if bp.boot.iommu == IommuMode::Off {
+                "off"
+            } else {
+                "the kernel's default (VT-d is off in most distro kernels)"
+            };
             out.error(
                 "iommu",
                 &p("boot.iommu"),
-                format!("{what} needs the IOMMU, but boot.iommu is off"),
+                format!("{what} needs the IOMMU, but boot.iommu is {mode}"),
             )
-            .hint = Some(format!("asked for at {path}"));
+            .hint = Some(format!(
+                "set boot.iommu to `passthrough` or `on`; asked for at {path}"
+            ));
         }
         let bios = bp.firmware.as_ref().and_then(|f| f.bios.iommu);
         if bios == Some(Toggle::Disabled) {
@@ -49,7 +56,7 @@ pub fn check(bp: &RawBlueprint, out: &mut Collector<'_>) {
             .hint = Some(format!("asked for at {path}"));
         }
     }
-    if bp.boot.iommu != IommuMode::Off
+    if matches!(bp.boot.iommu, IommuMode::On | IommuMode::Passthrough)
         && bp.firmware.as_ref().and_then(|f| f.bios.iommu) == Some(Toggle::Disabled)
     {
         out.warning(

@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use super::CERTS_DIR;
 use crate::blueprint::model::*;
+use crate::blueprint::value::Version;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Containerd<'a> {
@@ -20,6 +21,14 @@ pub struct Containerd<'a> {
     pub cdi_dirs: Vec<&'a str>,
     pub certs_dir: &'static str,
     pub registries: Vec<Registry<'a>>,
+    /// The pod sandbox (pause) image, pinned.
+    pub sandbox_image: String,
+    /// Where drop-ins are imported from (`nvidia-ctk runtime configure
+    /// --drop-in-config`, an operator's toolkit).
+    pub imports: &'static str,
+    /// containerd's unit gets `LimitMEMLOCK=infinity` (GPUs or RDMA NICs):
+    /// pods inherit containerd's RLIMIT_MEMLOCK, not limits.d's.
+    pub unlimited_memlock: bool,
     /// Merged into the rendered file after the template (a post step of
     /// the plan row), never seen by the template.
     #[serde(skip)]
@@ -55,6 +64,30 @@ impl Containerd<'_> {
             "io.containerd.grpc.v1.cri"
         }
     }
+}
+
+/// Drop-in folder of containerd's config.
+pub const IMPORTS: &str = "/etc/containerd/conf.d/*.toml";
+
+/// The pause image tag kubeadm pins for a Kubernetes minor
+/// (`PauseVersion` in kubernetes cmd/kubeadm/app/constants/constants.go:
+/// 3.9 through 1.30, 3.10 for 1.31–1.33, 3.10.1 from 1.34).
+pub fn pause_tag(kubernetes: &Version) -> &'static str {
+    match (kubernetes.major(), kubernetes.minor()) {
+        (1, ..=30) => "3.9",
+        (1, 31..=33) => "3.10",
+        _ => "3.10.1",
+    }
+}
+
+/// The sandbox image of `s`: the blueprint's, or kubeadm's pause image for
+/// the pinned Kubernetes minor.
+pub fn sandbox_image(s: &RawBlueprint) -> String {
+    s.runtime
+        .containerd
+        .sandbox_image
+        .clone()
+        .unwrap_or_else(|| format!("registry.k8s.io/pause:{}", pause_tag(&s.kubernetes.version)))
 }
 
 pub(super) fn of(s: &RawBlueprint) -> Containerd<'_> {
@@ -126,6 +159,9 @@ pub(super) fn of(s: &RawBlueprint) -> Containerd<'_> {
         cdi_dirs: s.runtime.cdi.spec_dirs.iter().map(|d| d.as_str()).collect(),
         certs_dir: CERTS_DIR,
         registries,
+        sandbox_image: sandbox_image(s),
+        imports: IMPORTS,
+        unlimited_memlock: s.accelerators.is_some() || s.network.nics.iter().any(|n| n.rdma),
         extra_config: &c.extra_config,
     }
 }

@@ -11,26 +11,34 @@
 //! Templates (built-in or `--templates` overrides) see exactly this
 //! context — not the raw blueprint.
 
+mod boot;
 mod cdi;
 mod containerd;
 mod gpu;
+mod holds;
+mod kernel;
 mod kubelet;
 mod nfd;
 mod security;
 mod system;
+mod toolkit;
 
 use serde::Serialize;
 
 use super::RenderError;
 use crate::blueprint::{Blueprint, cmdline};
 
+pub use boot::Boot;
 pub use cdi::Cdi;
-pub use containerd::{Containerd, Registry, Runtime};
+pub use containerd::{Containerd, Registry, Runtime, pause_tag, sandbox_image};
 pub use gpu::{Gpu, Operator};
+pub use holds::Holds;
+pub use kernel::Kernel;
 pub use kubelet::Kubelet;
 pub use nfd::Nfd;
 pub use security::Security;
 pub use system::System;
+pub use toolkit::Toolkit;
 
 /// Where nodeimg lives on the node and what it writes there.
 pub const NODEIMG_BIN: &str = "/usr/local/bin/nodeimg";
@@ -51,14 +59,25 @@ pub struct Context<'a> {
     pub distro: Distro,
     /// The kernel command line, one argument each.
     pub cmdline: Vec<String>,
+    /// How the command line reaches the boot loader.
+    pub boot: Boot,
     pub gpu: Option<Gpu<'a>>,
     /// Any NIC with RDMA.
     pub rdma: bool,
+    /// Modules loaded at boot and kernel parameters.
+    pub kernel: Kernel,
+    /// Package holds for what the blueprint pins.
+    pub holds: Holds,
     pub containerd: Containerd<'a>,
     pub kubelet: Kubelet,
     pub cdi: Cdi,
+    /// The NVIDIA Container Toolkit on the host, when the image carries it.
+    pub toolkit: Option<Toolkit<'a>>,
     pub system: System<'a>,
     pub security: Security<'a>,
+    /// CA certificates go into the distro trust store (registry CAs,
+    /// system.certificates), so the store is rebuilt.
+    pub trust_store: bool,
     pub nfd: Nfd<'a>,
     pub verify: Verify,
 }
@@ -73,6 +92,11 @@ pub struct Distro {
     /// Layer path of the system trust store's source folder.
     pub trust_dir: &'static str,
     pub trust_ext: &'static str,
+    /// The program that owns `/etc/resolv.conf`: `networkmanager` on the
+    /// RHEL family, `resolved` (systemd-resolved) on Debian and Ubuntu.
+    pub resolver: &'static str,
+    /// The command that rebuilds the trust store from its source folder.
+    pub trust_update: &'static str,
 }
 
 /// Where the boot-time verifier lives and writes.
@@ -90,6 +114,7 @@ impl<'a> Context<'a> {
     pub fn new(bp: &'a Blueprint, lock: String) -> Result<Self, RenderError> {
         let s = bp.spec();
         let rhel = s.os.distro.is_rhel_family();
+        let args: Vec<String> = cmdline::full(s).iter().map(|a| a.to_string()).collect();
         Ok(Self {
             name: bp.name(),
             id: bp.id(),
@@ -110,15 +135,31 @@ impl<'a> Context<'a> {
                     "usr/local/share/ca-certificates"
                 },
                 trust_ext: if rhel { "pem" } else { "crt" },
+                resolver: if rhel { "networkmanager" } else { "resolved" },
+                trust_update: if rhel {
+                    "/usr/bin/update-ca-trust extract"
+                } else {
+                    "/usr/sbin/update-ca-certificates"
+                },
             },
-            cmdline: cmdline::full(s).iter().map(|a| a.to_string()).collect(),
+            cmdline: args.clone(),
+            boot: boot::of(rhel, &args),
             gpu: gpu::of(s),
             rdma: s.network.nics.iter().any(|n| n.rdma),
+            kernel: kernel::of(s),
+            holds: holds::of(s),
             containerd: containerd::of(s),
             kubelet: kubelet::of(bp)?,
             cdi: cdi::of(s),
+            toolkit: toolkit::of(s),
             system: system::of(s),
             security: security::of(s),
+            trust_store: !s.system.certificates.is_empty()
+                || s.runtime
+                    .containerd
+                    .registries
+                    .iter()
+                    .any(|r| r.ca_file.is_some()),
             nfd: nfd::of(s),
             verify: Verify {
                 bin: NODEIMG_BIN,

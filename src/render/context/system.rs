@@ -23,8 +23,11 @@ pub struct System<'a> {
 pub struct TimeSync<'a> {
     pub servers: &'a [String],
     pub pools: &'a [String],
-    /// chrony `makestep` threshold in seconds.
-    pub make_step: Option<String>,
+    /// chrony `makestep` threshold in seconds (1 unless the blueprint says):
+    /// a node whose clock is off at boot steps it within its first three
+    /// updates instead of slewing for hours while TLS bootstrap fails (the
+    /// distro files ship `makestep 1 3` or `1.0 3`).
+    pub make_step: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -78,10 +81,10 @@ pub(super) fn of(s: &RawBlueprint) -> System<'_> {
         time_sync: sys.time_sync.as_ref().map(|t| TimeSync {
             servers: &t.servers,
             pools: &t.pools,
-            make_step: t
-                .make_step
-                .as_ref()
-                .map(|d| format!("{}", d.nanos() as f64 / 1e9)),
+            make_step: t.make_step.as_ref().map_or_else(
+                || "1".to_string(),
+                |d| format!("{}", d.nanos() as f64 / 1e9),
+            ),
         }),
         dns: sys.dns.as_ref().map(|d| Dns {
             servers: d.servers.iter().map(|a| a.to_string()).collect(),

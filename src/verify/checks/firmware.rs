@@ -153,8 +153,12 @@ pub fn evaluate(ctx: &mut Context) {
 fn iommu(ctx: &mut Context) {
     let facts = ctx.facts;
     let mode = ctx.blueprint.boot.iommu;
+    if mode == IommuMode::KernelDefault {
+        // The blueprint leaves the mode to the kernel; nothing to compare.
+        return;
+    }
     let expected = match mode {
-        IommuMode::Off => "off (no IOMMU groups)",
+        IommuMode::KernelDefault | IommuMode::Off => "off (no IOMMU groups)",
         IommuMode::On => "on, translated DMA (DMA or DMA-FQ groups)",
         IommuMode::Passthrough => "on, passthrough (identity groups)",
     };
@@ -167,7 +171,7 @@ fn iommu(ctx: &mut Context) {
             Fact::Unknown { reason } => Observation::unknown(reason.clone()),
             Fact::Known(kind) => {
                 let pass = match mode {
-                    IommuMode::Off => false,
+                    IommuMode::KernelDefault | IommuMode::Off => false,
                     IommuMode::On => kind == "DMA" || kind == "DMA-FQ",
                     IommuMode::Passthrough => kind == "identity",
                 };

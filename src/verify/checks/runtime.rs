@@ -14,6 +14,7 @@ use crate::blueprint::value::VersionReq;
 use crate::verify::fact::Fact;
 use crate::verify::facts::cdi::{CdiSpec, CdiSpecContent};
 use crate::verify::facts::gpu::Gpu;
+use crate::verify::facts::memlock::Limit;
 use regex::Regex;
 
 const fn spec(id: &'static str, summary: &'static str, stage: Stage, action: Action) -> Spec {
@@ -74,8 +75,16 @@ pub const CDI_DRIVER: Spec = spec(
     Action::Restart,
 );
 
+pub const MEMLOCK: Spec = spec(
+    "runtime.containerd.memlock",
+    "containerd (and so every pod) may lock unlimited memory",
+    Stage::Host,
+    Action::Restart,
+);
+
 pub const SPECS: &[Spec] = &[
     CONTAINERD,
+    MEMLOCK,
     KUBELET,
     TIME_SYNC,
     CDI_SPEC,
@@ -109,6 +118,21 @@ pub fn evaluate(ctx: &mut Context) {
         &runtime.clone().and_then(|r| r.kubelet_version),
         vec!["kubelet --version".to_owned()],
     );
+    // Rendered with the containerd drop-in for GPU and RDMA nodes: pods
+    // inherit containerd's limit, and NCCL/RCCL registration needs it.
+    if bp.accelerators.is_some() || bp.network.nics.iter().any(|n| n.rdma) {
+        ctx.record(
+            &MEMLOCK,
+            None,
+            "unlimited (LimitMEMLOCK=infinity)",
+            Observation::of(
+                &facts.containerd_memlock,
+                |m| format!("soft {}, hard {} (pid {})", m.soft, m.hard, m.pid),
+                |m| m.soft == Limit::Unlimited && m.hard == Limit::Unlimited,
+            ),
+            vec!["/proc/<containerd pid>/limits".to_owned()],
+        );
+    }
     if bp.system.time_sync.is_some() {
         let observation = match runtime {
             Fact::Unknown { reason } => Observation::unknown(reason.clone()),

@@ -16,6 +16,7 @@ pub mod hugepages;
 pub mod iommu;
 pub mod kernel;
 pub mod kernel_log;
+pub mod memlock;
 pub mod memory;
 pub mod modules;
 pub mod nic;
@@ -58,6 +59,8 @@ pub struct Facts {
     pub rdma_devices: Fact<Vec<rdma::RdmaDevice>>,
     pub modules: modules::KernelModules,
     pub runtime: Fact<runtime::Runtime>,
+    /// containerd's RLIMIT_MEMLOCK (what pods inherit).
+    pub containerd_memlock: Fact<memlock::Memlock>,
     pub cdi_specs: Fact<Vec<cdi::CdiSpec>>,
     /// `None` when the caller skipped the kernel log.
     pub kernel_log: Option<Fact<kernel_log::KernelLog>>,
@@ -110,6 +113,7 @@ pub fn collect(host: &dyn Host, options: &CollectOptions) -> Facts {
         rdma_devices: rdma::collect_at(host, rdma::INFINIBAND_CLASS),
         modules: modules::collect(host),
         runtime,
+        containerd_memlock: memlock::collect(host),
         cdi_specs: cdi::collect(host),
         kernel_log,
     }

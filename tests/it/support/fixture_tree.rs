@@ -317,6 +317,17 @@ pub fn base_system(tree: &Tree, cpus_per_node: u32, nodes: u32) {
         "/proc/mounts",
         "sysfs /sys sysfs rw,nosuid,nodev,noexec,relatime 0 0\ntmpfs /dev/shm tmpfs rw,nosuid,nodev,size=1056808704k,inode64 0 0\ncgroup2 /sys/fs/cgroup cgroup2 rw,nosuid,nodev,noexec,relatime 0 0\n",
     );
+    // containerd with the rendered LimitMEMLOCK=infinity, and a shim beside it.
+    tree.file(
+        "/sys/fs/cgroup/system.slice/containerd.service/cgroup.procs",
+        "1240\n1234\n",
+    );
+    tree.attr("/proc/1240/comm", "containerd-shim");
+    tree.attr("/proc/1234/comm", "containerd");
+    tree.file(
+        "/proc/1234/limits",
+        "Limit                     Soft Limit           Hard Limit           Units     \nMax locked memory         unlimited            unlimited            bytes     \nMax open files            1048576              1048576              files     \n",
+    );
     tree.bytes(
         "/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c",
         &[0x06, 0x00, 0x00, 0x00, 0x01],
