@@ -158,12 +158,17 @@ fn cmdline(ctx: &Context<'_>, out: &Rendered) -> Result<(), RenderError> {
     if ctx.boot.grubby {
         let path = "etc/systemd/system/nodeimg-kernel-args.service";
         let unit = text(out, path)?;
+        // One word, quoted by the unit filter when it holds spaces.
         let inner = unit
             .lines()
-            .find_map(|l| {
-                l.strip_prefix("ExecStart=/usr/sbin/grubby --update-kernel=ALL \"--args=")
+            .find_map(|l| l.strip_prefix("ExecStart=/usr/sbin/grubby --update-kernel=ALL "))
+            .map(|w| {
+                w.strip_prefix('"')
+                    .and_then(|w| w.strip_suffix('"'))
+                    .unwrap_or(w)
             })
-            .and_then(|l| l.strip_suffix('"'))
+            .and_then(|w| w.strip_prefix("--args="))
+            .map(|w| w.replace("%%", "%"))
             .ok_or_else(|| fail(path, "no grubby --args line".into()))?;
         let got: Vec<&str> = inner.split_whitespace().collect();
         if got != want {

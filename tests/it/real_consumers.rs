@@ -66,6 +66,21 @@ fn containerd_dumps_the_rendered_version_2_configs() {
         );
         assert!(dump.contains("SystemdCgroup = true"), "{}", bp.name());
         assert!(
+            dump.contains(&format!(
+                "sandbox_image = \"{}\"",
+                nodeimg::render::context::sandbox_image(bp.spec())
+            )),
+            "{}: {dump}",
+            bp.name()
+        );
+        // containerd resolved the drop-in glob (nothing there on this
+        // machine) and lists the files it read.
+        assert!(
+            dump.contains(&format!("imports = [\"{}\"]", f.display())),
+            "{}: {dump}",
+            bp.name()
+        );
+        assert!(
             dump.contains(&format!("root = \"{}\"", bp.spec().runtime.containerd.root)),
             "{}",
             bp.name()
@@ -104,17 +119,34 @@ fn sshd_accepts_the_rendered_configs() {
     )));
     // sshd -t insists on its privilege-separation directory.
     std::fs::create_dir_all("/run/sshd").expect("the real-tools tests run as root");
-    let disabled = Variant::of("cpu-minimal")
-        .set("security.ssh.enabled", serde_json::json!(false))
-        .load();
-    for bp in EXAMPLES.iter().map(|n| example(n)).chain([disabled]) {
+    for bp in EXAMPLES.iter().map(|n| example(n)) {
         let r = rendered(&bp);
-        let f = write_file(dir.path(), &r, "etc/ssh/sshd_config.d/50-nodeimg.conf");
+        let f = write_file(dir.path(), &r, "etc/ssh/sshd_config.d/00-nodeimg.conf");
         let o = run(
             "/usr/sbin/sshd",
             &["-t", "-f", f.to_str().unwrap(), "-h", key.to_str().unwrap()],
         );
         assert!(ok(&o), "{}: {}", bp.name(), show(&o));
+        // The drop-in's values are the ones sshd ends up with (-T prints
+        // the effective configuration).
+        let o = run(
+            "/usr/sbin/sshd",
+            &["-T", "-f", f.to_str().unwrap(), "-h", key.to_str().unwrap()],
+        );
+        let effective = String::from_utf8_lossy(&o.stdout).to_lowercase();
+        for want in [
+            "disableforwarding yes",
+            "permituserenvironment no",
+            "maxstartups 10:30:60",
+            "loglevel verbose",
+            "allowtcpforwarding no",
+        ] {
+            assert!(
+                effective.lines().any(|l| l == want),
+                "{}: {want} not in effect:\n{effective}",
+                bp.name()
+            );
+        }
     }
     let bad = dir.path().join("bad.conf");
     std::fs::write(&bad, "PermitRootLogin maybe\n").unwrap();
@@ -151,6 +183,7 @@ fn chronyd_parses_the_rendered_configs() {
         for s in &t.pools {
             assert!(printed.contains(&format!("pool {s} iburst")), "{printed}");
         }
+        assert!(printed.contains("makestep 1"), "{name}: {printed}");
     }
     let bad = dir.path().join("bad.conf");
     std::fs::write(&bad, "server\nmakestep x y\n").unwrap();
@@ -216,6 +249,13 @@ fn unit_root(r: &nodeimg::render::Rendered, root: &Path) {
         "bin/mv",
         "bin/rm",
         "bin/mount",
+        "usr/sbin/grubby",
+        "usr/bin/mkdir",
+        "usr/bin/touch",
+        "usr/bin/systemctl",
+        "usr/sbin/swapoff",
+        "usr/sbin/update-ca-certificates",
+        "usr/bin/update-ca-trust",
     ] {
         let p = root.join(exe);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
@@ -281,4 +321,127 @@ fn systemd_analyze_verifies_the_rendered_units() {
             "broken.service"
         ]
     )));
+}
+
+#[test]
+#[ignore = "opt-in suite `real-tools`: runs containerd, sshd, chronyd, logrotate, systemd-analyze (cargo test -- --ignored)"]
+fn systemctl_sees_sshd_masked_when_ssh_is_off() {
+    for (name, units) in [
+        ("cpu-minimal", ["ssh.service", "ssh.socket"]),
+        ("mi300x-rhel", ["sshd.service", "sshd.socket"]),
+    ] {
+        let bp = Variant::of(name)
+            .set("security.ssh.enabled", serde_json::json!(false))
+            .load();
+        let r = rendered(&bp);
+        let dir = tempfile::tempdir().unwrap();
+        unit_root(&r, dir.path());
+        let lib = dir.path().join("usr/lib/systemd/system");
+        for unit in units {
+            // The vendor unit the mask hides.
+            std::fs::write(
+                lib.join(unit),
+                "[Unit]\nDescription=OpenSSH\n[Service]\nExecStart=/usr/sbin/sshd -D\n[Install]\nWantedBy=multi-user.target\n",
+            )
+            .unwrap();
+            let root_arg = format!("--root={}", dir.path().display());
+            let o = run("systemctl", &[root_arg.as_str(), "is-enabled", unit]);
+            assert_eq!(
+                String::from_utf8_lossy(&o.stdout).trim(),
+                "masked",
+                "{name} {unit}: {}",
+                show(&o)
+            );
+        }
+    }
+}
+
+#[test]
+#[ignore = "opt-in suite `real-tools`: runs containerd, sshd, chronyd, logrotate, systemd-analyze (cargo test -- --ignored)"]
+fn apt_reads_the_package_holds() {
+    // apt parses the rendered preferences and gives the pinned versions 1001
+    // and every other kernel -1: here, Debian 12's own kernel meta package
+    // (in this machine's package lists) gets no candidate at all.
+    let bp = Variant::of("cpu-minimal")
+        .set(
+            "runtime.containerd.version",
+            serde_json::json!("1.6.20~ds1"),
+        )
+        .load();
+    let r = rendered(&bp);
+    let dir = tempfile::tempdir().unwrap();
+    let parts = dir.path().join("preferences.d");
+    std::fs::create_dir_all(&parts).unwrap();
+    std::fs::write(
+        parts.join("nodeimg-pins"),
+        r.layer.file("etc/apt/preferences.d/nodeimg-pins").unwrap(),
+    )
+    .unwrap();
+    let parts_arg = format!("Dir::Etc::PreferencesParts={}", parts.display());
+    let policy = |pkg: &str| {
+        let o = run(
+            "apt-cache",
+            &[
+                "-o",
+                parts_arg.as_str(),
+                "-o",
+                "Dir::Etc::Preferences=/dev/null",
+                "policy",
+                pkg,
+            ],
+        );
+        assert!(ok(&o) && o.stderr.is_empty(), "{}", show(&o));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let meta = policy("linux-image-amd64");
+    assert!(meta.contains("Candidate: (none)"), "{meta}");
+    let containerd = policy("containerd");
+    assert!(
+        containerd
+            .lines()
+            .any(|l| l.trim_start().starts_with("1.6.20~ds1-") && l.trim_end().ends_with(" 1001")),
+        "{containerd}"
+    );
+    // A broken record is an error apt reports.
+    std::fs::write(
+        parts.join("nodeimg-pins"),
+        "Pin: version 1\nPin-Priority: 1001\n",
+    )
+    .unwrap();
+    let o = run(
+        "apt-cache",
+        &[
+            "-o",
+            parts_arg.as_str(),
+            "-o",
+            "Dir::Etc::Preferences=/dev/null",
+            "policy",
+            "x",
+        ],
+    );
+    assert!(!o.stderr.is_empty(), "{}", show(&o));
+
+    // unattended-upgrades' exclusions as apt's configuration parser reads them.
+    let f = write_file(
+        dir.path(),
+        &r,
+        "etc/apt/apt.conf.d/51nodeimg-unattended-upgrades",
+    );
+    let o = run(
+        "apt-config",
+        &[
+            "-c",
+            f.to_str().unwrap(),
+            "dump",
+            "Unattended-Upgrade::Package-Blacklist",
+        ],
+    );
+    assert!(ok(&o), "{}", show(&o));
+    let dump = String::from_utf8_lossy(&o.stdout);
+    for p in ["linux-", "containerd", "kubelet$"] {
+        assert!(
+            dump.contains(&format!("Unattended-Upgrade::Package-Blacklist:: \"{p}\";")),
+            "{p}: {dump}"
+        );
+    }
 }

@@ -57,8 +57,20 @@ fn containerd_keys_exist_in_the_upstream_reference_of_their_version() {
             "containerd-config/amazon-eks-ami/containerdv2-runtime-config-nvidia__expected-containerd-configv{v}.toml"
         ));
         p.extend(paths_of(&std::fs::read_to_string(prod).unwrap()));
-        // The reference documents the top-level keys in prose, not in the table.
+        // The reference documents the top-level keys in prose, not in the
+        // table; `containerd config default` of 1.7 lists them (`imports`)
+        // and the transfer service, whose id and keys 2.x keeps.
         p.extend(["version", "root", "state"].map(String::from));
+        let default17 = corpus(
+            "containerd-config/containerd-upstream/integration_client_testdata_default-1.7.toml",
+        );
+        p.extend(
+            paths_of(&std::fs::read_to_string(default17).unwrap())
+                .into_iter()
+                .filter(|k| {
+                    k == "imports" || k.starts_with("plugins.io.containerd.transfer.v1.local")
+                }),
+        );
         p
     };
     let (v2, v3) = (reference(2), reference(3));
@@ -204,8 +216,19 @@ fn nvidia_runtime_entry_matches_a_production_node_tool() {
     assert_eq!(a["runtime_type"], b["runtime_type"]);
     assert_eq!(a["options"]["BinaryName"], b["options"]["BinaryName"]);
     assert_eq!(a["options"]["SystemdCgroup"], b["options"]["SystemdCgroup"]);
+    // EKS makes `nvidia` the default (legacy injection); with CDI nodeimg
+    // keeps runc as the default and `nvidia` as a handler only.
     assert_eq!(
-        eks["plugins"]["io.containerd.cri.v1.runtime"]["containerd"]["default_runtime_name"],
         ours["plugins"]["io.containerd.cri.v1.runtime"]["containerd"]["default_runtime_name"]
+            .as_str(),
+        Some("runc")
     );
+    // The sandbox image is pinned where EKS pins it.
+    let pinned = |v: &toml::Value| {
+        v["plugins"]["io.containerd.cri.v1.images"]["pinned_images"]["sandbox"]
+            .as_str()
+            .map(|s| s.split(':').next().unwrap().to_string())
+    };
+    assert_eq!(pinned(&eks), pinned(&ours));
+    assert!(pinned(&ours).is_some());
 }

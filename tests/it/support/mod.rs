@@ -53,7 +53,7 @@ pub fn containerd_1_7() -> Blueprint {
     use nodeimg::blueprint::yaml_path::YamlPath;
     let extra = YamlPath::parse("runtime.containerd.extraConfig");
     let v = Variant::of("h100-sxm-ubuntu");
-    let key = "plugins.\"io.containerd.cri.v1.images\".max_concurrent_downloads";
+    let key = "plugins.\"io.containerd.transfer.v1.local\".max_concurrent_downloads";
     let downloads = v
         .get("runtime.containerd.extraConfig")
         .and_then(|e| e.get(key))
