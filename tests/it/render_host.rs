@@ -414,6 +414,140 @@ fn operator_owned_amd_driver_blacklists_the_inbox_module() {
     assert!(!m.iter().any(|l| l.starts_with("options amdgpu")), "{m:?}");
 }
 
+// --- network -----------------------------------------------------------------
+
+/// A stand-in for udev (no udevd on a test machine): the interface properties
+/// the NIC rules match on, and what applying the rules in file order leaves.
+#[derive(Debug, Clone)]
+struct Netdev {
+    link_type: u32,
+    driver: Option<&'static str>,
+    device: Option<String>,
+}
+
+/// Applies `rules` as udev does on `add`: every rule whose matches all hold
+/// runs its assignments in file order (a later `ATTR{mtu}=` overwrites an
+/// earlier one). Returns the MTU written last and whether the link is set up.
+/// An unknown key fails the test, so the stand-in keeps up with the template.
+fn apply_udev(rules: &str, dev: &Netdev) -> (Option<u32>, bool) {
+    let (mut mtu, mut up) = (None, false);
+    for rule in lines(rules) {
+        let mut matched = true;
+        let mut assigns = Vec::new();
+        for part in rule.split(", ") {
+            let (key, op, value) = if let Some((k, v)) = part.split_once("==") {
+                (k, "==", v)
+            } else if let Some((k, v)) = part.split_once("+=") {
+                (k, "+=", v)
+            } else {
+                let (k, v) = part.split_once('=').unwrap_or_else(|| panic!("{part}"));
+                (k, "=", v)
+            };
+            let value = value.trim_matches('"');
+            match (key, op) {
+                ("ACTION", "==") => matched &= value == "add",
+                ("SUBSYSTEM", "==") => matched &= value == "net",
+                ("ATTR{type}", "==") => matched &= value == dev.link_type.to_string(),
+                ("DRIVERS", "==") => matched &= dev.driver == Some(value),
+                ("ATTRS{device}", "==") => matched &= dev.device.as_deref() == Some(value),
+                ("ATTR{mtu}", "=") | ("RUN", "+=") => assigns.push((key, value.to_string())),
+                _ => panic!("the udev stand-in does not know `{part}` in {rule}"),
+            }
+        }
+        if matched {
+            for (key, value) in assigns {
+                match key {
+                    "ATTR{mtu}" => mtu = Some(value.parse().unwrap()),
+                    _ => {
+                        assert_eq!(value, "/usr/sbin/ip link set dev $name up");
+                        up = true;
+                    }
+                }
+            }
+        }
+    }
+    (mtu, up)
+}
+
+#[test]
+fn nic_rules_set_the_mtu_and_link_state_verify_checks() {
+    use nodeimg::blueprint::model::LinkLayer;
+    use nodeimg::verify::checks::network::model_device_ids;
+    let path = "etc/udev/rules.d/81-nodeimg-nics.rules";
+    for name in ["h100-sxm-ubuntu", "mi300x-rhel"] {
+        let bp = example(name);
+        let r = rendered(&bp);
+        let rules = text(&r, path);
+        let groups = &bp.spec().network.nics;
+        for (i, g) in groups.iter().enumerate() {
+            // One interface of every device id of the group: it ends with
+            // the MTU verify's nic.mtu expects of it (the netdev MTU, IB MTU
+            // less the IPoIB header) and with its link set up.
+            for id in model_device_ids(&g.model).unwrap() {
+                let dev = Netdev {
+                    link_type: match g.link_layer {
+                        LinkLayer::Ethernet => 1,
+                        LinkLayer::Infiniband => 32,
+                    },
+                    driver: Some(match g.driver.as_deref() {
+                        Some("mlx5_core") => "mlx5_core",
+                        Some("ice") => "ice",
+                        other => panic!("{name}: network.nics[{i}] driver {other:?}"),
+                    }),
+                    device: Some(format!("0x{id:04x}")),
+                };
+                let want = match g.link_layer {
+                    LinkLayer::Ethernet => g.mtu,
+                    LinkLayer::Infiniband => g.mtu - 4,
+                };
+                assert_eq!(
+                    apply_udev(rules, &dev),
+                    (Some(want), true),
+                    "{name}: network.nics[{i}] {dev:?}"
+                );
+                // Another vendor's NIC of the same link type is left alone.
+                let other = Netdev {
+                    driver: Some("e1000e"),
+                    device: Some("0x10d3".into()),
+                    ..dev
+                };
+                assert_eq!(apply_udev(rules, &other), (None, false));
+            }
+        }
+    }
+    // Overlapping groups: an interface belongs to the first group it fits
+    // (verify's rule), so its MTU is the first group's.
+    let nic = |mtu: u32, role: &str| {
+        json!({"role": role, "model": "ConnectX-7", "driver": "mlx5_core", "count": 1,
+               "speedGbps": 400, "mtu": mtu, "linkLayer": "ethernet", "rdma": true})
+    };
+    let overlap = rendered(
+        &Variant::of("cpu-minimal")
+            .set(
+                "network.nics",
+                json!([nic(9000, "compute"), nic(4200, "storage")]),
+            )
+            .load(),
+    );
+    let cx7 = Netdev {
+        link_type: 1,
+        driver: Some("mlx5_core"),
+        device: Some("0x1021".into()),
+    };
+    assert_eq!(apply_udev(text(&overlap, path), &cx7), (Some(9000), true));
+    // A group nodeimg cannot identify gets no rule (and a warning); without
+    // any identifiable group there is no file.
+    assert!(!has(&rendered(&example("cpu-minimal")), path));
+    let mystery = Variant::of("cpu-minimal").set(
+        "network.nics",
+        json!([{"role": "compute", "model": "Mystery NIC", "count": 1, "speedGbps": 100,
+                "mtu": 9000, "linkLayer": "ethernet"}]),
+    );
+    assert!(!has(&rendered(&mystery.clone().load()), path));
+    let codes = codes_of("cpu-minimal", |_| mystery);
+    assert!(codes.contains(&"nic-unidentified".to_string()), "{codes:?}");
+}
+
 // --- time, DNS, SSH, audit, trust store ---------------------------------------
 
 #[test]

@@ -7,6 +7,7 @@ mod compat;
 mod iommu;
 mod kernel_args;
 mod kubelet;
+mod network;
 mod runtime;
 mod system;
 
@@ -31,6 +32,7 @@ pub fn check(bp: &RawBlueprint, cx: &Context<'_>, out: &mut Collector<'_>) {
     iommu::check(bp, out);
     kernel_args::check(bp, out);
     kubelet::check(bp, out);
+    network::check(bp, out);
     runtime::check(bp, out);
     system::check(bp, cx.base_dir, out);
 }

@@ -18,6 +18,7 @@ mod gpu;
 mod holds;
 mod kernel;
 mod kubelet;
+mod network;
 mod nfd;
 mod security;
 mod system;
@@ -35,6 +36,7 @@ pub use gpu::{Gpu, Operator};
 pub use holds::Holds;
 pub use kernel::Kernel;
 pub use kubelet::Kubelet;
+pub use network::NicRule;
 pub use nfd::Nfd;
 pub use security::Security;
 pub use system::System;
@@ -64,6 +66,8 @@ pub struct Context<'a> {
     pub gpu: Option<Gpu<'a>>,
     /// Any NIC with RDMA.
     pub rdma: bool,
+    /// MTU and link-up rules per NIC group nodeimg can identify.
+    pub nics: Vec<NicRule>,
     /// Modules loaded at boot and kernel parameters.
     pub kernel: Kernel,
     /// Package holds for what the blueprint pins.
@@ -146,6 +150,7 @@ impl<'a> Context<'a> {
             boot: boot::of(rhel, &args),
             gpu: gpu::of(s),
             rdma: s.network.nics.iter().any(|n| n.rdma),
+            nics: network::of(s),
             kernel: kernel::of(s),
             holds: holds::of(s),
             containerd: containerd::of(s),

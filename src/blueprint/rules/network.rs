@@ -1,0 +1,24 @@
+//! Network rules: a NIC group nodeimg cannot identify (no driver, a model
+//! it has no PCI ids for) gets no MTU or link rule from the image, and
+//! verify cannot tell its interfaces from any other of that link type.
+
+use super::p;
+use crate::blueprint::diagnostic::Collector;
+use crate::blueprint::model::*;
+use crate::verify::checks::network::model_device_ids;
+
+pub fn check(bp: &RawBlueprint, out: &mut Collector<'_>) {
+    for (i, n) in bp.network.nics.iter().enumerate() {
+        if n.driver.is_none() && model_device_ids(&n.model).is_none() {
+            out.warning(
+                "nic-unidentified",
+                &p("network.nics").index(i).key("model"),
+                format!(
+                    "nodeimg has no PCI ids for `{}` and no driver is named: the image sets no MTU or link state for this group, and verify matches its interfaces by link layer alone",
+                    n.model
+                ),
+            )
+            .hint = Some("name the kernel driver (network.nics[].driver), e.g. mlx5_core".into());
+        }
+    }
+}
