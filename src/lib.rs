@@ -8,6 +8,7 @@ pub mod blueprint;
 pub mod cli;
 pub mod command;
 pub mod diff;
+pub mod input;
 pub mod k8s;
 pub mod package;
 pub mod render;

@@ -188,6 +188,16 @@ impl Matrix {
     }
 
     pub fn parse(text: &str, file: &str) -> Result<Self, MatrixError> {
+        // The blueprint's own bounded reader first: size, depth, aliases counted in nodes
+        // and bytes, duplicate keys and tags (serde_yaml alone would expand an alias bomb).
+        super::source::decode(text.as_bytes())
+            .and_then(super::source::parse)
+            .map_err(|e| MatrixError {
+                file: file.to_string(),
+                line: e.pos.map(|p| p.line),
+                column: e.pos.map(|p| p.column),
+                message: e.message,
+            })?;
         let m: Matrix = serde_yaml::from_str(text).map_err(|e| MatrixError {
             file: file.to_string(),
             line: e.location().map(|l| l.line()),
@@ -222,7 +232,8 @@ impl Matrix {
 
     /// Reads a user matrix and lays it over `self`.
     pub fn extend_from_file(&mut self, path: &Path) -> Result<(), MatrixError> {
-        let text = std::fs::read_to_string(path).map_err(|e| MatrixError {
+        let limit = super::source::MAX_BYTES as u64;
+        let text = crate::input::read_text(path, limit).map_err(|e| MatrixError {
             file: path.display().to_string(),
             line: None,
             column: None,

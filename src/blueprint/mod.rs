@@ -82,7 +82,9 @@ pub struct Loaded {
 /// Reads and checks a blueprint file. Relative paths inside it (overlay,
 /// certificates) are resolved against the file's folder and must exist.
 pub fn load_file(path: &Path, matrix: &Matrix) -> Result<Loaded, Vec<Diagnostic>> {
-    let bytes = std::fs::read(path).map_err(|e| {
+    // Bounded before it is read: one byte over the limit is enough to refuse it, and a
+    // FIFO or a device is refused without blocking.
+    let bytes = crate::input::read(path, source::MAX_BYTES as u64 + 1).map_err(|e| {
         let mut c = Collector::new(path, None);
         c.error_pos(
             "unreadable",

@@ -4,8 +4,13 @@
 //! Parsing keeps positions so that every later diagnostic — structural or
 //! semantic — can point at the line a user must edit. The reader follows the
 //! YAML 1.2 core schema (so `yes` is a string, not a boolean), refuses
-//! duplicate keys, multi-document streams and unknown tags, and bounds what
-//! hostile input can cost: file size, nesting depth and alias expansion.
+//! duplicate keys, multi-document streams and unknown tags (on scalars and
+//! collections alike), refuses numbers JSON cannot hold (`.inf`, `.nan`,
+//! `1e400`, integers past 64 bits) instead of turning them into text, and
+//! bounds what hostile input can cost: file size, nesting depth, and alias
+//! expansion counted both in nodes and in bytes, checked before an alias is
+//! copied (one 3 MB anchored string aliased 100,000 times would otherwise
+//! cost 300 GB).
 
 use std::collections::HashMap;
 
@@ -20,6 +25,9 @@ pub const MAX_BYTES: usize = 4 * 1024 * 1024;
 pub const MAX_DEPTH: usize = 64;
 /// Most nodes a document may expand to once aliases are resolved.
 pub const MAX_NODES: usize = 100_000;
+/// Most bytes of text (scalars and keys) a document may expand to once aliases
+/// are resolved: four times the largest file.
+pub const MAX_EXPANDED_BYTES: usize = 4 * MAX_BYTES;
 
 /// A line and column, both counted from 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -166,12 +174,20 @@ enum Frame {
     },
 }
 
+/// What a value costs once expanded: nodes and bytes of text.
+#[derive(Debug, Clone, Copy, Default)]
+struct Size {
+    nodes: usize,
+    bytes: usize,
+}
+
 #[derive(Default)]
 struct Builder {
     stack: Vec<Frame>,
-    anchors: HashMap<usize, (Value, usize)>,
+    anchors: HashMap<usize, (Value, Size)>,
     map: SourceMap,
-    nodes: usize,
+    /// What the document has expanded to so far.
+    total: Size,
     root: Option<Value>,
     documents: usize,
 }
@@ -197,6 +213,15 @@ impl Builder {
                 }
                 Event::Scalar(text, style, anchor, tag) => {
                     if self.expecting_key() {
+                        let path = self.current_path();
+                        self.count(
+                            Size {
+                                nodes: 0,
+                                bytes: text.len(),
+                            },
+                            pos,
+                            &path,
+                        )?;
                         self.set_key(text.into_owned(), pos)?;
                         continue;
                     }
@@ -204,11 +229,15 @@ impl Builder {
                     let tag = tag.map(|t| format!("{}{}", t.handle, t.suffix));
                     let value = scalar(&text, style, tag.as_deref())
                         .map_err(|m| SourceError::at(pos, &path, m))?;
-                    self.leaf(value, pos, anchor, 1)?;
+                    let size = Size {
+                        nodes: 1,
+                        bytes: text.len(),
+                    };
+                    self.leaf(value, pos, anchor, size)?;
                 }
                 Event::Alias(id) => {
                     let path = self.child_path();
-                    let Some((value, size)) = self.anchors.get(&id).cloned() else {
+                    let Some(&(_, size)) = self.anchors.get(&id) else {
                         return Err(SourceError::at(
                             pos,
                             &path,
@@ -222,9 +251,13 @@ impl Builder {
                             "an alias cannot be used as a mapping key",
                         ));
                     }
-                    self.leaf(value, pos, 0, size)?;
+                    // Counted before the copy is made, so a refused alias costs nothing.
+                    self.count(size, pos, &path)?;
+                    let value = self.anchors.get(&id).map(|(v, _)| v.clone());
+                    self.place(value.unwrap_or(Value::Null), pos, 0, size);
                 }
-                Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
+                Event::SequenceStart(anchor, ref tag) | Event::MappingStart(anchor, ref tag) => {
+                    let is_seq = matches!(event, Event::SequenceStart(..));
                     if self.expecting_key() {
                         let path = self.current_path();
                         return Err(SourceError::at(
@@ -234,6 +267,10 @@ impl Builder {
                         ));
                     }
                     let path = self.child_path();
+                    if let Some(tag) = tag {
+                        let tag = format!("{}{}", tag.handle, tag.suffix);
+                        collection_tag(&tag, is_seq).map_err(|m| SourceError::at(pos, &path, m))?;
+                    }
                     if self.stack.len() >= MAX_DEPTH {
                         return Err(SourceError::at(
                             pos,
@@ -241,23 +278,22 @@ impl Builder {
                             format!("nesting is deeper than {MAX_DEPTH} levels"),
                         ));
                     }
-                    self.count(1, pos, &path)?;
+                    self.count(Size { nodes: 1, bytes: 0 }, pos, &path)?;
                     self.record(&path, pos);
-                    self.stack
-                        .push(if matches!(event, Event::SequenceStart(..)) {
-                            Frame::Seq {
-                                path,
-                                items: Vec::new(),
-                                anchor,
-                            }
-                        } else {
-                            Frame::Map {
-                                path,
-                                entries: Map::new(),
-                                key: None,
-                                anchor,
-                            }
-                        });
+                    self.stack.push(if is_seq {
+                        Frame::Seq {
+                            path,
+                            items: Vec::new(),
+                            anchor,
+                        }
+                    } else {
+                        Frame::Map {
+                            path,
+                            entries: Map::new(),
+                            key: None,
+                            anchor,
+                        }
+                    });
                 }
                 Event::SequenceEnd | Event::MappingEnd => {
                     let (value, anchor) = match self.stack.pop() {
@@ -268,7 +304,7 @@ impl Builder {
                         None => continue,
                     };
                     if anchor != 0 {
-                        let size = count_nodes(&value);
+                        let size = size_of(&value);
                         self.anchors.insert(anchor, (value.clone(), size));
                     }
                     self.attach(value);
@@ -353,14 +389,24 @@ impl Builder {
         self.map.entries.insert(path.clone(), Entry { key, value });
     }
 
-    fn count(&mut self, n: usize, pos: Pos, path: &YamlPath) -> Result<(), SourceError> {
-        self.nodes = self.nodes.saturating_add(n);
-        if self.nodes > MAX_NODES {
+    fn count(&mut self, size: Size, pos: Pos, path: &YamlPath) -> Result<(), SourceError> {
+        self.total.nodes = self.total.nodes.saturating_add(size.nodes);
+        self.total.bytes = self.total.bytes.saturating_add(size.bytes);
+        if self.total.nodes > MAX_NODES {
             return Err(SourceError::at(
                 pos,
                 path,
                 format!(
                     "document expands to more than {MAX_NODES} nodes (aliases included); refusing it"
+                ),
+            ));
+        }
+        if self.total.bytes > MAX_EXPANDED_BYTES {
+            return Err(SourceError::at(
+                pos,
+                path,
+                format!(
+                    "document expands to more than {MAX_EXPANDED_BYTES} bytes of text (aliases included); refusing it"
                 ),
             ));
         }
@@ -372,16 +418,22 @@ impl Builder {
         value: Value,
         pos: Pos,
         anchor: usize,
-        size: usize,
+        size: Size,
     ) -> Result<(), SourceError> {
         let path = self.child_path();
         self.count(size, pos, &path)?;
+        self.place(value, pos, anchor, size);
+        Ok(())
+    }
+
+    /// Records and attaches a value already counted.
+    fn place(&mut self, value: Value, pos: Pos, anchor: usize, size: Size) {
+        let path = self.child_path();
         self.record(&path, pos);
         if anchor != 0 {
             self.anchors.insert(anchor, (value.clone(), size));
         }
         self.attach(value);
-        Ok(())
     }
 
     fn attach(&mut self, value: Value) {
@@ -397,11 +449,52 @@ impl Builder {
     }
 }
 
-fn count_nodes(v: &Value) -> usize {
+/// Nodes and bytes of text in a built value (what one more alias of it costs).
+fn size_of(v: &Value) -> Size {
+    let add = |a: Size, b: Size| Size {
+        nodes: a.nodes.saturating_add(b.nodes),
+        bytes: a.bytes.saturating_add(b.bytes),
+    };
+    let one = Size { nodes: 1, bytes: 0 };
     match v {
-        Value::Array(a) => 1 + a.iter().map(count_nodes).sum::<usize>(),
-        Value::Object(o) => 1 + o.values().map(count_nodes).sum::<usize>(),
-        _ => 1,
+        Value::Array(a) => a.iter().map(size_of).fold(one, add),
+        Value::Object(o) => o
+            .iter()
+            .map(|(k, v)| {
+                add(
+                    Size {
+                        nodes: 0,
+                        bytes: k.len(),
+                    },
+                    size_of(v),
+                )
+            })
+            .fold(one, add),
+        Value::String(s) => Size {
+            nodes: 1,
+            bytes: s.len(),
+        },
+        // The text a number or a literal was written as is at most this long in practice;
+        // what matters is that it is not free.
+        _ => Size { nodes: 1, bytes: 8 },
+    }
+}
+
+/// Accepts the core schema's own tag for a list or a mapping; refuses any other tag on a
+/// collection, as on a scalar (`!!python/object/apply:os.system [...]` is not data).
+fn collection_tag(tag: &str, is_seq: bool) -> Result<(), String> {
+    let (own, what) = if is_seq {
+        ("seq", "a list")
+    } else {
+        ("map", "a mapping")
+    };
+    let core = tag
+        .strip_prefix("tag:yaml.org,2002:")
+        .or_else(|| tag.strip_prefix("!!"));
+    if tag == "!" || core == Some(own) {
+        Ok(())
+    } else {
+        Err(format!("unsupported YAML tag `{tag}` on {what}"))
     }
 }
 
@@ -414,7 +507,7 @@ fn scalar(text: &str, style: ScalarStyle, tag: Option<&str>) -> Result<Value, St
                 .ok_or_else(|| format!("`{text}` is tagged !!int but is not an integer"));
         }
         Some("tag:yaml.org,2002:float") | Some("!!float") => {
-            return float(text)
+            return float(text)?
                 .ok_or_else(|| format!("`{text}` is tagged !!float but is not a number"));
         }
         Some("tag:yaml.org,2002:bool") | Some("!!bool") => {
@@ -437,10 +530,21 @@ fn scalar(text: &str, style: ScalarStyle, tag: Option<&str>) -> Result<Value, St
     if let Some(i) = int(text) {
         return Ok(i);
     }
-    if let Some(f) = float(text) {
+    if is_integer_literal(text) {
+        return Err(format!(
+            "`{text}` is an integer outside the 64-bit range; quote it if it is text"
+        ));
+    }
+    if let Some(f) = float(text)? {
         return Ok(f);
     }
     Ok(Value::String(text.into()))
+}
+
+/// Decimal digits with an optional sign: what the core schema reads as an integer.
+fn is_integer_literal(text: &str) -> bool {
+    let digits = text.strip_prefix(['-', '+']).unwrap_or(text);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
 fn boolean(text: &str) -> Option<Value> {
@@ -478,17 +582,32 @@ fn int(text: &str) -> Option<Value> {
     }
 }
 
-fn float(text: &str) -> Option<Value> {
-    let t = text.trim_start_matches(['+', '-']);
+/// A core-schema float: `Ok(None)` when the text is not one, an error when it is one
+/// that JSON cannot hold (`.inf`, `.nan`, `1e400`): no blueprint field takes such a
+/// number, and reading it as text instead would hide the mistake.
+fn float(text: &str) -> Result<Option<Value>, String> {
+    let t = text.strip_prefix(['+', '-']).unwrap_or(text);
+    if matches!(t, ".inf" | ".Inf" | ".INF" | ".nan" | ".NaN" | ".NAN") {
+        return Err(format!(
+            "`{text}` is an infinite or not-a-number float, which no field accepts; quote it if it is text"
+        ));
+    }
     let looks_numeric = t.starts_with(|c: char| c.is_ascii_digit() || c == '.')
         && t.bytes()
             .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-'))
         && t.bytes().any(|b| b.is_ascii_digit());
     if !looks_numeric {
-        return None;
+        return Ok(None);
     }
-    let f: f64 = text.parse().ok()?;
-    Number::from_f64(f).map(Value::Number)
+    let Ok(f) = text.parse::<f64>() else {
+        return Ok(None);
+    };
+    match Number::from_f64(f) {
+        Some(n) => Ok(Some(Value::Number(n))),
+        None => Err(format!(
+            "`{text}` is too large for a 64-bit float; quote it if it is text"
+        )),
+    }
 }
 
 #[cfg(test)]
@@ -554,6 +673,73 @@ mod tests {
             "{}",
             e.message
         );
+    }
+
+    #[test]
+    fn aliases_are_bounded_by_expanded_bytes_before_copying() {
+        // 100 aliases of a 1 MB string are 101 nodes but 100 MB of text.
+        let big = "x".repeat(1 << 20);
+        let mut text = format!("a: &big {big}\nb:\n");
+        for _ in 0..100 {
+            text.push_str("  - *big\n");
+        }
+        let e = parse(&text).unwrap_err();
+        assert!(
+            e.message
+                .contains(&format!("more than {MAX_EXPANDED_BYTES} bytes")),
+            "{}",
+            e.message
+        );
+        assert!(e.pos.is_some_and(|p| p.line > 2), "{e:?}");
+        // Keys of aliased mappings count too.
+        let key = "k".repeat(1 << 20);
+        let mut text = format!("a: &m {{{key}: 1}}\nb:\n");
+        for _ in 0..20 {
+            text.push_str("  - *m\n");
+        }
+        assert!(parse(&text).unwrap_err().message.contains("bytes of text"));
+        // A few aliases of a small anchor are fine.
+        assert!(parse("a: &x [1, 2]\nb: [*x, *x, *x]\n").is_ok());
+    }
+
+    #[test]
+    fn tags_on_collections_are_refused_like_tags_on_scalars() {
+        for text in [
+            "a: !!python/object/apply:os.system ['id']\n",
+            "a: !!python/object/new:x {k: 1}\n",
+            "a: !custom [1]\n",
+            "a: !!map [1]\n",
+            "a: !!seq {k: 1}\n",
+        ] {
+            let e = parse(text).unwrap_err();
+            assert!(e.message.contains("unsupported YAML tag"), "{text}: {e:?}");
+            assert_eq!(e.pos.map(|p| p.line), Some(1), "{text}");
+        }
+        let doc = parse("a: !!seq [1]\nb: !!map {k: 1}\nc: ! {k: 2}\n").unwrap();
+        assert_eq!(doc.value["a"][0], 1);
+        assert_eq!(doc.value["b"]["k"], 1);
+    }
+
+    #[test]
+    fn numbers_json_cannot_hold_are_errors_not_text() {
+        for text in [
+            "a: 1e400\n",
+            "a: -1e400\n",
+            "a: .inf\n",
+            "a: -.Inf\n",
+            "a: .nan\n",
+            "a: !!float 1e999\n",
+            "a: 99999999999999999999999\n",
+        ] {
+            let e = parse(text).unwrap_err();
+            assert!(e.message.contains("quote it"), "{text}: {e:?}");
+        }
+        // Quoted, they are text; in range, numbers.
+        let doc = parse("a: '1e400'\nb: \".inf\"\nc: 1e300\nd: 18446744073709551615\n").unwrap();
+        assert_eq!(doc.value["a"], "1e400");
+        assert_eq!(doc.value["b"], ".inf");
+        assert_eq!(doc.value["c"], 1e300);
+        assert_eq!(doc.value["d"], u64::MAX);
     }
 
     #[test]

@@ -68,9 +68,8 @@ impl Input {
                 .lock()
                 .take(limit + 1)
                 .read_to_end(&mut bytes)?,
-            Self::File(p) => std::fs::File::open(p)?
-                .take(limit + 1)
-                .read_to_end(&mut bytes)?,
+            // Bounded, and a FIFO or a device is refused without blocking.
+            Self::File(p) => return crate::input::read(p, limit).map_err(std::io::Error::from),
         };
         if bytes.len() as u64 > limit {
             return Err(std::io::Error::new(

@@ -281,7 +281,8 @@ fn copies(bp: &Blueprint, ctx: &Context<'_>, layer: &mut Tree) -> Result<(), Ren
     let base = crate::atomic::parent_dir(bp.file());
     let read = |rel: &str| {
         let p = base.join(rel);
-        std::fs::read(&p).map_err(|e| RenderError::io(&p, e))
+        // Certificates are a few KiB; a bundle of every public CA is about 200 KiB.
+        crate::input::read(&p, 1024 * 1024).map_err(|e| RenderError::io(&p, e.into()))
     };
     let add = |layer: &mut Tree, path: String, bytes: Vec<u8>| {
         layer

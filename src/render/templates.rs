@@ -6,6 +6,9 @@ use std::path::Path;
 
 use super::RenderError;
 
+/// Largest override template read (the largest built-in one is a few KiB).
+const MAX_TEMPLATE_BYTES: u64 = 1024 * 1024;
+
 include!(concat!(env!("OUT_DIR"), "/templates.rs"));
 
 /// Template name → text, and the environment compiled from them (built
@@ -83,7 +86,8 @@ impl Templates {
                         name,
                     });
                 }
-                let text = std::fs::read_to_string(&p).map_err(|e| RenderError::io(&p, e))?;
+                let text = crate::input::read_text(&p, MAX_TEMPLATE_BYTES)
+                    .map_err(|e| RenderError::io(&p, e.into()))?;
                 texts.insert(name.clone(), text);
                 overridden.push(name);
             }
