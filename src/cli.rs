@@ -280,9 +280,25 @@ pub struct SourceArgs {
     /// Use this saved `nvidia-smi -q -x` output instead of running nvidia-smi (`-`: standard input).
     #[arg(long, value_name = "FILE")]
     pub nvidia_smi_xml: Option<Input>,
+    /// Run this program (a path on this machine) for NAME: nvidia-smi, rocm-smi, containerd,
+    /// kubelet or systemctl (repeatable). Without it, programs run only from their fixed
+    /// paths and only when reading this machine; never from a `--root` tree.
+    #[arg(long, value_name = "NAME=PATH", value_parser = parse_tool, conflicts_with = "snapshot")]
+    pub tool: Vec<(crate::verify::host::Program, PathBuf)>,
     /// Deadline for each vendor command (nvidia-smi, systemctl, ...), in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub timeout: u64,
+}
+
+fn parse_tool(text: &str) -> Result<(crate::verify::host::Program, PathBuf), String> {
+    let (name, path) = text.split_once('=').ok_or_else(|| {
+        format!("`{text}`: expected NAME=PATH, e.g. nvidia-smi=/opt/nvidia/bin/nvidia-smi")
+    })?;
+    let program = name.parse()?;
+    if path.is_empty() {
+        return Err(format!("`{text}`: the path is empty"));
+    }
+    Ok((program, PathBuf::from(path)))
 }
 
 #[derive(Debug, Args)]
@@ -299,6 +315,9 @@ pub struct CaptureArgs {
     /// Read the machine under this folder instead of `/`.
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
+    /// Run this program (a path on this machine) for NAME (repeatable); see `facts --tool`.
+    #[arg(long, value_name = "NAME=PATH", value_parser = parse_tool)]
+    pub tool: Vec<(crate::verify::host::Program, PathBuf)>,
     /// Deadline for each vendor command, in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub timeout: u64,

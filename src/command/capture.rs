@@ -8,7 +8,7 @@ use super::{Env, Exit, Failure, OrUnusable, Outcome};
 use crate::cli::CaptureArgs;
 use crate::verify::CollectOptions;
 use crate::verify::capture;
-use crate::verify::host::{LiveHost, RecordLimits};
+use crate::verify::host::RecordLimits;
 
 pub fn run(args: &CaptureArgs, env: &mut Env<'_>) -> Outcome {
     let root = args.root.clone().unwrap_or_else(|| PathBuf::from("/"));
@@ -31,7 +31,7 @@ pub fn run(args: &CaptureArgs, env: &mut Env<'_>) -> Outcome {
         max_item_bytes: args.max_item_bytes,
         max_total_bytes: args.max_bytes,
     };
-    let host = LiveHost::new(root.clone());
+    let host = super::source::live_host(&root, &args.tool)?;
     let captured = capture::capture(&host, &root.display().to_string(), &options, limits);
     match args.output.path() {
         Some(path) => capture::write(path, &captured.recording, &captured.manifest).unusable()?,

@@ -10,11 +10,12 @@ use super::stdio::Input;
 use super::{Env, Failure, OrUnusable};
 use crate::cli::SourceArgs;
 use crate::verify::capture;
-use crate::verify::host::{Host, LiveHost, SnapshotHost};
+use crate::verify::host::{Host, LiveHost, OUTPUT_LIMIT, Program, SnapshotHost};
 use crate::verify::{CollectOptions, ToolOutput};
 
-/// Largest `--nvidia-smi-xml` read (a real 8-GPU report is under 1 MiB).
-const MAX_TOOL_OUTPUT_BYTES: u64 = 64 * 1024 * 1024;
+/// Largest `--nvidia-smi-xml` read (a real 8-GPU report is under 1 MiB): the same bound
+/// as on the output of nvidia-smi itself.
+const MAX_TOOL_OUTPUT_BYTES: u64 = OUTPUT_LIMIT;
 
 /// Largest capture read from standard input (as for a capture file).
 const MAX_SNAPSHOT_BYTES: u64 = 1024 * 1024 * 1024;
@@ -67,8 +68,28 @@ pub fn open(args: &SourceArgs, env: &mut Env<'_>) -> Result<Source, Failure> {
         )));
     }
     Ok(Source {
-        host: Box::new(LiveHost::new(root.clone())),
+        host: Box::new(live_host(&root, &args.tool)?),
         options,
         root: Some(root),
     })
+}
+
+/// The live host under `root`. Programs run only from the fixed paths of this machine
+/// when `root` is `/`, or from the paths named with `--tool` (each must be a file here);
+/// never from the tree under another root.
+pub fn live_host(
+    root: &std::path::Path,
+    tools: &[(Program, PathBuf)],
+) -> Result<LiveHost, Failure> {
+    let mut host = LiveHost::new(root);
+    for (program, path) in tools {
+        if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+            return Err(Failure::unusable(format!(
+                "--tool {program}={}: not a file on this machine",
+                path.display()
+            )));
+        }
+        host = host.with_program(*program, path);
+    }
+    Ok(host)
 }

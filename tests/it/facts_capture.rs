@@ -33,7 +33,7 @@ fn fixture_capture_replays_to_identical_facts() {
         command_timeout: Duration::from_secs(10),
         ..CollectOptions::default()
     };
-    let host = LiveHost::new(tree.root());
+    let host = tree.host();
     let captured = capture::capture(&host, "fixture", &options, RecordLimits::default());
     assert_eq!(captured.facts.gpus.gpus.len(), 8);
     assert!(captured.manifest.not_captured.is_empty());
@@ -85,7 +85,7 @@ fn limits_skip_large_content_with_a_reason() {
         max_item_bytes: 4096,
         max_total_bytes: 1024 * 1024,
     };
-    let captured = capture::capture(&LiveHost::new(tree.root()), "fixture", &options, limits);
+    let captured = capture::capture(&tree.host(), "fixture", &options, limits);
     let skipped = captured
         .manifest
         .not_captured
@@ -110,12 +110,7 @@ fn limits_skip_large_content_with_a_reason() {
 fn a_truncated_or_foreign_archive_is_an_error() {
     let tree = verify_fixture::healthy_tree();
     let options = verify_fixture::options(&verify_fixture::healthy_xml());
-    let captured = capture::capture(
-        &LiveHost::new(tree.root()),
-        "fixture",
-        &options,
-        RecordLimits::default(),
-    );
+    let captured = capture::capture(&tree.host(), "fixture", &options, RecordLimits::default());
     let bytes =
         archive::pack(&captured.recording, &captured.manifest).unwrap_or_else(|e| panic!("{e}"));
     assert!(archive::unpack(&bytes[..bytes.len() / 2]).is_err());
@@ -131,15 +126,23 @@ fn capture_command_and_snapshot_agree_with_the_live_tree() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let archive = dir.path().join("node.tar.zst");
     let archive = archive.to_string_lossy().into_owned();
-    let out = nodeimg(&[
-        "capture",
-        "-o",
-        &archive,
-        "--root",
-        &root,
-        "--timeout",
-        "10",
-    ]);
+    let tools = tree.tool_args();
+    let tools: Vec<&str> = tools.iter().map(String::as_str).collect();
+    let out = nodeimg(
+        &[
+            &[
+                "capture",
+                "-o",
+                &archive,
+                "--root",
+                &root,
+                "--timeout",
+                "10",
+            ],
+            tools.as_slice(),
+        ]
+        .concat(),
+    );
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -148,7 +151,13 @@ fn capture_command_and_snapshot_agree_with_the_live_tree() {
     );
     assert!(out.stdout.is_empty());
     assert!(Path::new(&archive).is_file());
-    let live = nodeimg(&["facts", "--root", &root, "--timeout", "10"]);
+    let live = nodeimg(
+        &[
+            &["facts", "--root", &root, "--timeout", "10"],
+            tools.as_slice(),
+        ]
+        .concat(),
+    );
     let replayed = nodeimg(&["facts", "--snapshot", &archive]);
     assert_eq!(live.status.code(), Some(0));
     assert_eq!(replayed.status.code(), Some(0));

@@ -10,7 +10,7 @@ use nodeimg::verify::facts::gpu::{Gpu, GpuVendor};
 use nodeimg::verify::facts::kernel_log::KernelEventKind;
 use nodeimg::verify::facts::pci::{BarKind, PciDevice};
 use nodeimg::verify::{
-    CollectOptions, Fact, Facts, HostErrorKind, KernelLogSource, LiveHost, ToolOutput, collect,
+    CollectOptions, Fact, Facts, HostErrorKind, KernelLogSource, ToolOutput, collect,
 };
 
 fn options_with(nvidia: ToolOutput, rocm: ToolOutput) -> CollectOptions {
@@ -25,7 +25,7 @@ fn options_with(nvidia: ToolOutput, rocm: ToolOutput) -> CollectOptions {
 fn h100_facts() -> (Tree, Facts) {
     let tree = fixture_tree::h100_node();
     let facts = collect(
-        &LiveHost::new(tree.root()),
+        &tree.host(),
         &options_with(
             ToolOutput::Provided(fixture_tree::h100_nvidia_smi_xml()),
             ToolOutput::Skip,
@@ -259,7 +259,7 @@ fn h100_node_gpu_nic_numa_pairing_and_rdma() {
 fn h100_node_modules_cdi_and_kernel_log() {
     let tree = fixture_tree::h100_node();
     let facts = collect(
-        &LiveHost::new(tree.root()),
+        &tree.host(),
         &CollectOptions {
             kernel_log: KernelLogSource::Kmsg,
             ..options_with(ToolOutput::Skip, ToolOutput::Skip)
@@ -328,7 +328,7 @@ fn h100_node_runs_nvidia_smi_under_the_root() {
         &format!("#!/bin/sh\nexec cat '{}'\n", xml.display()),
     );
     let facts = collect(
-        &LiveHost::new(tree.root()),
+        &tree.host(),
         &options_with(ToolOutput::Run, ToolOutput::Run),
     );
     let summary = present(&facts.gpus.nvidia_smi);
@@ -358,7 +358,7 @@ fn h100_node_runs_nvidia_smi_under_the_root() {
 fn mi300x_node_joins_rocm_smi() {
     let tree = fixture_tree::mi300x_node();
     let facts = collect(
-        &LiveHost::new(tree.root()),
+        &tree.host(),
         &options_with(
             ToolOutput::Run,
             ToolOutput::Provided(fixture_tree::mi300x_rocm_smi_json()),
@@ -438,7 +438,7 @@ fn edge_tree() -> Tree {
 fn edge_cases_from_real_kernels() {
     let tree = edge_tree();
     // A down link makes the kernel fail the read of `speed` with EINVAL; a file cannot.
-    let host = FaultHost::new(LiveHost::new(tree.root())).fail_read(
+    let host = FaultHost::new(tree.host()).fail_read(
         "/sys/class/net/ens1f0/speed",
         HostErrorKind::InvalidArgument,
     );
@@ -481,7 +481,8 @@ fn edge_cases_from_real_kernels() {
     assert_eq!(*known(&ens.mtu), 9000);
     assert_eq!(*known(&ens.numa_node), None);
     assert_eq!(known(&facts.cpus.smt_control), &SmtControl::NotSupported);
-    // No nvidia-smi in this tree: running it is an Unknown that says it was not found.
+    // No nvidia-smi was named for this tree, and nothing is run from it: an Unknown that
+    // says how to supply the output.
     let facts = collect(&host, &options_with(ToolOutput::Run, ToolOutput::Run));
     let reason = facts
         .gpus
@@ -491,7 +492,7 @@ fn edge_cases_from_real_kernels() {
         .unwrap_or_default()
         .to_owned();
     assert!(
-        reason.contains("not found") && reason.contains("/usr/bin/nvidia-smi"),
+        reason.contains("never executed") && reason.contains("--nvidia-smi-xml FILE"),
         "{reason}"
     );
 }
@@ -502,7 +503,7 @@ fn legacy_boot_and_missing_files_are_not_defaults() {
     tree.dir("/sys/bus/pci/devices");
     tree.dir("/sys/class/net");
     let facts = collect(
-        &LiveHost::new(tree.root()),
+        &tree.host(),
         &options_with(ToolOutput::Run, ToolOutput::Run),
     );
     assert_eq!(

@@ -41,7 +41,7 @@ fn absolute_links_are_rerooted() {
         "/sys/devices/pci0000:00/0000:00:01.0",
     );
     tree.link("/loop", "/loop");
-    let host = LiveHost::new(tree.root());
+    let host = tree.host();
     assert_eq!(
         host.read_text(Path::new("/etc/os-release")).ok().as_deref(),
         Some("ID=rocky\n")
@@ -111,7 +111,7 @@ fn hung_command_is_killed_at_the_deadline() {
             pid_file.display()
         ),
     );
-    let host = std::sync::Arc::new(LiveHost::new(tree.root()));
+    let host = std::sync::Arc::new(tree.host());
     // The deadline may pass before a loaded machine even starts the script; then there
     // is no child to look at, and the run is repeated with a longer deadline.
     let mut deadline = Duration::from_millis(300);
@@ -152,7 +152,7 @@ fn commands_report_status_and_output() {
         "#!/bin/sh\n[ \"$1\" = is-active ] && [ \"$2\" = -- ] || exit 2\necho inactive\nexit 3\n",
     );
     tree.script("/usr/local/bin/containerd", "#!/bin/sh\necho \"containerd github.com/containerd/containerd v1.7.22 7f7fdf5fed64eb6a7caf99b3e12efcf9d60e311c\"\n");
-    let host = LiveHost::new(tree.root());
+    let host = tree.host();
     let unit = UnitName::parse("kubelet").unwrap_or_else(|e| panic!("{e}"));
     let output = host
         .run(

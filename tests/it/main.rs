@@ -20,6 +20,7 @@ mod facts_fixtures;
 mod facts_host;
 mod facts_live;
 mod golden;
+mod hostile_input;
 mod invalid_blueprints;
 mod output_safety;
 mod package_layout;

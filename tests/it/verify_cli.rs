@@ -295,7 +295,9 @@ impl Node {
     fn verify(&self, extra: &[&str]) -> Output {
         let root = self.tree.root().to_string_lossy().into_owned();
         let bp = self.path("bp.yaml");
+        let tools = self.tree.tool_args();
         let mut args = vec!["verify", "--blueprint", &bp, "--root", &root];
+        args.extend(tools.iter().map(String::as_str));
         if !extra.contains(&"--timeout") {
             args.extend_from_slice(&["--timeout", "10"]);
         }

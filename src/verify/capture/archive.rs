@@ -9,7 +9,7 @@
 //! Entries have fixed mode and time, so the same recording makes the same archive.
 
 use super::manifest::{FORMAT, Manifest};
-use crate::verify::host::{HostError, NotCaptured, RecordedOutput, Recording};
+use crate::verify::host::{Content, HostError, NotCaptured, RecordedOutput, Recording};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
@@ -63,7 +63,7 @@ struct Journal {
 
 /// Packs a recording and its manifest into `.tar.zst` bytes.
 pub fn pack(recording: &Recording, manifest: &Manifest) -> Result<Vec<u8>, ArchiveError> {
-    let mut entries: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut entries: Vec<(String, Content)> = Vec::new();
     let mut journal = Journal {
         dirs: recording.dirs.clone(),
         links: recording.links.clone(),
@@ -107,7 +107,7 @@ pub fn pack(recording: &Recording, manifest: &Manifest) -> Result<Vec<u8>, Archi
         result
             .as_ref()
             .map(|text| {
-                entries.push(("kernel/kmsg".to_owned(), text.as_bytes().to_vec()));
+                entries.push(("kernel/kmsg".to_owned(), Content::from(text.as_bytes())));
                 "kernel/kmsg".to_owned()
             })
             .map_err(Clone::clone)
@@ -137,23 +137,64 @@ pub fn pack(recording: &Recording, manifest: &Manifest) -> Result<Vec<u8>, Archi
     encoder.finish().map_err(io("finish zstd"))
 }
 
+/// The four bytes every zstd frame starts with (RFC 8878, section 3.1.1).
+const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
+/// Largest `manifest.json` read back; a real one is a few KiB.
+const MAX_MANIFEST_BYTES: u64 = 1024 * 1024;
+/// Largest `journal.json` read back; a real one is well under a MiB.
+const MAX_JOURNAL_BYTES: u64 = 64 * 1024 * 1024;
+
 /// Reads `.tar.zst` bytes back into the manifest and the recording.
+///
+/// Nothing in an archive is trusted: it must be zstd, each member is read only up to what
+/// its header says and within [`MAX_UNPACKED_BYTES`] in all, and the content the journal
+/// points at is shared, not copied, and counted each time it is named, so a journal that
+/// names one member many times cannot make replay hold or parse more than that limit.
 pub fn unpack(bytes: &[u8]) -> Result<(Manifest, Recording), ArchiveError> {
+    if !bytes.starts_with(&ZSTD_MAGIC) {
+        return Err(invalid(
+            "capture",
+            "not a nodeimg capture: it is not zstd-compressed (a capture is the `.tar.zst` \
+             archive `nodeimg capture -o FILE` writes)",
+        ));
+    }
     let decoder = zstd::Decoder::new(bytes).map_err(io("open zstd stream"))?;
     let mut tar = tar::Archive::new(decoder.take(MAX_UNPACKED_BYTES));
-    let mut contents: HashMap<String, Vec<u8>> = HashMap::new();
-    for entry in tar.entries().map_err(io("read tar"))? {
-        let mut entry = entry.map_err(io("read tar entry"))?;
+    let mut contents: HashMap<String, Content> = HashMap::new();
+    let not_tar = |e: std::io::Error| {
+        invalid(
+            "capture",
+            format!("not a nodeimg capture: the zstd stream does not hold a tar archive ({e})"),
+        )
+    };
+    for entry in tar.entries().map_err(not_tar)? {
+        let mut entry = entry.map_err(not_tar)?;
         let name = entry
             .path()
             .map_err(io("tar entry name"))?
             .to_string_lossy()
             .into_owned();
-        let mut data = Vec::new();
-        entry
+        let limit = match name.as_str() {
+            "manifest.json" => MAX_MANIFEST_BYTES,
+            "journal.json" => MAX_JOURNAL_BYTES,
+            _ => MAX_UNPACKED_BYTES,
+        };
+        let size = entry
+            .header()
+            .size()
+            .map_err(io(format!("tar entry {name}")))?;
+        if size > limit {
+            return Err(invalid(
+                &name,
+                format!("{size} bytes; a capture member may be at most {limit} bytes"),
+            ));
+        }
+        let mut data = Vec::with_capacity(usize::try_from(size.min(1 << 20)).unwrap_or(0));
+        (&mut entry)
+            .take(limit)
             .read_to_end(&mut data)
             .map_err(io(format!("tar entry {name}")))?;
-        contents.insert(name, data);
+        contents.insert(name, Content::from(data));
     }
     let manifest: Manifest = serde_json::from_slice(
         contents
@@ -176,13 +217,25 @@ pub fn unpack(bytes: &[u8]) -> Result<(Manifest, Recording), ArchiveError> {
             .ok_or_else(|| invalid("capture", "no journal.json"))?,
     )
     .map_err(|e| invalid("journal.json", e.to_string()))?;
-    let take = |name: &str| -> Result<Vec<u8>, ArchiveError> {
-        contents.get(name).cloned().ok_or_else(|| {
+    let mut named: u64 = 0;
+    let mut take = |name: &str| -> Result<Content, ArchiveError> {
+        let content = contents.get(name).cloned().ok_or_else(|| {
             invalid(
                 "journal.json",
                 format!("names {name}, which is not in the archive"),
             )
-        })
+        })?;
+        named = named.saturating_add(content.len() as u64);
+        if named > MAX_UNPACKED_BYTES {
+            return Err(invalid(
+                "journal.json",
+                format!(
+                    "names more than {MAX_UNPACKED_BYTES} bytes of content in all \
+                     (it names some members many times); refusing to replay it"
+                ),
+            ));
+        }
+        Ok(content)
     };
     let mut recording = Recording {
         dirs: journal.dirs,

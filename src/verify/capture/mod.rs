@@ -16,7 +16,6 @@ use crate::time::{Clock, SystemClock};
 use crate::verify::facts::options::CollectOptions;
 use crate::verify::facts::{Facts, collect};
 use crate::verify::host::{Host, RecordLimits, Recording, RecordingHost};
-use std::io::Read;
 use std::path::Path;
 
 /// Largest capture file read back.
@@ -56,27 +55,23 @@ pub fn write(path: &Path, recording: &Recording, manifest: &Manifest) -> Result<
     })
 }
 
-/// Reads a capture archive.
+/// Reads a capture archive (a regular file of at most [`MAX_ARCHIVE_BYTES`]).
 pub fn load(path: &Path) -> Result<(Manifest, Recording), ArchiveError> {
-    let what = || format!("read {}", path.display());
-    let file = std::fs::File::open(path).map_err(|source| ArchiveError::Io {
-        what: what(),
-        source,
-    })?;
-    let mut bytes = Vec::new();
-    file.take(MAX_ARCHIVE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|source| ArchiveError::Io {
-            what: what(),
+    let bytes = crate::input::read(path, MAX_ARCHIVE_BYTES).map_err(|e| match e {
+        crate::input::InputError::Io(source) => ArchiveError::Io {
+            what: format!("read {}", path.display()),
             source,
-        })?;
-    if bytes.len() as u64 > MAX_ARCHIVE_BYTES {
-        return Err(ArchiveError::Invalid {
-            what: what(),
-            message: format!("larger than {MAX_ARCHIVE_BYTES} bytes"),
-        });
-    }
+        },
+        other => ArchiveError::Invalid {
+            what: path.display().to_string(),
+            message: other.to_string(),
+        },
+    })?;
     archive::unpack(&bytes).map_err(|e| match e {
+        ArchiveError::Invalid { what, message } if what == "capture" => ArchiveError::Invalid {
+            what: path.display().to_string(),
+            message,
+        },
         ArchiveError::Invalid { what, message } => ArchiveError::Invalid {
             what: format!("{}: {what}", path.display()),
             message,

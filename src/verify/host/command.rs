@@ -1,12 +1,78 @@
 //! The fixed set of vendor commands verify may run, and what a run returns.
 //!
-//! Commands are an enum, not free-form strings: the host runs only these, by absolute path
-//! (the first candidate that exists), with fixed arguments. A systemd unit name is parsed
-//! into [`UnitName`] first so that it can never be taken for an option.
+//! Commands are an enum, not free-form strings: the host runs only these, with fixed
+//! arguments, from a fixed absolute path on the machine running nodeimg (the first
+//! candidate that exists) or from a path the user named for that [`Program`]. A systemd
+//! unit name is parsed into [`UnitName`] first so that it can never be taken for an option.
 
 use serde::Serialize;
 use std::fmt;
+use std::str::FromStr;
 use std::time::Duration;
+
+/// A program verify may run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Program {
+    NvidiaSmi,
+    RocmSmi,
+    Containerd,
+    Kubelet,
+    Systemctl,
+}
+
+impl Program {
+    pub const ALL: [Program; 5] = [
+        Program::NvidiaSmi,
+        Program::RocmSmi,
+        Program::Containerd,
+        Program::Kubelet,
+        Program::Systemctl,
+    ];
+
+    /// The program's name (`nvidia-smi`), as on the command line (`--tool nvidia-smi=PATH`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Program::NvidiaSmi => "nvidia-smi",
+            Program::RocmSmi => "rocm-smi",
+            Program::Containerd => "containerd",
+            Program::Kubelet => "kubelet",
+            Program::Systemctl => "systemctl",
+        }
+    }
+
+    /// Absolute paths on the live machine, tried in order; the first that exists is run.
+    pub fn candidates(self) -> &'static [&'static str] {
+        match self {
+            Program::NvidiaSmi => &["/usr/bin/nvidia-smi", "/usr/local/bin/nvidia-smi"],
+            Program::RocmSmi => &["/opt/rocm/bin/rocm-smi", "/usr/bin/rocm-smi"],
+            Program::Containerd => &["/usr/bin/containerd", "/usr/local/bin/containerd"],
+            Program::Kubelet => &["/usr/bin/kubelet", "/usr/local/bin/kubelet"],
+            Program::Systemctl => &["/usr/bin/systemctl", "/bin/systemctl"],
+        }
+    }
+}
+
+impl fmt::Display for Program {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Program {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Program::ALL
+            .into_iter()
+            .find(|p| p.name() == s)
+            .ok_or_else(|| {
+                format!(
+                    "unknown program `{s}`; one of: {}",
+                    Program::ALL.map(Program::name).join(", ")
+                )
+            })
+    }
+}
 
 /// A systemd unit name: letters, digits and `@._:-\`, not starting with `-`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -48,18 +114,14 @@ pub enum VendorCommand {
 }
 
 impl VendorCommand {
-    /// Absolute paths tried in order; the first that exists is run.
-    pub fn program_candidates(&self) -> &'static [&'static str] {
+    /// The program this command runs.
+    pub fn program(&self) -> Program {
         match self {
-            VendorCommand::NvidiaSmiQueryXml => {
-                &["/usr/bin/nvidia-smi", "/usr/local/bin/nvidia-smi"]
-            }
-            VendorCommand::RocmSmiJson => &["/opt/rocm/bin/rocm-smi", "/usr/bin/rocm-smi"],
-            VendorCommand::ContainerdVersion => {
-                &["/usr/bin/containerd", "/usr/local/bin/containerd"]
-            }
-            VendorCommand::KubeletVersion => &["/usr/bin/kubelet", "/usr/local/bin/kubelet"],
-            VendorCommand::SystemctlIsActive(_) => &["/usr/bin/systemctl", "/bin/systemctl"],
+            VendorCommand::NvidiaSmiQueryXml => Program::NvidiaSmi,
+            VendorCommand::RocmSmiJson => Program::RocmSmi,
+            VendorCommand::ContainerdVersion => Program::Containerd,
+            VendorCommand::KubeletVersion => Program::Kubelet,
+            VendorCommand::SystemctlIsActive(_) => Program::Systemctl,
         }
     }
 
@@ -95,13 +157,7 @@ impl VendorCommand {
 
     /// The program's short name, for messages.
     pub fn program_name(&self) -> &'static str {
-        match self {
-            VendorCommand::NvidiaSmiQueryXml => "nvidia-smi",
-            VendorCommand::RocmSmiJson => "rocm-smi",
-            VendorCommand::ContainerdVersion => "containerd",
-            VendorCommand::KubeletVersion => "kubelet",
-            VendorCommand::SystemctlIsActive(_) => "systemctl",
-        }
+        self.program().name()
     }
 }
 

@@ -53,6 +53,13 @@ pub enum HostErrorKind {
     LinkLoop,
     /// The command ran past its deadline and was killed.
     Timeout { after_ms: u64 },
+    /// A FIFO, a device, a socket or a directory where a file was expected; not opened
+    /// for reading, so it cannot block.
+    NotRegular { file_kind: String },
+    /// The file or output is larger than the host reads; nothing of it is used.
+    TooLarge { limit: u64 },
+    /// The program was deliberately not run (an inspected tree's programs never are).
+    NotRun { reason: String },
     /// Any other OS error, with its errno when there is one.
     Os { errno: Option<i32>, message: String },
 }
@@ -69,6 +76,13 @@ impl fmt::Display for HostErrorKind {
             HostErrorKind::Timeout { after_ms } => {
                 write!(f, "timed out after {after_ms} ms and was killed")
             }
+            HostErrorKind::NotRegular { file_kind } => {
+                write!(f, "{file_kind}, not a regular file; not read")
+            }
+            HostErrorKind::TooLarge { limit } => {
+                write!(f, "larger than {}; not read", crate::input::bytes(*limit))
+            }
+            HostErrorKind::NotRun { reason } => f.write_str(reason),
             HostErrorKind::Os {
                 errno: Some(errno),
                 message,
@@ -129,6 +143,23 @@ impl HostError {
 
     pub fn io(op: HostOp, target: impl Into<String>, err: &io::Error) -> Self {
         HostError::new(op, target, HostErrorKind::from_io(err))
+    }
+
+    /// A failed bounded read of an input file.
+    pub fn input(op: HostOp, target: impl Into<String>, err: &crate::input::InputError) -> Self {
+        use crate::input::InputError;
+        let kind = match err {
+            InputError::Io(e) => HostErrorKind::from_io(e),
+            InputError::NotRegular { kind } => HostErrorKind::NotRegular {
+                file_kind: (*kind).to_owned(),
+            },
+            InputError::TooLarge { limit } => HostErrorKind::TooLarge { limit: *limit },
+            InputError::NotUtf8 { .. } => HostErrorKind::Os {
+                errno: None,
+                message: err.to_string(),
+            },
+        };
+        HostError::new(op, target, kind)
     }
 
     pub fn timeout(target: impl Into<String>, after: Duration) -> Self {

@@ -1,16 +1,27 @@
-//! The live machine, seen under a root prefix (`/` in production, a fixture tree in tests).
+//! The live machine, seen under a root prefix (`/` in production, a fixture tree or a
+//! mounted image otherwise).
 //!
 //! Reads go through [`RootedResolver`](super::path) unless the root is `/`, where the
-//! kernel's own resolution already cannot leave the root. Commands are looked up under the
-//! root too, so a fixture tree carries its own tools and never mixes with the machine
-//! running the tests. A command that runs past its timeout is killed together with
-//! everything it started (it runs in its own process group), so a hung vendor tool can
-//! never hang the boot.
+//! kernel's own resolution already cannot leave the root. Every read is bounded
+//! ([`FILE_LIMIT`]) and refuses what is not a regular file without blocking on it (see
+//! [`crate::input`]): a FIFO at `/proc/cmdline` or a sparse terabyte file in an inspected
+//! tree costs nothing.
+//!
+//! Reading is all a host does with an inspected tree: programs are never run from it.
+//! Vendor commands run only from the fixed paths of the machine nodeimg runs on, and only
+//! when that machine is the one being read (root `/`), or from a path the caller named
+//! for that program ([`LiveHost::with_program`], `--tool NAME=PATH`). Under any other
+//! root a command is answered [`HostErrorKind::NotRun`] with how to supply what it would
+//! have said. A command that runs past its timeout is killed together with everything it
+//! started (it runs in its own process group), so a hung vendor tool can never hang the
+//! boot.
 
 use super::Host;
-use super::command::{CommandOutput, VendorCommand};
+use super::command::{CommandOutput, Program, VendorCommand};
 use super::error::{HostError, HostErrorKind, HostOp};
 use super::path::{RootedResolver, machine_components};
+use crate::input;
+use std::collections::BTreeMap;
 use std::fs;
 use std::io::{self, Read};
 use std::os::unix::fs::OpenOptionsExt;
@@ -21,8 +32,14 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-/// Most bytes kept from one command's stdout or stderr, or from the kernel log.
-const OUTPUT_LIMIT: u64 = 64 * 1024 * 1024;
+/// Most bytes read from one file. Real sysfs and procfs files are a few KiB (the largest,
+/// `/proc/cpuinfo` of a 512-thread machine, under 1 MiB).
+pub const FILE_LIMIT: u64 = 16 * 1024 * 1024;
+/// Most bytes of one command's stdout or stderr; more is an error, not a prefix.
+/// `nvidia-smi -q -x` of an 8-GPU node is a few hundred KiB.
+pub const OUTPUT_LIMIT: u64 = 16 * 1024 * 1024;
+/// Most bytes kept from the kernel log (the kernel's own ring buffer is at most 32 MiB).
+pub const KERNEL_LOG_LIMIT: u64 = 64 * 1024 * 1024;
 
 /// The live machine under `root`.
 #[derive(Debug)]
@@ -30,6 +47,8 @@ pub struct LiveHost {
     root: PathBuf,
     /// `None` when the root is `/`.
     resolver: Option<RootedResolver>,
+    /// Programs named by the caller, run from these paths on this machine.
+    programs: BTreeMap<Program, PathBuf>,
 }
 
 impl Default for LiveHost {
@@ -39,19 +58,35 @@ impl Default for LiveHost {
 }
 
 impl LiveHost {
-    /// A host whose `/` is `root` on this machine.
+    /// A host whose `/` is `root` on this machine. A root that resolves to `/` is the live
+    /// machine itself.
     pub fn new(root: impl Into<PathBuf>) -> Self {
         let root = root.into();
-        let resolver = if root == Path::new("/") {
-            None
-        } else {
-            Some(RootedResolver::new(root.clone()))
-        };
-        LiveHost { root, resolver }
+        let is_slash = |p: &Path| p == Path::new("/");
+        let live = is_slash(&root) || fs::canonicalize(&root).is_ok_and(|p| is_slash(&p));
+        let resolver = (!live).then(|| RootedResolver::new(root.clone()));
+        LiveHost {
+            root,
+            resolver,
+            programs: BTreeMap::new(),
+        }
+    }
+
+    /// Runs `program` from `path` on this machine (never resolved under the root),
+    /// instead of its fixed paths. This is how a caller vouches for a program: nothing
+    /// else ever runs under a root other than `/`.
+    pub fn with_program(mut self, program: Program, path: impl Into<PathBuf>) -> Self {
+        self.programs.insert(program, path.into());
+        self
     }
 
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// True when this host reads the machine nodeimg runs on (root `/`).
+    pub fn is_live(&self) -> bool {
+        self.resolver.is_none()
     }
 
     /// The local path for a machine path; `follow_last` resolves a final link too.
@@ -69,11 +104,32 @@ impl LiveHost {
         }
     }
 
+    /// The program to run for `command`: the one named for it, or on the live machine the
+    /// first of its fixed paths that exists.
     fn find_program(&self, command: &VendorCommand) -> Result<PathBuf, HostError> {
-        for candidate in command.program_candidates() {
-            let local = self.local(HostOp::Run, Path::new(candidate), true)?;
-            if fs::metadata(&local).is_ok_and(|meta| meta.is_file()) {
-                return Ok(local);
+        let program = command.program();
+        let fail = |kind| HostError::new(HostOp::Run, command.to_string(), kind);
+        if let Some(path) = self.programs.get(&program) {
+            return match fs::metadata(path) {
+                Ok(meta) if meta.is_file() => Ok(path.clone()),
+                Ok(meta) => Err(fail(HostErrorKind::NotRegular {
+                    file_kind: input::kind_of(meta.file_type()).to_owned(),
+                })),
+                Err(e) => Err(HostError::io(
+                    HostOp::Run,
+                    format!("{command} (--tool {program}={})", path.display()),
+                    &e,
+                )),
+            };
+        }
+        if !self.is_live() {
+            return Err(fail(HostErrorKind::NotRun {
+                reason: not_run_reason(program, &self.root),
+            }));
+        }
+        for candidate in program.candidates() {
+            if fs::metadata(candidate).is_ok_and(|meta| meta.is_file()) {
+                return Ok(PathBuf::from(candidate));
             }
         }
         Err(HostError::new(
@@ -81,35 +137,47 @@ impl LiveHost {
             format!(
                 "{} (looked for {})",
                 command,
-                command.program_candidates().join(", ")
+                program.candidates().join(", ")
             ),
             HostErrorKind::NotFound,
         ))
     }
 }
 
+/// Why a program is not run under an inspected root, and how to supply its answer.
+fn not_run_reason(program: Program, root: &Path) -> String {
+    let saved = match program {
+        Program::NvidiaSmi => "give its saved output with --nvidia-smi-xml FILE, ",
+        _ => "",
+    };
+    format!(
+        "not run: {} is read, and programs in it are never executed; {saved}run \
+         `nodeimg capture` on the node itself and verify with --snapshot, or name a \
+         program you trust with --tool {program}=PATH",
+        root.display()
+    )
+}
+
 impl Host for LiveHost {
     fn read(&self, path: &Path) -> Result<Vec<u8>, HostError> {
         let local = self.local(HostOp::Read, path, false)?;
-        let target = || path.display().to_string();
-        let mut options = fs::OpenOptions::new();
-        options.read(true);
-        if self.resolver.is_some() {
-            // The final component was not a link when resolved; refuse one that appeared since.
-            options.custom_flags(libc::O_NOFOLLOW);
-        }
-        let open = |local: &Path| options.open(local);
-        let mut file = match open(&local) {
-            Err(err) if err.raw_os_error() == Some(libc::ELOOP) => {
-                let resolved = self.local(HostOp::Read, path, true)?;
-                open(&resolved).map_err(|e| HostError::io(HostOp::Read, target(), &e))?
-            }
-            other => other.map_err(|e| HostError::io(HostOp::Read, target(), &e))?,
+        let fail =
+            |e: &input::InputError| HostError::input(HostOp::Read, path.display().to_string(), e);
+        // Under a root the final component was not a link when resolved; refuse one that
+        // appeared since.
+        let nofollow = if self.resolver.is_some() {
+            libc::O_NOFOLLOW
+        } else {
+            0
         };
-        let mut bytes = Vec::new();
-        file.read_to_end(&mut bytes)
-            .map_err(|e| HostError::io(HostOp::Read, target(), &e))?;
-        Ok(bytes)
+        let file = match input::open(&local, nofollow) {
+            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+                let resolved = self.local(HostOp::Read, path, true)?;
+                input::open(&resolved, nofollow).map_err(|e| fail(&e))?
+            }
+            other => other.map_err(|e| fail(&e))?,
+        };
+        input::read_open(file, FILE_LIMIT).map_err(|e| fail(&e))
     }
 
     fn list_dir(&self, path: &Path) -> Result<Vec<String>, HostError> {
@@ -160,9 +228,21 @@ impl Host for LiveHost {
         let fail = |e: &io::Error| HostError::io(HostOp::KernelLog, "/dev/kmsg", e);
         let mut file = fs::OpenOptions::new()
             .read(true)
-            .custom_flags(libc::O_NONBLOCK)
+            .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
             .open(local)
             .map_err(|e| fail(&e))?;
+        // The live machine's log is the kmsg device; an inspected tree's is a saved file
+        // (a device node in a tree would read this machine's devices).
+        let file_type = file.metadata().map_err(|e| fail(&e))?.file_type();
+        if !(file_type.is_file() || self.is_live()) {
+            return Err(HostError::new(
+                HostOp::KernelLog,
+                "/dev/kmsg",
+                HostErrorKind::NotRegular {
+                    file_kind: input::kind_of(file_type).to_owned(),
+                },
+            ));
+        }
         // /dev/kmsg returns one record per read and EAGAIN at the end; a regular file (a
         // fixture or a saved log) returns chunks and then 0.
         let mut log = Vec::new();
@@ -172,7 +252,7 @@ impl Host for LiveHost {
                 Ok(0) => break,
                 Ok(n) => {
                     log.extend_from_slice(&buf[..n]);
-                    if log.len() as u64 > OUTPUT_LIMIT {
+                    if log.len() as u64 > KERNEL_LOG_LIMIT {
                         break;
                     }
                 }
@@ -234,6 +314,15 @@ fn run_with_timeout(
         .max(Duration::from_millis(100));
     let stdout = collect(stdout, rest);
     let stderr = collect(stderr, rest);
+    if stdout.len().max(stderr.len()) as u64 > OUTPUT_LIMIT {
+        return Err(HostError::new(
+            HostOp::Run,
+            command.to_string(),
+            HostErrorKind::TooLarge {
+                limit: OUTPUT_LIMIT,
+            },
+        ));
+    }
     Ok(CommandOutput {
         status: status.code(),
         stdout,
@@ -247,8 +336,10 @@ fn drain(pipe: impl Read + Send + 'static) -> mpsc::Receiver<Vec<u8>> {
     let (sender, receiver) = mpsc::channel();
     thread::spawn(move || {
         let mut bytes = Vec::new();
-        // A read error ends the output early; what was read is kept.
-        let _ = pipe.take(OUTPUT_LIMIT).read_to_end(&mut bytes);
+        // A read error ends the output early; what was read is kept. One byte past the
+        // limit tells the caller the output was too large; the pipe is closed there, so
+        // a program that prints forever gets EPIPE instead of blocking.
+        let _ = pipe.take(OUTPUT_LIMIT + 1).read_to_end(&mut bytes);
         let _ = sender.send(bytes);
     });
     receiver

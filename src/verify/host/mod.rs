@@ -18,11 +18,11 @@ mod recorder;
 mod recording;
 mod snapshot;
 
-pub use command::{CommandOutput, UnitName, VendorCommand};
+pub use command::{CommandOutput, Program, UnitName, VendorCommand};
 pub use error::{HostError, HostErrorKind, HostOp};
-pub use live::LiveHost;
+pub use live::{FILE_LIMIT, KERNEL_LOG_LIMIT, LiveHost, OUTPUT_LIMIT};
 pub use recorder::{RecordLimits, RecordingHost};
-pub use recording::{NotCaptured, RecordedOutput, Recording};
+pub use recording::{Content, NotCaptured, RecordedOutput, Recording};
 pub use snapshot::SnapshotHost;
 
 use std::path::{Path, PathBuf};

@@ -9,7 +9,7 @@
 use super::Host;
 use super::command::{CommandOutput, VendorCommand};
 use super::error::{HostError, HostErrorKind, HostOp};
-use super::recording::{NotCaptured, RecordedOutput, Recording};
+use super::recording::{Content, NotCaptured, RecordedOutput, Recording};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -126,7 +126,11 @@ impl<H: Host> Host for RecordingHost<H> {
             self.admit(HostOp::Read, &target, bytes.len() as u64)
                 .map(|()| bytes)
         });
-        self.with_state(|s| s.recording.reads.insert(target, result.clone()));
+        let stored = result
+            .as_ref()
+            .map(|bytes| Content::from(bytes.as_slice()))
+            .map_err(Clone::clone);
+        self.with_state(|s| s.recording.reads.insert(target, stored));
         result
     }
 

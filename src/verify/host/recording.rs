@@ -4,21 +4,27 @@
 //! A [`Recording`] is what `nodeimg capture` archives and what a
 //! [`SnapshotHost`](super::SnapshotHost) replays. Keys are machine paths (or the command
 //! line), so a replay answers exactly what the live machine answered, errors included.
+//! Content is shared ([`Content`]), so an archive whose journal names one member many
+//! times holds that member once.
 
 use super::command::CommandOutput;
 use super::error::HostError;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
+
+/// File content or command output, shared between the answers that name it.
+pub type Content = Arc<[u8]>;
 
 /// A command's outcome as stored: exit status, output and how long it ran.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RecordedOutput {
     pub status: Option<i32>,
     #[serde(skip)]
-    pub stdout: Vec<u8>,
+    pub stdout: Content,
     #[serde(skip)]
-    pub stderr: Vec<u8>,
+    pub stderr: Content,
     pub elapsed_ms: u64,
 }
 
@@ -26,8 +32,8 @@ impl From<&CommandOutput> for RecordedOutput {
     fn from(output: &CommandOutput) -> Self {
         RecordedOutput {
             status: output.status,
-            stdout: output.stdout.clone(),
-            stderr: output.stderr.clone(),
+            stdout: Content::from(output.stdout.as_slice()),
+            stderr: Content::from(output.stderr.as_slice()),
             elapsed_ms: u64::try_from(output.elapsed.as_millis()).unwrap_or(u64::MAX),
         }
     }
@@ -37,8 +43,8 @@ impl RecordedOutput {
     pub fn to_output(&self) -> CommandOutput {
         CommandOutput {
             status: self.status,
-            stdout: self.stdout.clone(),
-            stderr: self.stderr.clone(),
+            stdout: self.stdout.to_vec(),
+            stderr: self.stderr.to_vec(),
             elapsed: Duration::from_millis(self.elapsed_ms),
         }
     }
@@ -55,7 +61,7 @@ pub struct NotCaptured {
 /// One collection's host answers, keyed by machine path or command line.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Recording {
-    pub reads: BTreeMap<String, Result<Vec<u8>, HostError>>,
+    pub reads: BTreeMap<String, Result<Content, HostError>>,
     pub dirs: BTreeMap<String, Result<Vec<String>, HostError>>,
     pub links: BTreeMap<String, Result<String, HostError>>,
     pub resolved: BTreeMap<String, Result<String, HostError>>,
@@ -72,7 +78,7 @@ impl Recording {
             .reads
             .values()
             .filter_map(|r| r.as_ref().ok())
-            .map(Vec::len)
+            .map(|c| c.len())
             .sum();
         let commands: usize = self
             .commands

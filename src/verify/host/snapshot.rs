@@ -42,7 +42,7 @@ impl Host for SnapshotHost {
     fn read(&self, path: &Path) -> Result<Vec<u8>, HostError> {
         let key = path.display().to_string();
         match self.recording.reads.get(&key) {
-            Some(result) => result.clone(),
+            Some(result) => result.as_ref().map(|c| c.to_vec()).map_err(Clone::clone),
             None => Err(missing(HostOp::Read, key)),
         }
     }

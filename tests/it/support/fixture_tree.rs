@@ -1,5 +1,6 @@
 //! Synthetic sysfs/procfs trees of real machine shapes, written into a temporary directory
-//! and read through `LiveHost::new(tree.root())`.
+//! and read through [`Tree::host`]: `LiveHost::new(tree.root())` with the tree's stand-in
+//! programs named explicitly (a host never runs programs from a tree on its own).
 //!
 //! Layouts follow the kernel: `/sys/bus/pci/devices/X` and `/sys/class/net/N` are relative
 //! links into `/sys/devices/pci<domain>:<bus>/<root port>/<switch up>/<switch down>/X`, so
@@ -7,6 +8,8 @@
 //! newline like sysfs. Values are written from the formats in the kernel sources; nothing
 //! here is copied from captured machines.
 
+use nodeimg::verify::LiveHost;
+use nodeimg::verify::host::Program;
 use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
@@ -60,6 +63,41 @@ impl Tree {
             fs::create_dir_all(parent).expect("create parent directories");
         }
         symlink(target, &local).expect("create symlink");
+    }
+
+    /// The stand-in programs in the tree: for each program, the first of its fixed paths
+    /// that holds a file, as a local path.
+    pub fn programs(&self) -> Vec<(Program, PathBuf)> {
+        Program::ALL
+            .into_iter()
+            .filter_map(|program| {
+                program
+                    .candidates()
+                    .iter()
+                    .map(|candidate| self.local(candidate))
+                    .find(|local| local.is_file())
+                    .map(|local| (program, local))
+            })
+            .collect()
+    }
+
+    /// A host that reads the tree and runs its stand-in programs.
+    pub fn host(&self) -> LiveHost {
+        self.programs()
+            .into_iter()
+            .fold(LiveHost::new(self.root()), |host, (program, path)| {
+                host.with_program(program, path)
+            })
+    }
+
+    /// `--tool NAME=PATH` arguments for the tree's stand-in programs.
+    pub fn tool_args(&self) -> Vec<String> {
+        self.programs()
+            .into_iter()
+            .flat_map(|(program, path)| {
+                ["--tool".to_owned(), format!("{program}={}", path.display())]
+            })
+            .collect()
     }
 
     /// An executable script at the machine path `path`.

@@ -7,7 +7,7 @@
 use super::fixture_tree::{self, Tree};
 use nodeimg::blueprint::{self, Blueprint, compat::Matrix};
 use nodeimg::verify::checks::{self, CheckResult, Selection};
-use nodeimg::verify::{CollectOptions, Facts, KernelLogSource, LiveHost, ToolOutput, collect};
+use nodeimg::verify::{CollectOptions, Facts, KernelLogSource, ToolOutput, collect};
 use std::path::Path;
 use std::time::Duration;
 
@@ -192,7 +192,7 @@ pub fn options(xml: &str) -> CollectOptions {
 }
 
 pub fn facts(tree: &Tree, xml: &str) -> Facts {
-    collect(&LiveHost::new(tree.root()), &options(xml))
+    collect(&tree.host(), &options(xml))
 }
 
 /// Every check result for the tree, the XML and the blueprint text.
