@@ -11,7 +11,10 @@
 //! host with a repository path (`quay.io/team`), the most specific match
 //! counting. Credential helpers (`credsStore`, `credHelpers`) are not run.
 //! A file that exists but cannot be read or parsed is an error, never
-//! silently skipped.
+//! silently skipped, and the error never quotes the file's content: a
+//! malformed entry says where it is (line, column, the `auths` key), not
+//! what it holds, since what it holds is a password. Files are read with a
+//! bound and must be regular files.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -44,6 +47,9 @@ pub struct CredentialsError {
     pub path: PathBuf,
     pub message: String,
 }
+
+/// Largest auth file read; real ones are a few KiB.
+const MAX_AUTH_FILE_BYTES: u64 = 1024 * 1024;
 
 #[derive(Deserialize)]
 struct AuthFile {
@@ -80,9 +86,9 @@ pub fn lookup(
     files: &[PathBuf],
 ) -> Result<Option<Credentials>, CredentialsError> {
     for path in files {
-        let bytes = match std::fs::read(path) {
+        let bytes = match crate::input::read(path, MAX_AUTH_FILE_BYTES) {
             Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) if e.is_not_found() => continue,
             Err(e) => {
                 return Err(CredentialsError {
                     path: path.clone(),
@@ -94,8 +100,7 @@ pub fn lookup(
             path: path.clone(),
             message,
         };
-        let file: AuthFile =
-            serde_json::from_slice(&bytes).map_err(|e| err(format!("not valid JSON: {e}")))?;
+        let file = parse(&bytes).map_err(err)?;
         let best = file
             .auths
             .iter()
@@ -123,6 +128,34 @@ pub fn lookup(
         }));
     }
     Ok(None)
+}
+
+/// Parses an auth file. serde_json's own messages quote the offending value
+/// (`invalid type: string "dXNlcjpwYXNz..."`), which here is a credential, so
+/// errors are rebuilt from the location and the path alone.
+fn parse(bytes: &[u8]) -> Result<AuthFile, String> {
+    let describe = |path: String, e: &serde_json::Error| {
+        let at = format!("line {} column {}", e.line(), e.column());
+        let what = if path.is_empty() || path == "." {
+            "the document".to_owned()
+        } else {
+            format!("`{path}`")
+        };
+        match e.classify() {
+            serde_json::error::Category::Data => format!(
+                "{what} at {at} has the wrong type; expected {{\"auths\": {{\"HOST\": {{\"auth\": \"BASE64\"}}}}}}"
+            ),
+            serde_json::error::Category::Eof => format!("not valid JSON: it ends early ({at})"),
+            serde_json::error::Category::Syntax | serde_json::error::Category::Io => {
+                format!("not valid JSON at {at}")
+            }
+        }
+    };
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let file: AuthFile = serde_path_to_error::deserialize(&mut de)
+        .map_err(|e| describe(e.path().to_string(), e.inner()))?;
+    de.end().map_err(|e| describe(String::new(), &e))?;
+    Ok(file)
 }
 
 /// Docker Hub's many names.
@@ -251,6 +284,47 @@ mod tests {
         assert!(
             !format!("{c:?}").contains("\"two\""),
             "password is redacted"
+        );
+    }
+
+    #[test]
+    fn malformed_entries_never_print_what_they_hold() {
+        let dir = tempfile::tempdir().unwrap();
+        // user:S3cr3tPassw0rd
+        let secret = "dXNlcjpTM2NyM3RQYXNzdzByZA==";
+        for (name, json) in [
+            (
+                "entry.json",
+                format!(r#"{{"auths":{{"other.example.com":"{secret}"}}}}"#),
+            ),
+            ("auths.json", format!(r#"{{"auths":"{secret}"}}"#)),
+            (
+                "number.json",
+                format!(r#"{{"auths":{{"r":{{"auth":{{"x":"{secret}"}}}}}}}}"#),
+            ),
+            ("trailing.json", format!(r#"{{"auths":{{}}}} "{secret}""#)),
+            (
+                "syntax.json",
+                format!(r#"{{"auths":{{"r":{{"auth":"{secret}" "#),
+            ),
+        ] {
+            let path = write(dir.path(), name, &json);
+            let err = lookup("r", "x", &[path]).unwrap_err().to_string();
+            assert!(err.contains(name), "{err}");
+            assert!(
+                !err.contains(secret) && !err.contains("dXNl"),
+                "{name}: {err}"
+            );
+        }
+        let path = write(
+            dir.path(),
+            "where.json",
+            &format!("{{\"auths\": {{\n  \"other.example.com\": \"{secret}\"}}}}"),
+        );
+        let err = lookup("r", "x", &[path]).unwrap_err().to_string();
+        assert!(
+            err.contains("`auths.other.example.com`") && err.contains("line 2"),
+            "{err}"
         );
     }
 

@@ -3,7 +3,10 @@
 //!
 //! Every blob read is checked against its descriptor's size and digest, so
 //! a corrupted or hand-edited layout is refused before anything is
-//! uploaded.
+//! uploaded. A layout is input like any other: its JSON files are read with
+//! a bound, and a descriptor's size is compared with the file before
+//! anything is allocated for it (a manifest that claims a terabyte is an
+//! error, not an allocation).
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -14,6 +17,13 @@ use thiserror::Error;
 
 use super::digest::{Digest, HashingWriter};
 use super::layout::BlobRef;
+
+/// Largest `oci-layout` file read (it is one short JSON object).
+const MAX_LAYOUT_FILE_BYTES: u64 = 64 * 1024;
+/// Largest `index.json` read.
+const MAX_INDEX_BYTES: u64 = 4 * 1024 * 1024;
+/// Largest manifest read; the distribution spec lets registries refuse larger ones.
+pub const MAX_MANIFEST_BYTES: u64 = 4 * 1024 * 1024;
 
 #[derive(Debug, Error)]
 #[error("OCI layout {}: {message}", path.display())]
@@ -45,7 +55,7 @@ impl LocalImage {
             message,
         };
         let layout_file = root.join("oci-layout");
-        let text = std::fs::read_to_string(&layout_file).map_err(|e| {
+        let text = crate::input::read_text(&layout_file, MAX_LAYOUT_FILE_BYTES).map_err(|e| {
             err(
                 &layout_file,
                 format!("cannot read it ({e}); is this an OCI image layout?"),
@@ -57,7 +67,7 @@ impl LocalImage {
             return Err(err(&layout_file, "imageLayoutVersion is not 1.0.0".into()));
         }
         let index_path = root.join("index.json");
-        let index = std::fs::read(&index_path)
+        let index = crate::input::read(&index_path, MAX_INDEX_BYTES)
             .map_err(|e| err(&index_path, e.to_string()))
             .and_then(|b| {
                 ImageIndex::from_reader(b.as_slice()).map_err(|e| err(&index_path, e.to_string()))
@@ -94,7 +104,7 @@ impl LocalImage {
             config: manifest.clone(),
             layers: Vec::new(),
         };
-        image.manifest_bytes = image.read_blob(&manifest)?;
+        image.manifest_bytes = image.read_manifest(&manifest)?;
         let parsed = ImageManifest::from_reader(image.manifest_bytes.as_slice())
             .map_err(|e| err(&image.blob_path(&manifest.digest), e.to_string()))?;
         let mpath = image.blob_path(&manifest.digest);
@@ -134,12 +144,30 @@ impl LocalImage {
         self.root.join("blobs").join("sha256").join(digest.hex())
     }
 
-    /// A blob's bytes, checked against its size and digest.
-    pub fn read_blob(&self, blob: &BlobRef) -> Result<Vec<u8>, LayoutError> {
-        let capacity = usize::try_from(blob.size).map_err(|_| LayoutError {
-            path: self.blob_path(&blob.digest),
-            message: "too large to hold in memory".into(),
-        })?;
+    /// The manifest's bytes, checked against its descriptor's size (before anything is
+    /// allocated: against the limit and the file's size) and digest.
+    fn read_manifest(&self, blob: &BlobRef) -> Result<Vec<u8>, LayoutError> {
+        let path = self.blob_path(&blob.digest);
+        let err = |message: String| LayoutError {
+            path: path.clone(),
+            message,
+        };
+        if blob.size > MAX_MANIFEST_BYTES {
+            return Err(err(format!(
+                "index.json gives the manifest a size of {} bytes; a manifest may be at most {MAX_MANIFEST_BYTES}",
+                blob.size
+            )));
+        }
+        let len = std::fs::metadata(&path)
+            .map_err(|e| err(format!("missing manifest: {e}")))?
+            .len();
+        if len != blob.size {
+            return Err(err(format!(
+                "is {len} bytes, index.json says {}",
+                blob.size
+            )));
+        }
+        let capacity = usize::try_from(blob.size).unwrap_or(0);
         self.check_blob(blob, Vec::with_capacity(capacity))
     }
 
@@ -158,7 +186,7 @@ impl LocalImage {
             path: path.clone(),
             message,
         };
-        let file = std::fs::File::open(&path).map_err(|e| err(e.to_string()))?;
+        let file = crate::input::open(&path, 0).map_err(|e| err(e.to_string()))?;
         let mut w = HashingWriter::new(sink);
         std::io::copy(&mut file.take(blob.size.saturating_add(1)), &mut w)
             .map_err(|e| err(e.to_string()))?;

@@ -21,6 +21,8 @@ mod facts_host;
 mod facts_live;
 mod golden;
 mod hostile_input;
+#[cfg(feature = "push")]
+mod hostile_registry;
 mod invalid_blueprints;
 mod output_safety;
 mod package_layout;

@@ -1,29 +1,34 @@
-//! Pushing an OCI image layout to a registry (OCI distribution API, via
-//! oci-client on a current-thread tokio runtime).
+//! Pushing an OCI image layout to a registry (OCI distribution API, spoken directly
+//! over reqwest on a current-thread tokio runtime; see [`registry`]).
 //!
-//! Blobs the registry already has are skipped; the manifest is uploaded as
-//! the exact bytes of the layout, and afterwards the registry's digest for
-//! the tag must equal the local manifest digest, or the push fails. Plain
-//! HTTP is used only when asked for (`insecure`, meant for loopback
-//! registries). Every failure says which registry and reference, and a
-//! failed push never reports success. Each blob that needs uploading is
-//! read into memory once and checked against its digest before it is
-//! sent, so memory use peaks at the size of the largest layer.
+//! Nothing the layout or the registry says is trusted: the tag is checked against the
+//! distribution grammar before any request ([`target`]), every blob is checked against
+//! its descriptor before the first upload, descriptor sizes are checked against the files
+//! before anything is allocated, and every response body is read with a bound. Blobs the
+//! registry already has are skipped; the manifest is uploaded as the exact bytes of the
+//! layout, and afterwards the registry's digest for the tag must equal the local manifest
+//! digest, or the push fails. Plain HTTP is used only when asked for (`insecure`, meant
+//! for loopback registries). Every failure says which registry and reference, and a
+//! failed push never reports success. Blobs are streamed from their files, so memory does
+//! not grow with the layer size.
+
+mod challenge;
+mod registry;
+mod target;
+
+pub use registry::{ERROR_BODY_LIMIT, MANIFEST_LIMIT, TOKEN_LIMIT};
+pub use target::{Target, check_tag};
 
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 use std::time::Duration;
 
-use oci_client::client::{ClientConfig, ClientProtocol};
-use oci_client::errors::{OciDistributionError, OciErrorCode};
-use oci_client::secrets::RegistryAuth;
-use oci_client::{Client, Reference, RegistryOperation};
 use serde::Serialize;
 use thiserror::Error;
 
-use super::credentials::{self, Credentials, CredentialsError};
+use super::credentials::{self, CredentialsError};
 use super::digest::Digest;
 use super::layout_reader::{LayoutError, LocalImage};
+use registry::Registry;
 
 /// How to push.
 #[derive(Debug, Clone)]
@@ -115,47 +120,29 @@ impl PushError {
 }
 
 /// Parses REF. Without a tag, `default_tag` (the layout's) is used; a
-/// digest reference is refused, since a push names a tag.
-pub fn parse_reference(reference: &str, default_tag: Option<&str>) -> Result<Reference, PushError> {
-    let bad = |message: String| PushError::Reference {
+/// digest reference is refused, since a push names a tag. Every part is checked
+/// against the distribution grammar.
+pub fn parse_reference(reference: &str, default_tag: Option<&str>) -> Result<Target, PushError> {
+    Target::parse(reference, default_tag).map_err(|e| PushError::Reference {
         reference: reference.to_string(),
-        message,
-    };
-    if reference.contains('@') {
-        return Err(bad("push needs a tag (`name:tag`), not a digest".into()));
-    }
-    let parsed = Reference::from_str(reference).map_err(|e| {
-        bad(format!(
-            "{e}; expected `registry[:port]/repository[:tag]`, e.g. `registry.example:5000/nodes/h100:2026.11.1`"
-        ))
-    })?;
-    let last = reference.rsplit('/').next().unwrap_or(reference);
-    if last.contains(':') {
-        return Ok(parsed);
-    }
-    let tag = default_tag
-        .ok_or_else(|| bad("has no tag and the layout's index names none; add `:tag`".into()))?;
-    Ok(Reference::with_tag(
-        parsed.registry().to_string(),
-        parsed.repository().to_string(),
-        tag.to_string(),
-    ))
+        message: e.0,
+    })
 }
 
 /// Pushes the one image of the layout at `layout` to `reference`.
 pub fn push(layout: &Path, reference: &str, opts: &PushOptions) -> Result<PushReport, PushError> {
     let image = LocalImage::open(layout)?;
-    let reference = parse_reference(reference, image.tag.as_deref())?;
+    let target = parse_reference(reference, image.tag.as_deref())?;
     image.verify()?;
-    let registry = reference.resolve_registry().to_string();
-    let creds = credentials::lookup(&registry, reference.repository(), &opts.auth_files)?;
+    let registry = target.api_host().to_string();
+    let creds = credentials::lookup(&registry, target.repository(), &opts.auth_files)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(PushError::Runtime)?;
     let seconds = opts.timeout.as_secs();
     runtime.block_on(async {
-        tokio::time::timeout(opts.timeout, upload(&image, &reference, creds, opts))
+        tokio::time::timeout(opts.timeout, upload(&image, &target, creds.as_ref(), opts))
             .await
             .unwrap_or(Err(PushError::Timeout { registry, seconds }))
     })
@@ -163,30 +150,16 @@ pub fn push(layout: &Path, reference: &str, opts: &PushOptions) -> Result<PushRe
 
 async fn upload(
     image: &LocalImage,
-    reference: &Reference,
-    creds: Option<Credentials>,
+    target: &Target,
+    creds: Option<&credentials::Credentials>,
     opts: &PushOptions,
 ) -> Result<PushReport, PushError> {
-    let registry = reference.resolve_registry().to_string();
-    let client = Client::new(ClientConfig {
-        protocol: if opts.insecure {
-            ClientProtocol::Http
-        } else {
-            ClientProtocol::Https
-        },
-        connect_timeout: Some(Duration::from_secs(10)),
-        read_timeout: Some(Duration::from_secs(60)),
-        ..ClientConfig::default()
-    });
-    let auth = match &creds {
-        Some(c) => RegistryAuth::Basic(c.username.clone(), c.password.clone()),
-        None => RegistryAuth::Anonymous,
-    };
-    let source = creds.as_ref().map(|c| c.source.clone());
+    let host = target.api_host();
+    let source = creds.map(|c| c.source.clone());
     let hint = match &source {
-        Some(p) => format!("check the entry for {registry} in {}", p.display()),
+        Some(p) => format!("check the entry for {host} in {}", p.display()),
         None => format!(
-            "no credentials for {registry} in {}",
+            "no credentials for {host} in {}",
             opts.auth_files
                 .iter()
                 .map(|p| p.display().to_string())
@@ -194,35 +167,16 @@ async fn upload(
                 .join(", ")
         ),
     };
-    let fail = |what: &str, e: OciDistributionError| {
-        let mut err = classify(&registry, &hint, what, e);
-        if let PushError::Unreachable { message, .. } = &mut err
-            && !opts.insecure
-        {
-            message.push_str(" (a registry that speaks plain HTTP needs --insecure)");
-        }
-        err
-    };
-
-    client
-        .auth(reference, &auth, RegistryOperation::Push)
-        .await
-        .map_err(|e| fail("authentication", e))?;
+    let mut registry = Registry::new(target, creds, opts.insecure, hint)?;
+    registry.authenticate().await?;
 
     let mut blobs = Vec::new();
     for blob in image.blobs() {
-        let what = format!("checking for blob {}", blob.digest);
-        let present = client
-            .blob_exists(reference, &blob.digest.to_string())
-            .await
-            .map_err(|e| fail(&what, e))?;
+        let present = registry.blob_exists(&blob.digest).await?;
         if !present {
-            let bytes = image.read_blob(&blob)?;
-            let what = format!("upload of blob {} ({} bytes)", blob.digest, blob.size);
-            client
-                .push_blob(reference, bytes, &blob.digest.to_string())
-                .await
-                .map_err(|e| fail(&what, e))?;
+            registry
+                .upload_blob(&blob.digest, blob.size, &image.blob_path(&blob.digest))
+                .await?;
         }
         blobs.push(BlobPush {
             digest: blob.digest.clone(),
@@ -231,120 +185,21 @@ async fn upload(
         });
     }
 
-    let content_type = image.manifest_media_type.parse().map_err(|_| {
-        PushError::Layout(LayoutError {
-            path: image.root.join("index.json"),
-            message: format!(
-                "media type `{}` is not a valid header value",
-                image.manifest_media_type
-            ),
-        })
-    })?;
-    client
-        .push_manifest_raw(reference, image.manifest_bytes.clone(), content_type)
-        .await
-        .map_err(|e| fail("upload of the manifest", e))?;
-    let remote = client
-        .fetch_manifest_digest(reference, &auth)
-        .await
-        .map_err(|e| fail("reading back the manifest digest", e))?;
+    registry
+        .put_manifest(&image.manifest_media_type, image.manifest_bytes.clone())
+        .await?;
+    let remote = registry.manifest_digest(&image.manifest_media_type).await?;
     if remote != image.manifest.digest.to_string() {
         return Err(PushError::Mismatch {
-            reference: reference.whole(),
+            reference: target.whole(),
             local: image.manifest.digest.clone(),
             remote,
         });
     }
     Ok(PushReport {
-        reference: reference.whole(),
+        reference: target.whole(),
         digest: image.manifest.digest.clone(),
         blobs,
         credentials: source,
     })
-}
-
-/// The full chain of causes, `a: b: c`.
-fn chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut cur = e.source();
-    while let Some(c) = cur {
-        let text = c.to_string();
-        if !s.contains(&text) {
-            s.push_str(": ");
-            s.push_str(&text);
-        }
-        cur = c.source();
-    }
-    s
-}
-
-/// Sorts an oci-client error into auth / unreachable / transfer.
-fn classify(registry: &str, hint: &str, what: &str, e: OciDistributionError) -> PushError {
-    let message = chain(&e);
-    let auth = |message: String| PushError::Auth {
-        registry: registry.to_string(),
-        message,
-        hint: hint.to_string(),
-    };
-    match &e {
-        OciDistributionError::AuthenticationFailure(_)
-        | OciDistributionError::UnauthorizedError { .. } => return auth(message),
-        OciDistributionError::ServerError {
-            code: 401 | 403, ..
-        } => return auth(message),
-        OciDistributionError::RegistryError { envelope, .. }
-            if envelope
-                .errors
-                .iter()
-                .any(|x| matches!(x.code, OciErrorCode::Unauthorized | OciErrorCode::Denied)) =>
-        {
-            return auth(message);
-        }
-        OciDistributionError::RequestError(re) => {
-            if matches!(re.status().map(|s| s.as_u16()), Some(401 | 403)) {
-                return auth(message);
-            }
-            if re.is_connect() {
-                return PushError::Unreachable {
-                    registry: registry.to_string(),
-                    message,
-                };
-            }
-        }
-        _ => {}
-    }
-    PushError::Transfer {
-        registry: registry.to_string(),
-        what: what.to_string(),
-        message,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn references() {
-        let r = parse_reference("127.0.0.1:5000/nodes/h100:v1", Some("x")).unwrap();
-        assert_eq!(
-            (r.registry(), r.repository(), r.tag()),
-            ("127.0.0.1:5000", "nodes/h100", Some("v1"))
-        );
-        let r = parse_reference("127.0.0.1:5000/nodes/h100", Some("2026.11.1")).unwrap();
-        assert_eq!(r.tag(), Some("2026.11.1"));
-        assert!(parse_reference("127.0.0.1:5000/nodes/h100", None).is_err());
-        for bad in [
-            "",
-            "a b",
-            "reg:5000/x@sha256:abc",
-            "x::y",
-            "reg:5000/x:-bad",
-            "reg/x/",
-        ] {
-            let e = parse_reference(bad, Some("t")).unwrap_err();
-            assert!(e.is_unusable_input(), "{bad}: {e}");
-            assert!(e.to_string().contains("reference"), "{e}");
-        }
-    }
 }

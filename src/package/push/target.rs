@@ -1,0 +1,241 @@
+//! Where a push goes: registry, repository and tag, each checked against the grammar of
+//! the OCI distribution spec before any request is made.
+//!
+//! The tag may come from the user's REF or from the layout's `index.json`
+//! (`org.opencontainers.image.ref.name`), which is input from whoever wrote the layout. A
+//! tag is `[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}` (ASCII), so `..`, `/`, `?` and `#` can never
+//! reach a URL; URLs are built segment by segment as well, so nothing in a name is ever
+//! read as URL syntax.
+//!
+//! Grammar: <https://github.com/opencontainers/distribution-spec/blob/main/spec.md#pulling-manifests>.
+
+use std::str::FromStr;
+
+use oci_spec::distribution::Reference;
+
+/// A checked push destination.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// `host[:port]` as the user wrote it (`docker.io` for Docker Hub).
+    registry: String,
+    /// The host the API is spoken to (`index.docker.io` for Docker Hub).
+    api_host: String,
+    repository: String,
+    tag: String,
+}
+
+/// Why a reference or tag cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TargetError(pub String);
+
+/// Checks a tag: ASCII `[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}`.
+pub fn check_tag(tag: &str) -> Result<(), String> {
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut chars = tag.chars();
+    let valid = tag.len() <= 128
+        && chars.next().is_some_and(word)
+        && chars.all(|c| word(c) || c == '.' || c == '-');
+    if valid {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{}` is not a tag: a tag is 1 to 128 of A-Z a-z 0-9 _ . - and does not start with . or -",
+            tag.escape_debug()
+        ))
+    }
+}
+
+/// Checks a repository path: lowercase components joined by `/`, each
+/// `[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*`.
+fn check_repository(repository: &str) -> Result<(), String> {
+    let component = |c: &str| {
+        let bytes = c.as_bytes();
+        let alnum = |b: u8| b.is_ascii_lowercase() || b.is_ascii_digit();
+        if !bytes.first().copied().is_some_and(alnum) || !bytes.last().copied().is_some_and(alnum) {
+            return false;
+        }
+        let mut i = 0;
+        while i < bytes.len() {
+            if alnum(bytes[i]) {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < bytes.len() && !alnum(bytes[i]) {
+                i += 1;
+            }
+            let sep = &c[start..i];
+            let dashes = sep.bytes().all(|b| b == b'-');
+            if !(sep == "." || sep == "_" || sep == "__" || dashes) {
+                return false;
+            }
+        }
+        true
+    };
+    if repository.len() <= 255 && repository.split('/').all(component) {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{}` is not a repository name: lowercase letters and digits, separated by . _ __ - and /",
+            repository.escape_debug()
+        ))
+    }
+}
+
+/// Checks a registry host: `host[:port]` of letters, digits, `.`, `-` (or a bracketed
+/// IPv6 address).
+fn check_registry(registry: &str) -> Result<(), String> {
+    let (host, port) = match registry.rsplit_once(':') {
+        Some((h, p)) if !h.ends_with(':') && !p.contains(']') => (h, Some(p)),
+        _ => (registry, None),
+    };
+    let host_ok = if let Some(v6) = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+        !v6.is_empty()
+            && v6
+                .chars()
+                .all(|c| c.is_ascii_hexdigit() || c == ':' || c == '.')
+    } else {
+        !host.is_empty()
+            && host.split('.').all(|label| {
+                !label.is_empty()
+                    && !label.starts_with('-')
+                    && !label.ends_with('-')
+                    && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+            })
+    };
+    let port_ok = port.is_none_or(|p| p.parse::<u16>().is_ok_and(|n| n > 0));
+    if host_ok && port_ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{}` is not a registry host (`host[:port]`)",
+            registry.escape_debug()
+        ))
+    }
+}
+
+impl Target {
+    /// Parses REF (`registry[:port]/repository[:tag]`). Without a tag, `default_tag` (the
+    /// layout's) is used and checked; a digest reference is refused, since a push names
+    /// a tag.
+    pub fn parse(reference: &str, default_tag: Option<&str>) -> Result<Self, TargetError> {
+        let bad = |message: String| TargetError(message);
+        if reference.contains('@') {
+            return Err(bad("push needs a tag (`name:tag`), not a digest".into()));
+        }
+        let parsed = Reference::from_str(reference).map_err(|e| {
+            bad(format!(
+                "{e}; expected `registry[:port]/repository[:tag]`, e.g. `registry.example:5000/nodes/h100:2026.11.1`"
+            ))
+        })?;
+        let last = reference.rsplit('/').next().unwrap_or(reference);
+        let tag = if last.contains(':') {
+            parsed.tag().unwrap_or_default().to_owned()
+        } else {
+            let tag = default_tag.ok_or_else(|| {
+                bad("has no tag and the layout's index names none; add `:tag`".into())
+            })?;
+            check_tag(tag).map_err(|m| {
+                bad(format!(
+                    "has no tag, and the layout's index.json names the image {m}; add `:tag` to REF"
+                ))
+            })?;
+            tag.to_owned()
+        };
+        check_tag(&tag).map_err(bad)?;
+        check_repository(parsed.repository()).map_err(bad)?;
+        check_registry(parsed.registry()).map_err(bad)?;
+        check_registry(parsed.resolve_registry()).map_err(bad)?;
+        Ok(Target {
+            registry: parsed.registry().to_owned(),
+            api_host: parsed.resolve_registry().to_owned(),
+            repository: parsed.repository().to_owned(),
+            tag,
+        })
+    }
+
+    /// `host[:port]` as written (what credentials are looked up by).
+    pub fn registry(&self) -> &str {
+        &self.registry
+    }
+
+    /// The host the registry API is spoken to.
+    pub fn api_host(&self) -> &str {
+        &self.api_host
+    }
+
+    pub fn repository(&self) -> &str {
+        &self.repository
+    }
+
+    pub fn tag(&self) -> &str {
+        &self.tag
+    }
+
+    /// `registry/repository:tag`.
+    pub fn whole(&self) -> String {
+        format!("{}/{}:{}", self.registry, self.repository, self.tag)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn references_with_and_without_a_tag() {
+        let t = Target::parse("127.0.0.1:5000/nodes/h100:v1", Some("x")).unwrap();
+        assert_eq!(
+            (t.registry(), t.repository(), t.tag()),
+            ("127.0.0.1:5000", "nodes/h100", "v1")
+        );
+        let t = Target::parse("127.0.0.1:5000/nodes/h100", Some("2026.11.1")).unwrap();
+        assert_eq!(t.tag(), "2026.11.1");
+        assert_eq!(t.whole(), "127.0.0.1:5000/nodes/h100:2026.11.1");
+        assert!(Target::parse("127.0.0.1:5000/nodes/h100", None).is_err());
+        let t = Target::parse("docker.io/team/app:1", None).unwrap();
+        assert_eq!(
+            (t.registry(), t.api_host()),
+            ("docker.io", "index.docker.io")
+        );
+    }
+
+    #[test]
+    fn malformed_references_are_refused() {
+        for bad in [
+            "",
+            "a b",
+            "reg:5000/x@sha256:abc",
+            "x::y",
+            "reg:5000/x:-bad",
+            "reg/x/",
+            "reg:5000/x:t\u{e9}",
+            "reg:5000/../x:t",
+        ] {
+            assert!(Target::parse(bad, Some("t")).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_layout_tag_cannot_smuggle_a_path_query_or_fragment() {
+        for tag in [
+            "../../victim/manifests/prod",
+            "x?y=1",
+            "x#frag",
+            "a/b",
+            "..",
+            ".hidden",
+            "-x",
+            "x%2F..",
+            "t\u{e9}",
+            "line\nbreak",
+            "",
+        ] {
+            let e = Target::parse("127.0.0.1:5000/nodes/h100", Some(tag)).unwrap_err();
+            assert!(e.0.contains("index.json"), "{tag}: {}", e.0);
+        }
+        assert!(check_tag(&"a".repeat(128)).is_ok());
+        assert!(check_tag(&"a".repeat(129)).is_err());
+        assert!(check_tag("v1.2_3-rc.4").is_ok());
+    }
+}
