@@ -4,8 +4,12 @@
 //! Scanning lists what the folder holds without reading file contents (the
 //! layer writer streams them later). Only what a layer can faithfully carry
 //! is accepted: regular files, directories, and symbolic links whose target
-//! stays inside the layer. Device nodes, sockets, FIFOs, names that are not
-//! UTF-8 and links that escape are refused, naming the path. Modes are
+//! stays inside the layer, followed through the overlay's other links (as
+//! extracting the layer into a folder would), not only read as text. Device
+//! nodes, sockets, FIFOs, names that are not UTF-8 or hold control characters
+//! (a newline in a member name forges lines in every listing of the layer),
+//! and links that escape are refused, naming the path. Absolute link targets
+//! are layer-rooted by design: `/etc/x` means the node's `/etc/x`. Modes are
 //! normalised so the build does not depend on the checkout's umask:
 //! files 0644, or 0755 when the source has any execute bit; directories
 //! 0755; unless `files.modes` sets one explicitly.
@@ -148,6 +152,7 @@ impl Overlay {
                 )
             })?;
             check_path(&path).map_err(|e| refuse(source, e.message))?;
+            check_name(&path).map_err(|m| refuse(source, m))?;
             let ft = item.file_type();
             let meta = item.metadata().map_err(|e| {
                 let message = e.to_string();
@@ -190,6 +195,7 @@ impl Overlay {
                 let target = target
                     .to_str()
                     .ok_or_else(|| refuse(source, "the link target is not valid UTF-8".into()))?;
+                check_name(target).map_err(|m| refuse(source, format!("the link target: {m}")))?;
                 // The tree's own rule decides whether a link escapes.
                 Tree::new()
                     .add_symlink(&path, target)
@@ -233,8 +239,90 @@ impl Overlay {
             }
         }
         entries.sort_by(|a, b| a.path.split('/').cmp(b.path.split('/')));
+        check_links(&entries).map_err(|(source, message)| refuse(source, message))?;
         Ok(entries)
     }
+}
+
+/// Refuses control characters in a layer path or link target.
+fn check_name(name: &str) -> Result<(), String> {
+    match name.chars().find(|c| c.is_control()) {
+        Some(c) => Err(format!(
+            "the name holds the control character {}; layer paths may not",
+            c.escape_default()
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Links followed in one resolution before giving up, as the kernel's MAXSYMLINKS.
+const MAX_LINK_HOPS: u32 = 40;
+
+/// Follows every link's target through the overlay's other links and refuses one that
+/// climbs above the layer root on the way (`etc/up -> ..` with
+/// `etc/x -> up/../../etc/shadow` passes a textual check but escapes once extracted).
+fn check_links(entries: &[OverlayEntry]) -> Result<(), (&Path, String)> {
+    let links: BTreeMap<&str, &str> = entries
+        .iter()
+        .filter_map(|e| match &e.kind {
+            OverlayKind::Symlink { target } => Some((e.path.as_str(), target.as_str())),
+            _ => None,
+        })
+        .collect();
+    for entry in entries {
+        let OverlayKind::Symlink { target } = &entry.kind else {
+            continue;
+        };
+        resolve_in_layer(&links, &entry.path, target).map_err(|m| (entry.source.as_path(), m))?;
+    }
+    Ok(())
+}
+
+/// Resolves `target` of the link at `link` inside the layer, through `links`.
+fn resolve_in_layer<'a>(
+    links: &BTreeMap<&'a str, &'a str>,
+    link: &'a str,
+    target: &'a str,
+) -> Result<(), String> {
+    let mut current: Vec<&'a str> = link.split('/').collect();
+    current.pop();
+    if target.starts_with('/') {
+        current.clear();
+    }
+    let mut pending: std::collections::VecDeque<&'a str> = target.split('/').collect();
+    let mut hops = 0;
+    while let Some(part) = pending.pop_front() {
+        match part {
+            "" | "." => {}
+            ".." => {
+                if current.pop().is_none() {
+                    return Err(format!(
+                        "symlink target `{target}` leaves the layer (followed through the overlay's links)"
+                    ));
+                }
+            }
+            name => {
+                current.push(name);
+                let here = current.join("/");
+                if let Some(next) = links.get(here.as_str()) {
+                    hops += 1;
+                    if hops > MAX_LINK_HOPS {
+                        return Err(format!(
+                            "symlink target `{target}`: too many levels of links (a loop?)"
+                        ));
+                    }
+                    current.pop();
+                    if next.starts_with('/') {
+                        current.clear();
+                    }
+                    for piece in next.split('/').rev() {
+                        pending.push_front(piece);
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `a/b/c` from a relative path, if every part is UTF-8.
@@ -318,5 +406,56 @@ mod tests {
             .to_string();
         assert!(err.contains("/etc/missing"), "{err}");
         assert!(Overlay::new(root.join("nope")).scan().is_err());
+    }
+
+    #[test]
+    fn links_are_followed_through_earlier_links_not_only_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir(root.join("etc")).unwrap();
+        // Each is fine as text; together `etc/x` reaches ../etc/shadow once extracted.
+        symlink("..", root.join("etc/up")).unwrap();
+        symlink("up/../../etc/shadow", root.join("etc/x")).unwrap();
+        let err = Overlay::new(root).scan().unwrap_err().to_string();
+        assert!(
+            err.contains("etc/x") && err.contains("leaves the layer"),
+            "{err}"
+        );
+        std::fs::remove_file(root.join("etc/x")).unwrap();
+        // Through an absolute link to the root, too.
+        symlink("/", root.join("etc/top")).unwrap();
+        symlink("top/../etc/shadow", root.join("etc/y")).unwrap();
+        let err = Overlay::new(root).scan().unwrap_err().to_string();
+        assert!(
+            err.contains("etc/y") && err.contains("leaves the layer"),
+            "{err}"
+        );
+        std::fs::remove_file(root.join("etc/y")).unwrap();
+        // Loops are refused, links that stay inside are kept.
+        symlink("b", root.join("etc/a")).unwrap();
+        symlink("a", root.join("etc/b")).unwrap();
+        symlink("a/x", root.join("etc/c")).unwrap();
+        let err = Overlay::new(root).scan().unwrap_err().to_string();
+        assert!(err.contains("too many levels"), "{err}");
+        std::fs::remove_file(root.join("etc/b")).unwrap();
+        std::fs::remove_file(root.join("etc/c")).unwrap();
+        symlink("up/etc/hostname", root.join("etc/z")).unwrap();
+        let scan = Overlay::new(root).scan().unwrap();
+        assert!(scan.iter().any(|e| e.path == "etc/z"));
+    }
+
+    #[test]
+    fn names_with_control_characters_are_refused() {
+        for name in ["a\nb", "tab\there", "bell\u{7}", "del\u{7f}"] {
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::create_dir(dir.path().join("etc")).unwrap();
+            std::fs::write(dir.path().join("etc").join(name), b"x").unwrap();
+            let err = Overlay::new(dir.path()).scan().unwrap_err().to_string();
+            assert!(err.contains("control character"), "{name:?}: {err}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        symlink("x\ny", dir.path().join("l")).unwrap();
+        let err = Overlay::new(dir.path()).scan().unwrap_err().to_string();
+        assert!(err.contains("control character"), "{err}");
     }
 }
