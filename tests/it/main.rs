@@ -21,6 +21,7 @@ mod facts_host;
 mod facts_live;
 mod golden;
 mod hostile_input;
+mod hostile_property;
 #[cfg(feature = "push")]
 mod hostile_registry;
 mod invalid_blueprints;
