@@ -68,7 +68,12 @@ impl From<InputError> for io::Error {
         match e {
             InputError::Io(e) => e,
             InputError::NotUtf8 { .. } => io::Error::new(io::ErrorKind::InvalidData, e.to_string()),
-            other => io::Error::new(io::ErrorKind::InvalidInput, other.to_string()),
+            InputError::TooLarge { .. } => {
+                io::Error::new(io::ErrorKind::FileTooLarge, e.to_string())
+            }
+            InputError::NotRegular { .. } => {
+                io::Error::new(io::ErrorKind::InvalidInput, e.to_string())
+            }
         }
     }
 }
