@@ -82,16 +82,17 @@ pub struct Loaded {
 /// Reads and checks a blueprint file. Relative paths inside it (overlay,
 /// certificates) are resolved against the file's folder and must exist.
 pub fn load_file(path: &Path, matrix: &Matrix) -> Result<Loaded, Vec<Diagnostic>> {
-    // Bounded before it is read: one byte over the limit is enough to refuse it, and a
+    // Bounded before it is read (one byte over the limit is enough to refuse it), and a
     // FIFO or a device is refused without blocking.
-    let bytes = crate::input::read(path, source::MAX_BYTES as u64 + 1).map_err(|e| {
+    let bytes = crate::input::read(path, source::MAX_BYTES as u64).map_err(|e| {
+        let message = match e {
+            crate::input::InputError::TooLarge { limit } => format!(
+                "file is larger than {limit} bytes; a blueprint may be at most {limit} bytes"
+            ),
+            e => format!("cannot read the file: {e}"),
+        };
         let mut c = Collector::new(path, None);
-        c.error_pos(
-            "unreadable",
-            &YamlPath::root(),
-            None,
-            format!("cannot read the file: {e}"),
-        );
+        c.error_pos("unreadable", &YamlPath::root(), None, message);
         c.finish()
     })?;
     load_bytes(&bytes, path, Some(crate::atomic::parent_dir(path)), matrix)

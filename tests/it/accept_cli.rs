@@ -35,21 +35,26 @@ impl Bench {
         std::fs::write(bench.path("bp.yaml"), BLUEPRINT).unwrap();
         std::fs::write(bench.path("smi.xml"), verify_fixture::healthy_xml()).unwrap();
         let tree = verify_fixture::healthy_tree();
-        let out = nodeimg(&[
-            "verify",
-            "--blueprint",
-            &bench.arg("bp.yaml"),
-            "--root",
-            &tree.root().to_string_lossy(),
-            "--nvidia-smi-xml",
-            &bench.arg("smi.xml"),
-            "--timeout",
-            "10",
-            "--format",
-            "summary",
-            "--record",
-            &bench.arg("layer1.json"),
-        ]);
+        // The fixture's stand-in programs are named: nothing runs from an inspected root.
+        let tools = tree.tool_args();
+        let mut args = vec![
+            "verify".to_owned(),
+            "--blueprint".to_owned(),
+            bench.arg("bp.yaml"),
+            "--root".to_owned(),
+            tree.root().to_string_lossy().into_owned(),
+            "--nvidia-smi-xml".to_owned(),
+            bench.arg("smi.xml"),
+            "--timeout".to_owned(),
+            "10".to_owned(),
+            "--format".to_owned(),
+            "summary".to_owned(),
+            "--record".to_owned(),
+            bench.arg("layer1.json"),
+        ];
+        args.extend(tools);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = nodeimg(&args);
         assert_eq!(
             out.status.code(),
             Some(0),

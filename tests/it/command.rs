@@ -110,8 +110,10 @@ fn fixture() -> (
 
 #[test]
 fn verify_reads_the_blueprint_from_stdin_and_writes_a_report_to_stdout() {
-    let (_tree, _dir, root, xml) = fixture();
-    let base = [
+    let (tree, _dir, root, xml) = fixture();
+    // The fixture's stand-in programs are named: nothing runs from an inspected root.
+    let tools = tree.tool_args();
+    let mut base = vec![
         "verify",
         "--blueprint",
         "-",
@@ -122,6 +124,7 @@ fn verify_reads_the_blueprint_from_stdin_and_writes_a_report_to_stdout() {
         "--timeout",
         "10",
     ];
+    base.extend(tools.iter().map(String::as_str));
     let o = nodeimg_stdin(
         &[&base[..], &["--output", "json=-"]].concat(),
         BLUEPRINT.as_bytes(),

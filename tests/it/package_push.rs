@@ -69,7 +69,7 @@ fn unusable_input_exits_2() {
     let r = push(dir.path(), &[o, "127.0.0.1:1/x"], Some(&bad_auth));
     assert_eq!(r.status.code(), Some(2));
     assert!(
-        stderr(&r).contains("auth.json") && stderr(&r).contains("JSON"),
+        stderr(&r).contains("auth.json") && stderr(&r).contains("line 1 column"),
         "{}",
         stderr(&r)
     );
