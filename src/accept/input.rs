@@ -168,7 +168,9 @@ pub fn read(path: &Path) -> Result<String, InputError> {
             ),
         ));
     }
-    let file = std::fs::File::open(path).map_err(|e| InputError::whole(path, e.to_string()))?;
+    // Opened without blocking and checked again: a FIFO swapped in after the check above
+    // is refused, not waited on.
+    let file = crate::input::open(path, 0).map_err(|e| InputError::whole(path, e.to_string()))?;
     let mut bytes = Vec::new();
     file.take(MAX_FILE_BYTES + 1)
         .read_to_end(&mut bytes)

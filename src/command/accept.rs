@@ -25,7 +25,7 @@ fn load_blueprint(input: &Input, matrix: &Matrix) -> Result<Blueprint, Failure> 
         .unusable_at(format_args!("blueprint {input}"))?;
     let path = input.name();
     let loaded = if blueprint::identity::is_lock(path) {
-        let id = std::fs::read_to_string(path.with_file_name("blueprint.id")).ok();
+        let id = crate::input::read_text(&path.with_file_name("blueprint.id"), 4096).ok();
         blueprint::identity::load_lock(&bytes, path, id.as_deref())
     } else {
         blueprint::load_bytes(&bytes, path, None, matrix).map(|l| l.blueprint)

@@ -544,3 +544,34 @@ fn a_snapshot_that_is_not_a_capture_says_so() {
         text(&out.stderr)
     );
 }
+
+#[test]
+fn a_fifo_beside_a_lock_does_not_hang_verify_or_accept() {
+    // The lock is read with its `blueprint.id` sibling; a FIFO there blocked the read.
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let lock = dir.path().join("blueprint.lock.json");
+    std::fs::copy(
+        crate::support::root().join("golden/cpu-minimal/layer/etc/nodeimg/blueprint.lock.json"),
+        &lock,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    mkfifo(&dir.path().join("blueprint.id"));
+    let outputs = dir.path().join("outputs");
+    std::fs::create_dir(&outputs).unwrap_or_else(|e| panic!("{e}"));
+    let empty = dir.path().join("root");
+    std::fs::create_dir(&empty).unwrap_or_else(|e| panic!("{e}"));
+    for args in [
+        vec!["verify", "--blueprint", s(&lock), "--root", s(&empty)],
+        vec!["accept", "--blueprint", s(&lock), s(&outputs)],
+    ] {
+        // Ends by itself (run_limited fails the test on a hang) with a verdict or a
+        // refusal, never a signal.
+        let out = nodeimg(&args);
+        assert!(
+            out.status.code().is_some(),
+            "{args:?}: {:?} {}",
+            out.status,
+            text(&out.stderr)
+        );
+    }
+}

@@ -137,7 +137,7 @@ impl Target {
             })?;
             check_tag(tag).map_err(|m| {
                 bad(format!(
-                    "has no tag, and the layout's index.json names the image {m}; add `:tag` to REF"
+                    "has no tag, and the one the layout's index.json names cannot be used: {m}; add `:tag` to REF"
                 ))
             })?;
             tag.to_owned()
