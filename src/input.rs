@@ -126,9 +126,17 @@ pub fn kind_of(file_type: std::fs::FileType) -> &'static str {
 /// `extra_flags` are OR-ed into the open flags (e.g. `O_NOFOLLOW`).
 pub fn open(path: &Path, extra_flags: i32) -> Result<File, InputError> {
     // Refuse what is plainly not a file before opening it (opening some devices has
-    // effects of its own); the check after the open catches a swap in between.
-    if let Ok(meta) = std::fs::metadata(path)
+    // effects of its own); the check after the open catches a swap in between. With
+    // O_NOFOLLOW a link is not followed here either: its target may mean another file
+    // (under an inspected root), and the open refuses it with ELOOP.
+    let meta = if extra_flags & libc::O_NOFOLLOW != 0 {
+        std::fs::symlink_metadata(path)
+    } else {
+        std::fs::metadata(path)
+    };
+    if let Ok(meta) = meta
         && !meta.is_file()
+        && !meta.file_type().is_symlink()
     {
         return Err(InputError::NotRegular {
             kind: kind_of(meta.file_type()),
@@ -215,6 +223,17 @@ mod tests {
             e.to_string().contains("directory") || e.raw_os_error() == Some(libc::EISDIR),
             "{e}"
         );
+    }
+
+    #[test]
+    fn with_nofollow_a_link_is_a_link_whatever_it_points_at() {
+        let dir = tempfile::tempdir().unwrap();
+        let link = dir.path().join("l");
+        std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
+        let e = open(&link, libc::O_NOFOLLOW).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::ELOOP), "{e}");
+        // Followed, it is the device it points at.
+        assert!(matches!(open(&link, 0), Err(InputError::NotRegular { .. })));
     }
 
     #[test]

@@ -31,6 +31,30 @@ fn paths_cannot_leave_the_root() {
 }
 
 #[test]
+fn a_link_is_judged_by_its_target_in_the_root_not_on_this_machine() {
+    // On this machine /dev/null is a device and /run/initctl may be a FIFO; in the root
+    // they are plain files, and those are what a link to them means there.
+    let tree = Tree::new();
+    tree.file("/dev/null", "ID=debian\n");
+    tree.link("/etc/os-release", "/dev/null");
+    tree.file("/dev/zero", "quiet\n");
+    tree.link("/proc/cmdline", "/dev/zero");
+    let host = tree.host();
+    assert_eq!(
+        host.read_text(Path::new("/etc/os-release"))
+            .map_err(|e| e.to_string())
+            .as_deref(),
+        Ok("ID=debian\n")
+    );
+    assert_eq!(
+        host.read_text(Path::new("/proc/cmdline"))
+            .map_err(|e| e.to_string())
+            .as_deref(),
+        Ok("quiet\n")
+    );
+}
+
+#[test]
 fn absolute_links_are_rerooted() {
     let tree = Tree::new();
     tree.file("/usr/lib/os-release", "ID=rocky\n");
