@@ -55,6 +55,30 @@ fn a_link_is_judged_by_its_target_in_the_root_not_on_this_machine() {
 }
 
 #[test]
+fn a_device_node_in_an_inspected_tree_is_not_opened_as_its_kernel_log() {
+    // A character device with no driver behind it: opening it fails with ENXIO, so a
+    // refusal that names the device shows it was judged without being opened.
+    let tree = Tree::new();
+    tree.dir("/dev");
+    let node = tree.local("/dev/kmsg");
+    let c = std::ffi::CString::new(node.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: mknod reads a valid NUL-terminated path and touches no other memory.
+    let made = unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o600, libc::makedev(511, 0)) };
+    assert_eq!(
+        made,
+        0,
+        "this test makes a device node and needs root: {}",
+        std::io::Error::last_os_error()
+    );
+    assert_eq!(
+        tree.host().read_kernel_log().map_err(|e| e.kind),
+        Err(HostErrorKind::NotRegular {
+            file_kind: "a character device".to_owned()
+        })
+    );
+}
+
+#[test]
 fn absolute_links_are_rerooted() {
     let tree = Tree::new();
     tree.file("/usr/lib/os-release", "ID=rocky\n");

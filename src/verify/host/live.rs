@@ -226,6 +226,23 @@ impl Host for LiveHost {
         let path = Path::new("/dev/kmsg");
         let local = self.local(HostOp::KernelLog, path, true)?;
         let fail = |e: &io::Error| HostError::io(HostOp::KernelLog, "/dev/kmsg", e);
+        let not_regular = |file_type: fs::FileType| {
+            HostError::new(
+                HostOp::KernelLog,
+                "/dev/kmsg",
+                HostErrorKind::NotRegular {
+                    file_kind: input::kind_of(file_type).to_owned(),
+                },
+            )
+        };
+        // An inspected tree's device node is not opened at all: opening it would open a
+        // device of this machine (some act on open).
+        if !self.is_live()
+            && let Ok(meta) = fs::symlink_metadata(&local)
+            && !meta.is_file()
+        {
+            return Err(not_regular(meta.file_type()));
+        }
         let mut file = fs::OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
@@ -235,13 +252,7 @@ impl Host for LiveHost {
         // (a device node in a tree would read this machine's devices).
         let file_type = file.metadata().map_err(|e| fail(&e))?.file_type();
         if !(file_type.is_file() || self.is_live()) {
-            return Err(HostError::new(
-                HostOp::KernelLog,
-                "/dev/kmsg",
-                HostErrorKind::NotRegular {
-                    file_kind: input::kind_of(file_type).to_owned(),
-                },
-            ));
+            return Err(not_regular(file_type));
         }
         // /dev/kmsg returns one record per read and EAGAIN at the end; a regular file (a
         // fixture or a saved log) returns chunks and then 0.
