@@ -8,6 +8,8 @@
 //! Kubernetes quantities, taint effects and condition statuses are enums, and a value
 //! that does not parse is an error naming the object and the field.
 
+#[cfg(feature = "kube")]
+pub mod api;
 pub mod node;
 pub mod pod;
 
