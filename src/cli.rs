@@ -105,7 +105,7 @@ pub enum Command {
     Capture(CaptureArgs),
     /// Check this machine against its blueprint; exit 0 pass, 1 a check failed, 2 unusable input.
     #[command(
-        after_help = "Examples:\n  nodeimg verify --phase boot --record /var/lib/nodeimg/acceptance.yaml\n  nodeimg verify --blueprint bp.yaml --format junit --output json=/run/nodeimg/verify.json\n  nodeimg verify --phase health --format summary\n  nodeimg verify --snapshot node-a.tar.zst --blueprint bp.yaml --checks 'gpu.*'\n\nBreak-glass: when the file named by --break-glass (default /etc/nodeimg/break-glass) exists and holds a reason, failures are reported and recorded as overridden and the exit code is 0."
+        after_help = "Examples:\n  nodeimg verify --phase boot --record /var/lib/nodeimg/acceptance.yaml\n  nodeimg verify --blueprint bp.yaml --format junit --output json=/run/nodeimg/verify.json\n  nodeimg verify --phase health --format summary\n  nodeimg verify --snapshot node-a.tar.zst --blueprint bp.yaml --checks 'gpu.*'\n  nodeimg verify --phase cluster --blueprint bp.yaml --node-name gpu-node-01\n  kubectl get node gpu-node-01 -o json | nodeimg verify --phase cluster --blueprint bp.yaml --node - --pods pods.json\n\nBreak-glass: when the file named by --break-glass (default /etc/nodeimg/break-glass) exists and holds a reason, failures are reported and recorded as overridden and the exit code is 0."
     )]
     Verify(VerifyArgs),
     #[cfg(feature = "push")]
@@ -365,6 +365,21 @@ pub struct VerifyArgs {
     /// Machine path of the break-glass file; when it holds a reason, failures do not fail the run.
     #[arg(long, value_name = "PATH", default_value = "/etc/nodeimg/break-glass")]
     pub break_glass: PathBuf,
+    /// `--phase cluster`: the Node object (`kubectl get node NAME -o json`; `-`: standard
+    /// input) instead of reading it from the Kubernetes API.
+    #[arg(long, value_name = "FILE")]
+    pub node: Option<Input>,
+    /// `--phase cluster` with `--node`: the Pods on the node (`kubectl get pods -A -o json
+    /// --field-selector spec.nodeName=NAME`), to check the device components.
+    #[arg(long, value_name = "FILE", requires = "node")]
+    pub pods: Option<Input>,
+    /// `--phase cluster`: the node's name (default: the only Node in --node).
+    #[arg(long, value_name = "NAME", env = "NODE_NAME")]
+    pub node_name: Option<String>,
+    /// `--phase cluster` from the API: this kubeconfig (default: $KUBECONFIG,
+    /// ~/.kube/config, then the in-cluster service account).
+    #[arg(long, value_name = "FILE", conflicts_with = "node")]
+    pub kubeconfig: Option<PathBuf>,
     #[command(flatten)]
     pub matrix: MatrixArg,
 }

@@ -51,6 +51,24 @@ fn finding(out: &mut String, f: &Finding) {
     }
 }
 
+/// The findings that did not pass (all of them when `verbose`), worst first, after a
+/// blank line; nothing when none is shown.
+pub fn findings(all: &[Finding], verbose: bool) -> String {
+    let mut out = String::new();
+    let mut shown: Vec<&Finding> = all
+        .iter()
+        .filter(|f| verbose || f.verdict != Verdict::Pass)
+        .collect();
+    shown.sort_by_key(|f| f.verdict);
+    if !shown.is_empty() {
+        out.push('\n');
+    }
+    for f in shown {
+        finding(&mut out, f);
+    }
+    out
+}
+
 /// The report; `verbose` lists the passing findings too.
 pub fn render(record: &AcceptanceRecord, verbose: bool) -> String {
     let mut out = String::new();
@@ -70,18 +88,7 @@ pub fn render(record: &AcceptanceRecord, verbose: bool) -> String {
     layer_line(&mut out, 3, "device/container", &l.device_container);
     layer_line(&mut out, 4, "interconnect", &l.interconnect);
     layer_line(&mut out, 5, "framework", &l.framework);
-    let mut shown: Vec<&Finding> = record
-        .findings
-        .iter()
-        .filter(|f| verbose || f.verdict != Verdict::Pass)
-        .collect();
-    shown.sort_by_key(|f| f.verdict);
-    if !shown.is_empty() {
-        out.push('\n');
-    }
-    for f in shown {
-        finding(&mut out, f);
-    }
+    out.push_str(&findings(&record.findings, verbose));
     if !record.figures.is_empty() {
         let _ = writeln!(out, "\nfigures:");
         for (key, v) in &record.figures {

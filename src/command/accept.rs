@@ -19,7 +19,7 @@ use crate::verify::report::record::{AcceptanceRecord, BlueprintIdentity, RecordR
 /// Largest blueprint, lock or record read.
 const MAX_BYTES: u64 = crate::blueprint::source::MAX_BYTES as u64;
 
-fn load_blueprint(input: &Input, matrix: &Matrix) -> Result<Blueprint, Failure> {
+pub(super) fn load_blueprint(input: &Input, matrix: &Matrix) -> Result<Blueprint, Failure> {
     let bytes = input
         .read(MAX_BYTES)
         .unusable_at(format_args!("blueprint {input}"))?;

@@ -6,6 +6,7 @@
 mod accept;
 mod build;
 mod capture;
+mod cluster;
 mod completions;
 mod diff;
 mod explain;

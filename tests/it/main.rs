@@ -12,6 +12,7 @@ mod accept_corpus;
 mod blueprints;
 mod build_cli;
 mod cli;
+mod cluster_cli;
 mod command;
 mod diff;
 mod facts_capture;

@@ -1,4 +1,4 @@
-//! Which checks a run keeps: the phase (`boot`, `driver`, `all`, `health`) and optional id
+//! Which checks a run keeps: the phase (`boot`, `driver`, `all`, `health`, `cluster`) and optional id
 //! patterns (`--checks 'gpu.*,nic.rdma.*'`).
 //!
 //! `boot` runs before kubelet: every host check, plus the driver checks when the image
@@ -34,6 +34,9 @@ pub enum Phase {
     All,
     /// Post-join device health subset (for Node Problem Detector).
     Health,
+    /// After join, from anywhere with the Node object: acceptance layer 2 (capacity,
+    /// allocatable, labels, taints, conditions, device components); no host check runs.
+    Cluster,
 }
 
 impl Phase {
@@ -66,6 +69,7 @@ impl Selection {
             Phase::Boot => spec.stage == Stage::Host || preinstalled,
             Phase::Driver => spec.stage == Stage::Driver,
             Phase::Health => spec.health,
+            Phase::Cluster => false,
         };
         let (exclude, include): (Vec<&String>, Vec<&String>) =
             self.patterns.iter().partition(|p| p.starts_with('!'));

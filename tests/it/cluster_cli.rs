@@ -1,0 +1,353 @@
+//! `nodeimg verify --phase cluster` (acceptance layer 2) end to end: the fixture node's
+//! Node object and Pods (made by this project, `support::accept_fixture`) from files and
+//! from a Kubernetes API stand-in — a loopback HTTP server that answers the two requests
+//! the API server answers (`GET /api/v1/nodes/NAME`, `GET /api/v1/pods?fieldSelector=…`)
+//! with recorded responses — checked against the fixture blueprint.
+
+use crate::support::accept_fixture::{self as fixture, NODE};
+use crate::support::verify_fixture::BLUEPRINT;
+use std::path::PathBuf;
+use std::process::Output;
+
+/// `nodeimg ARGS` in the clean test environment: no `$NODE_NAME`, `$KUBECONFIG` or
+/// `$HOME`, so only what a test gives reaches the API client.
+fn nodeimg(args: &[&str]) -> Output {
+    crate::support::nodeimg(args)
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+struct Files {
+    dir: tempfile::TempDir,
+}
+
+impl Files {
+    fn new(node: &str, pods: &str) -> Files {
+        let files = Files {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        std::fs::write(files.path("bp.yaml"), BLUEPRINT).unwrap();
+        std::fs::write(files.path("node.json"), node).unwrap();
+        std::fs::write(files.path("pods.json"), pods).unwrap();
+        files
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn arg(&self, name: &str) -> String {
+        self.path(name).to_string_lossy().into_owned()
+    }
+
+    fn verify(&self, extra: &[&str]) -> Output {
+        let bp = self.arg("bp.yaml");
+        let mut args = vec!["verify", "--phase", "cluster", "--blueprint", &bp];
+        args.extend_from_slice(extra);
+        nodeimg(&args)
+    }
+}
+
+fn json(out: &Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}{}", text(&out.stdout), text(&out.stderr)))
+}
+
+/// `(id[subject], verdict, fault)` of each finding that did not pass.
+fn not_passed(report: &serde_json::Value) -> Vec<(String, String, String)> {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["verdict"] != "pass")
+        .map(|f| {
+            let name = match f["subject"].as_str() {
+                Some(s) => format!("{}[{s}]", f["id"].as_str().unwrap()),
+                None => f["id"].as_str().unwrap().to_owned(),
+            };
+            (
+                name,
+                f["verdict"].as_str().unwrap().to_owned(),
+                f["fault"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn node_and_pods_from_files_pass() {
+    let f = Files::new(&fixture::node_json(), &fixture::pods_json());
+    let (node, pods) = (f.arg("node.json"), f.arg("pods.json"));
+    let out = f.verify(&["--node", &node, "--pods", &pods, "--format", "json"]);
+    let report = json(&out);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(not_passed(&report), vec![]);
+    assert_eq!(report["node"], NODE);
+    assert_eq!(report["result"], "pass");
+    assert_eq!(report["kubernetes"]["capacity"]["nvidia.com/gpu"], "8");
+    let ids: Vec<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["id"].as_str().unwrap())
+        .collect();
+    for id in [
+        "cluster.capacity.cpu",
+        "cluster.capacity.memory",
+        "cluster.capacity.gpu",
+        "cluster.allocatable.memory",
+        "cluster.allocatable.ephemeral-storage",
+        "cluster.condition",
+        "cluster.component",
+    ] {
+        assert!(ids.contains(&id), "{id} not checked: {ids:?}");
+    }
+    // The text report says the same.
+    let out = f.verify(&["--node", &node, "--pods", &pods]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        text(&out.stdout).contains("result: pass"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
+fn a_missing_gpu_and_a_wrong_reservation_fail_with_their_fault_class() {
+    let node = fixture::node_json()
+        .replace(r#""nvidia.com/gpu": "8""#, r#""nvidia.com/gpu": "7""#)
+        .replace(r#""cpu": "222870m""#, r#""cpu": "223000m""#);
+    let f = Files::new(&node, &fixture::pods_json());
+    let (node, pods) = (f.arg("node.json"), f.arg("pods.json"));
+    let out = f.verify(&["--node", &node, "--pods", &pods, "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let failed = not_passed(&json(&out));
+    let name = |n: &str| failed.iter().find(|(x, _, _)| x == n).cloned();
+    assert_eq!(
+        name("cluster.capacity.gpu[nvidia.com/gpu]"),
+        Some((
+            "cluster.capacity.gpu[nvidia.com/gpu]".into(),
+            "fail".into(),
+            "driver-daemon".into()
+        )),
+        "{failed:?}"
+    );
+    assert!(name("cluster.allocatable.cpu").is_some(), "{failed:?}");
+}
+
+#[test]
+fn without_the_pods_the_components_are_incomplete_not_passed() {
+    let f = Files::new(&fixture::node_json(), &fixture::pods_json());
+    let node = f.arg("node.json");
+    let out = f.verify(&["--node", &node, "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let report = json(&out);
+    assert_eq!(report["result"], "incomplete");
+    assert_eq!(
+        not_passed(&report),
+        vec![(
+            "cluster.components".to_owned(),
+            "incomplete".to_owned(),
+            "driver-daemon".to_owned()
+        )]
+    );
+}
+
+#[test]
+fn a_truncated_node_is_refused_with_file_and_line() {
+    let whole = fixture::node_json();
+    let f = Files::new(&whole[..whole.len() / 2], &fixture::pods_json());
+    let node = f.arg("node.json");
+    let out = f.verify(&["--node", &node]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.contains(&node) && err.contains("line "), "{err}");
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn node_side_options_are_refused_not_ignored() {
+    let f = Files::new(&fixture::node_json(), &fixture::pods_json());
+    let node = f.arg("node.json");
+    let rec = f.arg("rec.json");
+    for extra in [
+        vec!["--record", rec.as_str()],
+        vec!["--root", "/"],
+        vec!["--format", "junit"],
+    ] {
+        let mut args = vec!["--node", node.as_str()];
+        args.extend(extra.iter().copied());
+        let out = f.verify(&args);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{extra:?}: {}",
+            text(&out.stderr)
+        );
+    }
+    assert!(!f.path("rec.json").exists());
+}
+
+/// A Kubernetes API stand-in on a loopback port: answers the recorded Node and Pod list
+/// and 404 (a `Status` object, as the API server does) to anything else; keeps the
+/// request lines and authorization headers it saw.
+#[cfg(feature = "kube")]
+mod api {
+    use std::io::{BufRead, BufReader, Write};
+    use std::net::TcpListener;
+    use std::sync::{Arc, Mutex};
+
+    pub struct Server {
+        pub url: String,
+        pub seen: Arc<Mutex<Vec<String>>>,
+    }
+
+    pub fn serve(node: String, pods: String) -> Server {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let log = Arc::clone(&seen);
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { return };
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut request = String::new();
+                if reader.read_line(&mut request).is_err() {
+                    continue;
+                }
+                let mut auth = String::new();
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                        break;
+                    }
+                    if line.to_ascii_lowercase().starts_with("authorization:") {
+                        auth = line.trim().to_owned();
+                    }
+                }
+                let target = request.split(' ').nth(1).unwrap_or("").to_owned();
+                log.lock().unwrap().push(format!("{target} {auth}"));
+                let (status, body) = if target == "/api/v1/nodes/gpu-node-01" {
+                    ("200 OK", node.clone())
+                } else if target.starts_with("/api/v1/pods?")
+                    && target.contains("fieldSelector=spec.nodeName%3Dgpu-node-01")
+                {
+                    ("200 OK", pods.clone())
+                } else {
+                    (
+                        "404 Not Found",
+                        r#"{"kind":"Status","apiVersion":"v1","status":"Failure","message":"nodes \"x\" not found","reason":"NotFound","code":404}"#.to_owned(),
+                    )
+                };
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            }
+        });
+        Server { url, seen }
+    }
+
+    pub fn kubeconfig(server: &str) -> String {
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: loop\n  cluster:\n    server: {server}\ncontexts:\n- name: loop\n  context:\n    cluster: loop\n    user: probe\ncurrent-context: loop\nusers:\n- name: probe\n  user:\n    token: recorded-token\n"
+        )
+    }
+}
+
+/// The Pod list the API server returns (`kind: PodList`), from the fixture's List.
+#[cfg(feature = "kube")]
+fn pod_list() -> String {
+    fixture::pods_json().replacen(r#""kind": "List""#, r#""kind": "PodList""#, 1)
+}
+
+#[cfg(feature = "kube")]
+#[test]
+fn node_and_pods_from_the_api() {
+    assert_eq!(NODE, "gpu-node-01");
+    let server = api::serve(fixture::node_json(), pod_list());
+    let f = Files::new("", "");
+    std::fs::write(f.path("kubeconfig"), api::kubeconfig(&server.url)).unwrap();
+    let kc = f.arg("kubeconfig");
+    let out = f.verify(&[
+        "--kubeconfig",
+        &kc,
+        "--node-name",
+        NODE,
+        "--format",
+        "json",
+        "--timeout",
+        "20",
+    ]);
+    let report = json(&out);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(not_passed(&report), vec![]);
+    assert_eq!(
+        report["source"],
+        format!("{}/api/v1/nodes/{NODE}", server.url)
+    );
+    let seen = server.seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert!(
+        seen.iter()
+            .all(|s| s.ends_with("Bearer recorded-token") || s.ends_with("bearer recorded-token")),
+        "{seen:?}"
+    );
+    // The same node degraded on the server fails the same way as from a file.
+    let degraded = fixture::node_json().replace(
+        r#""nvidia.com/gpu": "8", "pods""#,
+        r#""nvidia.com/gpu": "7", "pods""#,
+    );
+    let server = api::serve(degraded, pod_list());
+    std::fs::write(f.path("kubeconfig"), api::kubeconfig(&server.url)).unwrap();
+    let out = f.verify(&["--kubeconfig", &kc, "--node-name", NODE, "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        not_passed(&json(&out))
+            .iter()
+            .any(|(n, v, _)| n == "cluster.capacity.gpu[nvidia.com/gpu]" && v == "fail")
+    );
+}
+
+#[cfg(feature = "kube")]
+#[test]
+fn an_unknown_node_or_an_unreachable_api_is_unusable() {
+    let server = api::serve(fixture::node_json(), pod_list());
+    let f = Files::new("", "");
+    std::fs::write(f.path("kubeconfig"), api::kubeconfig(&server.url)).unwrap();
+    let kc = f.arg("kubeconfig");
+    let out = f.verify(&["--kubeconfig", &kc, "--node-name", "gpu-node-99"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.contains("gpu-node-99"), "{err}");
+    // Nothing listens on the port any more once the listener is dropped: take a free
+    // port and close it.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    std::fs::write(
+        f.path("kubeconfig"),
+        api::kubeconfig(&format!("http://127.0.0.1:{port}")),
+    )
+    .unwrap();
+    let out = f.verify(&["--kubeconfig", &kc, "--node-name", NODE, "--timeout", "5"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains(&port.to_string()),
+        "{}",
+        text(&out.stderr)
+    );
+    // No name and no file: say what to give.
+    let out = f.verify(&["--kubeconfig", &kc]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("--node-name"),
+        "{}",
+        text(&out.stderr)
+    );
+}
