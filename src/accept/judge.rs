@@ -22,8 +22,8 @@ use super::nccl::NcclRun;
 use super::nvbandwidth::Nvbandwidth;
 use super::perftest::{Kind, PerftestRun};
 use super::probe::{Step, StepStatus, Suite};
-use super::settings::{Acceptance, Test};
 use super::threshold::{self, Figure, Threshold, Topology};
+use crate::blueprint::model::acceptance::{Acceptance, Test};
 use crate::blueprint::model::{RawBlueprint, Vendor};
 use crate::verify::report::record::{
     self, Action, Baseline, Fault, FigureValue, Finding, Layer, Run, Verdict,

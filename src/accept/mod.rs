@@ -21,5 +21,4 @@ pub mod probe;
 pub mod proftester;
 pub mod regression;
 pub mod report;
-pub mod settings;
 pub mod threshold;

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use super::stdio::Input;
 use super::{Env, Exit, Failure, OrUnusable, Outcome, prepared};
-use crate::accept::{complete, input, judge, regression, report, settings::Acceptance};
+use crate::accept::{complete, input, judge, regression, report};
 use crate::blueprint::{self, Blueprint, compat::Matrix};
 use crate::cli::{AcceptArgs, Format};
 use crate::time::{Clock, SystemClock};
@@ -128,7 +128,7 @@ pub fn run(args: &AcceptArgs, env: &mut Env<'_>) -> Outcome {
     let matrix = prepared::matrix(&args.matrix, env)?;
     let blueprint = load_blueprint(&args.blueprint, &matrix)?;
     let spec = blueprint.spec();
-    let settings = Acceptance::default();
+    let settings = spec.acceptance.clone().unwrap_or_default();
     let identity = BlueprintIdentity {
         name: blueprint.name().to_owned(),
         version: spec.metadata.version.clone(),

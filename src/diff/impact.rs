@@ -84,6 +84,11 @@ pub const FIELDS: &[(&str, Impact, &str)] = &[
         "sshd, audit and sysctl reload live",
     ),
     ("files", Impact::Live, "overlay files"),
+    (
+        "acceptance",
+        Impact::Live,
+        "acceptance workloads and how `nodeimg accept` judges; nothing on the node changes",
+    ),
 ];
 
 fn first<'a>(

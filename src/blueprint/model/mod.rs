@@ -7,6 +7,7 @@
 //! semantic rule before handing out a [`crate::blueprint::Blueprint`].
 
 mod accelerators;
+pub mod acceptance;
 mod boot;
 mod firmware;
 mod kubernetes;
@@ -17,6 +18,7 @@ mod security;
 mod system;
 
 pub use accelerators::*;
+pub use acceptance::Acceptance;
 pub use boot::*;
 pub use firmware::*;
 pub use kubernetes::*;
@@ -62,6 +64,11 @@ pub struct RawBlueprint {
     pub security: Security,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub files: Option<Files>,
+    /// After join: the acceptance workloads rendered into `cluster/acceptance/` (images
+    /// pinned by digest, the DCGM level, the multi-node engine) and how `nodeimg accept`
+    /// judges their outputs (required tests, threshold overrides, regression tolerance).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acceptance: Option<Acceptance>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

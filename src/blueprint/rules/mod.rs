@@ -2,6 +2,7 @@
 //! rules; every rule reports through the collector with the YAML path it is
 //! about, so semantic errors are located like syntax errors.
 
+mod acceptance;
 mod authority;
 mod compat;
 mod iommu;
@@ -27,6 +28,7 @@ pub struct Context<'a> {
 }
 
 pub fn check(bp: &RawBlueprint, cx: &Context<'_>, out: &mut Collector<'_>) {
+    acceptance::check(bp, out);
     authority::check(bp, out);
     compat::check(bp, cx.matrix, out);
     iommu::check(bp, out);

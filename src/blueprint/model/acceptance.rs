@@ -1,6 +1,6 @@
-//! The blueprint's `acceptance:` section: the images of the acceptance workloads (pinned
-//! by digest), which tests must run, the DCGM level, the multi-node engine, threshold
-//! overrides and the regression tolerance. Every field is optional; what is absent
+//! `acceptance`: what runs after join (acceptance layers 2–5) — the images of the
+//! rendered workloads (pinned by digest), which tests must run, the DCGM level, the
+//! multi-node engine, threshold overrides and the regression tolerance. Every field is optional; what is absent
 //! follows from the node's topology.
 
 use schemars::JsonSchema;

@@ -1,0 +1,53 @@
+//! Rules for `acceptance`: values serde cannot bound (the DCGM level, node count,
+//! tolerance, positive thresholds), images pinned by digest, and tests the node's
+//! hardware cannot run.
+
+use super::p;
+use crate::blueprint::diagnostic::Collector;
+use crate::blueprint::model::acceptance::{Engine, Test};
+use crate::blueprint::model::{RawBlueprint, Vendor};
+
+pub fn check(bp: &RawBlueprint, out: &mut Collector<'_>) {
+    let Some(a) = &bp.acceptance else { return };
+    for (field, message) in a.problems() {
+        out.error("acceptance", &p(&field), message);
+    }
+    let vendor = bp.accelerators.as_ref().map(|acc| acc.vendor);
+    let rdma = bp.network.nics.iter().any(|n| n.rdma);
+    // nccl-tests/rccl-tests start their ranks with MPI: only the MPI Operator runs them
+    // across nodes. A JobSet blueprint that still requires the test would never pass.
+    let multi_node_nccl = match &a.tests {
+        Some(tests) => tests.contains(&Test::MultiNodeNccl),
+        None => rdma && vendor.is_some(),
+    };
+    if a.multi_node.engine == Engine::Jobset && multi_node_nccl {
+        out.error(
+            "acceptance",
+            &p("acceptance.multiNode.engine"),
+            "the multi-node all-reduce (`multi-node-nccl`, required by default with RDMA NICs) \
+             starts its ranks with MPI and runs under the MPI Operator only: use `engine: \
+             mpi-operator`, or list `acceptance.tests` without `multi-node-nccl`",
+        );
+    }
+    for (i, test) in a.tests.iter().flatten().enumerate() {
+        let why = match test {
+            Test::Smoke | Test::Framework | Test::Nccl if vendor.is_none() => {
+                Some("needs GPUs (the blueprint has no accelerators)")
+            }
+            Test::Dcgm | Test::Nvbandwidth if vendor != Some(Vendor::Nvidia) => {
+                Some("runs on NVIDIA GPUs only")
+            }
+            Test::Rdma | Test::MultiNodeNccl if !rdma => {
+                Some("needs RDMA NICs (network.nics with rdma: true)")
+            }
+            _ => None,
+        };
+        if let Some(why) = why {
+            out.error(
+                "acceptance",
+                &p("acceptance.tests").index(i),
+                format!("`{}` {why}", test.as_str()),
+            );
+        }
+    }
+}
