@@ -57,6 +57,12 @@ pub type FileImpact = (Impact, &'static str);
 /// The impact of a rendered file with none declared: the most disruptive.
 pub const UNDECLARED: FileImpact = (Impact::Reboot, "no impact declared for this file");
 
+/// The acceptance workloads: applied to the nodes labelled for acceptance only.
+const ACCEPTANCE: FileImpact = (
+    Impact::Live,
+    "cluster-side acceptance workload: kubectl apply, on nodes labelled nodeimg.dev/acceptance=run",
+);
+
 /// Files render adds beside the plan rows (copied or derived), by path prefix.
 #[rustfmt::skip]
 pub const EXTRA: &[(&str, FileImpact)] = &[
@@ -141,4 +147,15 @@ pub const PLAN: &[Output] = &[
     Output { path: "nfd-platform-labels.yaml", mode: 0o644, template: "cluster/nfd-platform-labels.yaml.j2", produced: "kubernetes.nfd.platformLabels set", when: |c| !c.nfd.labels.is_empty(), each: None, post: None, impact: (Impact::Live, "cluster-side object: kubectl apply"), side: Side::Cluster },
     Output { path: "gpu-operator-values.yaml", mode: 0o644, template: "cluster/gpu-operator-values.yaml.j2", produced: "an NVIDIA GPU operator is declared", when: |c| c.gpu.as_ref().is_some_and(|g| g.nvidia_operator()), each: None, post: None, impact: (Impact::Live, "cluster-side values: helm upgrade; the operator rolls what it owns (a driver change drains each node itself)"), side: Side::Cluster },
     Output { path: "amd-gpu-operator-values.yaml", mode: 0o644, template: "cluster/amd-gpu-operator-values.yaml.j2", produced: "an AMD GPU operator is declared", when: |c| c.gpu.as_ref().is_some_and(|g| g.amd_operator()), each: None, post: None, impact: (Impact::Live, "cluster-side values: helm upgrade; the operator rolls what it owns (a driver change drains each node itself)"), side: Side::Cluster },
+    Output { path: "acceptance/namespace.yaml", mode: 0o644, template: "cluster/acceptance/namespace.yaml.j2", produced: "an acceptance workload renders", when: |c| c.acceptance.as_ref().is_some_and(|a| a.any()), each: None, post: None, impact: ACCEPTANCE, side: Side::Cluster },
+    Output { path: "acceptance/scripts.yaml", mode: 0o644, template: "cluster/acceptance/scripts.yaml.j2", produced: "an acceptance workload renders", when: |c| c.acceptance.as_ref().is_some_and(|a| a.any()), each: None, post: None, impact: ACCEPTANCE, side: Side::Cluster },
+    Output { path: "acceptance/gpu-claim.yaml", mode: 0o644, template: "cluster/acceptance/gpu-claim.yaml.j2", produced: "an acceptance workload renders and devices come through DRA", when: |c| c.acceptance.as_ref().is_some_and(|a| a.any() && a.gpu.as_ref().is_some_and(|g| g.dra)), each: None, post: None, impact: ACCEPTANCE, side: Side::Cluster },
+    Output { path: "acceptance/smoke-pod.yaml", mode: 0o644, template: "cluster/acceptance/smoke-pod.yaml.j2", produced: "acceptance with GPUs and images.framework (layer 3)", when: |c| c.acceptance.as_ref().is_some_and(|a| a.runs.smoke), each: None, post: None, impact: ACCEPTANCE, side: Side::Cluster },
+    Output { path: "acceptance/dcgm-diag-job.yaml", mode: 0o644, template: "cluster/acceptance/dcgm-diag-job.yaml.j2", produced: "acceptance with NVIDIA GPUs and images.dcgm (layer 4)", when: |c| c.acceptance.as_ref().is_some_and(|a| a.runs.dcgm), each: None, post: None, impact: ACCEPTANCE, side: Side::Cluster },
+    Output { path: "acceptance/nvbandwidth-job.yaml", mode: 0o644, template: "cluster/acceptance/nvbandwidth-job.yaml.j2", produced: "acceptance with NVIDIA GPUs and images.nvbandwidth (layer 4)", when: |c| c.acceptance.as_ref().is_some_and(|a| a.runs.nvbandwidth), each: None, post: None, impact: ACCEPTANCE, side: Side::Cluster },
+    Output { path: "acceptance/nccl-job.yaml", mode: 0o644, template: "cluster/acceptance/nccl-job.yaml.j2", produced: "acceptance with 2+ GPUs and images.collectives (layer 4)", when: |c| c.acceptance.as_ref().is_some_and(|a| a.runs.nccl), each: None, post: None, impact: ACCEPTANCE, side: Side::Cluster },
+    Output { path: "acceptance/rdma-pair.yaml", mode: 0o644, template: "cluster/acceptance/rdma-pair.yaml.j2", produced: "acceptance with RDMA compute NICs and images.perftest (layer 4; MPIJob or JobSet)", when: |c| c.acceptance.as_ref().is_some_and(|a| a.runs.rdma), each: None, post: None, impact: ACCEPTANCE, side: Side::Cluster },
+    Output { path: "acceptance/nccl-multinode.yaml", mode: 0o644, template: "cluster/acceptance/nccl-multinode.yaml.j2", produced: "acceptance with RDMA compute NICs, images.collectives and the MPI Operator (layer 4)", when: |c| c.acceptance.as_ref().is_some_and(|a| a.runs.multi_node_nccl), each: None, post: None, impact: ACCEPTANCE, side: Side::Cluster },
+    Output { path: "acceptance/framework-job.yaml", mode: 0o644, template: "cluster/acceptance/framework-job.yaml.j2", produced: "acceptance with GPUs and images.framework (layer 5)", when: |c| c.acceptance.as_ref().is_some_and(|a| a.runs.framework), each: None, post: None, impact: ACCEPTANCE, side: Side::Cluster },
+    Output { path: "acceptance/framework-multinode.yaml", mode: 0o644, template: "cluster/acceptance/framework-multinode.yaml.j2", produced: "acceptance with GPUs and images.framework (layer 5; MPIJob or JobSet)", when: |c| c.acceptance.as_ref().is_some_and(|a| a.runs.framework), each: None, post: None, impact: ACCEPTANCE, side: Side::Cluster },
 ];

@@ -9,6 +9,7 @@ mod support;
 
 mod accept_cli;
 mod accept_corpus;
+mod acceptance_manifests;
 mod blueprints;
 mod build_cli;
 mod cli;

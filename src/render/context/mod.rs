@@ -1,6 +1,6 @@
 //! The values templates see, computed once from a checked blueprint, as a
 //! typed [`Context`]: one sub-context per target (containerd, kubelet, CDI,
-//! GPU, system, security, NFD), mirroring `templates/`.
+//! GPU, system, security, NFD, acceptance workloads), mirroring `templates/`.
 //!
 //! Templates stay declarative: every decision (which containerd config
 //! version, which runtimes, the merged kubelet fields, unit names, trust
@@ -11,6 +11,7 @@
 //! Templates (built-in or `--templates` overrides) see exactly this
 //! context — not the raw blueprint.
 
+mod acceptance;
 mod boot;
 mod cdi;
 mod containerd;
@@ -29,6 +30,7 @@ use serde::Serialize;
 use super::RenderError;
 use crate::blueprint::{Blueprint, cmdline};
 
+pub use acceptance::Acceptance;
 pub use boot::Boot;
 pub use cdi::Cdi;
 pub use containerd::{Containerd, Registry, Runtime, pause_tag, sandbox_image};
@@ -84,6 +86,8 @@ pub struct Context<'a> {
     pub trust_store: bool,
     pub nfd: Nfd<'a>,
     pub verify: Verify,
+    /// The acceptance workloads (`cluster/acceptance/`); absent without an `acceptance` section.
+    pub acceptance: Option<Acceptance<'a>>,
 }
 
 /// Distro-family paths.
@@ -173,6 +177,7 @@ impl<'a> Context<'a> {
                 evidence: EVIDENCE_DIR,
                 break_glass: BREAK_GLASS,
             },
+            acceptance: acceptance::of(s),
         })
     }
 }

@@ -1,0 +1,202 @@
+//! `acceptance`: the workloads of acceptance layers 3–5 rendered into
+//! `cluster/acceptance/` — which of them apply to the node (and have an image), how
+//! they reach the node and its devices, and what they run.
+//!
+//! Every workload selects the nodes of this blueprint (its own labels) that carry the
+//! gate label [`GATE_LABEL`]`=`[`GATE_VALUE`], so applying the manifests tests exactly
+//! the nodes an operator (or the rollout) marked, never production nodes of the class.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::blueprint::model::acceptance::{Engine, Images, Test};
+use crate::blueprint::model::*;
+use crate::blueprint::value::TaintEffect;
+
+/// The label that admits a node to the acceptance workloads.
+pub const GATE_LABEL: &str = "nodeimg.dev/acceptance";
+pub const GATE_VALUE: &str = "run";
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Acceptance<'a> {
+    pub namespace: &'a str,
+    pub gate_label: &'static str,
+    pub gate_value: &'static str,
+    /// The blueprint's labels and the gate label.
+    pub node_selector: BTreeMap<&'a str, &'a str>,
+    /// One per blueprint taint, so the workloads land on tainted GPU nodes.
+    pub tolerations: Vec<Toleration<'a>>,
+    pub images: &'a Images,
+    pub gpu: Option<Devices>,
+    pub dcgm_level: u8,
+    /// `mpi-operator` or `jobset`.
+    pub engine: &'static str,
+    pub mpi: bool,
+    /// Nodes in each multi-node run.
+    pub nodes: u32,
+    /// RDMA NIC ports expected per node (compute rails).
+    pub rails: u32,
+    /// GPUDirect RDMA declared (GPU and NIC on one PCIe switch): perftest uses GPU memory.
+    pub gpudirect: bool,
+    /// `/dev/shm` for the collectives (NCCL's shared-memory transport): the blueprint's
+    /// `system.shmSize` in bytes, else a quarter of the node's memory.
+    pub shm_bytes: String,
+    /// The all-reduce message range, nccl-tests `-b`/`-e` (the judge needs 8 GiB or more).
+    pub nccl_max: &'static str,
+    /// The `ib_write_bw -s` message size (the judge's threshold is defined at 8 MiB).
+    pub rdma_bytes: u64,
+    /// Which workloads are rendered.
+    pub runs: Runs,
+}
+
+/// How a Pod asks for the node's GPUs.
+#[derive(Debug, Clone, Serialize)]
+pub struct Devices {
+    pub vendor: &'static str,
+    pub nvidia: bool,
+    pub count: u32,
+    /// The device plugin's extended resource (`nvidia.com/gpu`, `amd.com/gpu`).
+    pub resource: &'static str,
+    /// Through a DRA ResourceClaimTemplate instead of the device plugin.
+    pub dra: bool,
+    /// The DRA DeviceClass (`gpu.nvidia.com`, `gpu.amd.com`).
+    pub device_class: &'static str,
+    /// `resource.k8s.io/v1` from Kubernetes 1.34, `v1beta1` before.
+    pub dra_api: &'static str,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Toleration<'a> {
+    pub key: &'a str,
+    pub operator: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<&'a str>,
+    pub effect: &'static str,
+}
+
+/// Which workloads render: the test applies to the node, is required (all that apply
+/// when `acceptance.tests` is absent) and its image is given.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct Runs {
+    pub probe: bool,
+    pub smoke: bool,
+    pub dcgm: bool,
+    pub nvbandwidth: bool,
+    pub nccl: bool,
+    pub rdma: bool,
+    pub multi_node_nccl: bool,
+    pub framework: bool,
+}
+
+impl Acceptance<'_> {
+    /// Any workload renders.
+    pub fn any(&self) -> bool {
+        let r = &self.runs;
+        r.smoke || r.dcgm || r.nvbandwidth || r.nccl || r.rdma || r.multi_node_nccl || r.framework
+    }
+}
+
+pub(super) fn of(s: &RawBlueprint) -> Option<Acceptance<'_>> {
+    let a = s.acceptance.as_ref()?;
+    let k = &s.kubernetes;
+    let mut node_selector: BTreeMap<&str, &str> = k
+        .labels
+        .iter()
+        .map(|(key, v)| (key.as_str(), v.as_str()))
+        .collect();
+    node_selector.insert(GATE_LABEL, GATE_VALUE);
+    let tolerations = k
+        .taints
+        .iter()
+        .map(|t| Toleration {
+            key: t.key.as_str(),
+            operator: if t.value.is_some() { "Equal" } else { "Exists" },
+            value: t.value.as_ref().map(|v| v.as_str()),
+            effect: match t.effect {
+                TaintEffect::NoSchedule => "NoSchedule",
+                TaintEffect::PreferNoSchedule => "PreferNoSchedule",
+                TaintEffect::NoExecute => "NoExecute",
+            },
+        })
+        .collect();
+    let acc = s
+        .accelerators
+        .as_ref()
+        .filter(|acc| !acc.vfio_passthrough && k.device_injection.mode != InjectionMode::None);
+    let gpu = acc.map(|acc| {
+        let nvidia = acc.vendor == Vendor::Nvidia;
+        Devices {
+            vendor: acc.vendor.as_str(),
+            nvidia,
+            count: acc.count,
+            resource: if nvidia {
+                "nvidia.com/gpu"
+            } else {
+                "amd.com/gpu"
+            },
+            dra: k.device_injection.mode == InjectionMode::Dra,
+            device_class: if nvidia {
+                "gpu.nvidia.com"
+            } else {
+                "gpu.amd.com"
+            },
+            dra_api: if k.version.minor() >= 34 {
+                "resource.k8s.io/v1"
+            } else {
+                "resource.k8s.io/v1beta1"
+            },
+        }
+    });
+    let rails: u32 = s
+        .network
+        .nics
+        .iter()
+        .filter(|n| n.rdma && n.role == NicRole::Compute)
+        .map(|n| n.count)
+        .sum();
+    let wanted = |t: Test| a.tests.as_ref().is_none_or(|ts| ts.contains(&t));
+    let has = |i: &Option<String>| i.is_some();
+    let gpus = gpu.as_ref().map_or(0, |g| g.count);
+    let nvidia = gpu.as_ref().is_some_and(|g| g.nvidia);
+    let mpi = a.multi_node.engine == Engine::MpiOperator;
+    let mut runs = Runs {
+        probe: false,
+        smoke: gpus > 0 && wanted(Test::Smoke) && has(&a.images.framework),
+        dcgm: nvidia && wanted(Test::Dcgm) && has(&a.images.dcgm),
+        nvbandwidth: nvidia && wanted(Test::Nvbandwidth) && has(&a.images.nvbandwidth),
+        nccl: gpus >= 2 && wanted(Test::Nccl) && has(&a.images.collectives),
+        rdma: gpus > 0 && rails > 0 && wanted(Test::Rdma) && has(&a.images.perftest),
+        // nccl-tests start their ranks with MPI: the MPI Operator runs them.
+        multi_node_nccl: gpus > 0
+            && rails > 0
+            && mpi
+            && wanted(Test::MultiNodeNccl)
+            && has(&a.images.collectives),
+        framework: gpus > 0 && wanted(Test::Framework) && has(&a.images.framework),
+    };
+    runs.probe = runs.smoke || runs.framework;
+    let shm_bytes = s.system.shm_size.as_ref().map_or_else(
+        || (k.capacity.memory.units_ceil() / 4).to_string(),
+        |q| q.units_ceil().to_string(),
+    );
+    Some(Acceptance {
+        namespace: &a.namespace,
+        gate_label: GATE_LABEL,
+        gate_value: GATE_VALUE,
+        node_selector,
+        tolerations,
+        images: &a.images,
+        gpu,
+        dcgm_level: a.dcgm.level,
+        engine: if mpi { "mpi-operator" } else { "jobset" },
+        mpi,
+        nodes: a.multi_node.nodes,
+        rails,
+        gpudirect: s.network.affinity.gpu_nic_same_pcie_switch,
+        shm_bytes,
+        nccl_max: "16G",
+        rdma_bytes: 8 << 20,
+        runs,
+    })
+}
