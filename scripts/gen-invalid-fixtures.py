@@ -5,6 +5,7 @@ checks. Semantic cases are variants of tests/fixtures/valid/gpu-base.yaml; the
 expected line and column are computed here from the fixture's own text (the
 line holding an anchor string), never from nodeimg's output."""
 import os
+import shutil
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(REPO, 'tests/fixtures/invalid')
 BASE = '''apiVersion: nodeimg.dev/v1alpha1
@@ -156,7 +157,7 @@ variant('authority-both', [('  containerToolkit: "1.18.1"', '  containerToolkit:
         [('driver-authority', 'accelerators.operator.manages', ('manages', '['), 'exactly one component may own the driver')])
 variant('authority-nobody', [('authority: preinstalled', 'authority: operator')],
         [('driver-authority', 'accelerators.driver.authority', ('authority', 'operator'), 'no operator manages the driver')])
-variant('preinstalled-range', [('    version: "580.105.08"\n    authority', '    version: ">=580, <590"\n    authority')],
+variant('preinstalled-range', [('    version: "580.105.08"\n    authority', '    version: ">=580.65.06, <590"\n    authority')],
         [('driver-authority', 'accelerators.driver.version', ('>=580', '">='), 'pinned to one version')])
 variant('cuda-needs-newer-driver', [('cuda: "13.0"', 'cuda: "12.4"'), ('{version: "580.105.08"}', '{version: "535.216.01"}'), ('    version: "580.105.08"\n', '    version: "535.216.01"\n')],
         [('cuda-driver', 'accelerators.driver.version', ('version: "535.216.01"', '"535', 1), 'CUDA 12.4 needs driver 550.54.14 or later')])
@@ -196,6 +197,19 @@ variant('containerd-extra-protected', [('    defaultRuntime: runc', '    default
         [('extra-config', 'runtime.containerd.extraConfig["plugins.\\"io.containerd.cri.v1.runtime\\".cdi_spec_dirs"]', ('plugins.', 'plugins'), 'owned by a typed field; set runtime.cdi.specDirs')])
 variant('overlay-missing', [('system:\n', 'files: {overlay: no-such-overlay}\nsystem:\n')],
         [('missing-file', 'files.overlay', ('no-such-overlay', 'no-such'), 'cannot read')])
+variant('overlay-is-a-file', [('system:\n', 'files: {overlay: files/not-a-cert.pem}\nsystem:\n')],
+        [('named-file', 'files.overlay', ('overlay', 'files/'), 'is not a folder')])
+variant('overlay-link-leaves-folder', [('system:\n', 'files: {overlay: files/outside-dir}\nsystem:\n')],
+        [('named-file', 'files.overlay', ('overlay', 'files/'), "outside the blueprint's folder")])
+CERTS = '  certificates:\n    - {name: corp, file: %s}\n'
+variant('certificate-is-proc-environ', [('system:\n', 'system:\n' + CERTS % 'files/environ.pem')],
+        [('named-file', 'system.certificates[0].file', ('file:', 'files/'), "outside the blueprint's folder")])
+variant('certificate-link-leaves-folder', [('system:\n', 'system:\n' + CERTS % 'files/outside.pem')],
+        [('named-file', 'system.certificates[0].file', ('file:', 'files/'), "outside the blueprint's folder")])
+variant('certificate-not-pem', [('system:\n', 'system:\n' + CERTS % 'files/not-a-cert.pem')],
+        [('named-file', 'system.certificates[0].file', ('file:', 'files/'), 'holds no PEM certificate')])
+variant('certificate-is-private-key', [('system:\n', 'system:\n' + CERTS % 'files/key.pem')],
+        [('named-file', 'system.certificates[0].file', ('file:', 'files/'), 'private key, which must never be copied into an image')])
 variant('rocm-on-nvidia', [('  cuda: "13.0"', '  cuda: "13.0"\n  rocm: "6.2"')],
         [('vendor-mismatch', 'accelerators.rocm', ('rocm', '"6.2"'), 'ROCm applies to AMD GPUs')])
 variant('duplicate-taint', [('  deviceInjection:', '  taints: ["gpu=a:NoSchedule", "gpu=b:NoSchedule"]\n  deviceInjection:')],
@@ -210,15 +224,127 @@ variant('nvidia-runtime-on-amd', [('vendor: nvidia', 'vendor: amd'), ('model: H1
         [('vendor-mismatch', 'runtime.containerd.defaultRuntime', ('defaultRuntime', 'nvidia'), 'the nvidia runtime does not serve AMD GPUs')])
 
 variant('pcie-width', [('pcie: {generation: 5, width: 16}', 'pcie: {generation: 7, width: 12}')],
-        [('pcie-link', 'accelerators.pcie.generation', ('pcie:', '7'), 'PCIe generation 7 does not exist'),
-         ('pcie-link', 'accelerators.pcie.generation', ('pcie:', '7'), 'links at PCIe Gen5 at most; Gen7 can never be reached'),
-         ('pcie-link', 'accelerators.pcie.width', ('pcie:', '12'), 'x12 is not a PCIe link width')])
+        [('invalid-value', 'accelerators.pcie.generation', ('pcie:', '7'), 'the number `7` is not one of: 1, 2, 3, 4, 5, 6'),
+         ('invalid-value', 'accelerators.pcie.width', ('pcie:', '12'), 'the number `12` is not one of: 1, 2, 4, 8, 16')])
+variant('pcie-width-x32', [('pcie: {generation: 5, width: 16}', 'pcie: {generation: 5, width: 32}')],
+        [('invalid-value', 'accelerators.pcie.width', ('pcie:', '32'), 'the number `32` is not one of: 1, 2, 4, 8, 16')])
+variant('pcie-width-as-text', [('pcie: {generation: 5, width: 16}', 'pcie: {generation: 5, width: x16}')],
+        [('invalid-value', 'accelerators.pcie.width', ('pcie:', 'x16'), 'the text `x16` is not one of: 1, 2, 4, 8, 16')])
+variant('pcie-too-fast-for-model', [('model: H100 SXM', 'model: L40S'), ('  interconnect:\n    nvswitch: true\n    fabricManager: {version: "580.105.08"}\n', '')],
+        [('pcie-link', 'accelerators.pcie.generation', ('pcie:', '5'), 'links at PCIe Gen4 at most; Gen5 can never be reached')])
+
+# ---- values that must be one token in a line-based file (sshd, logrotate, tmpfiles, units, chrony, audit) ----
+variant('version-not-a-tag', [('  version: "1"', '  version: "v1+build.7"')],
+        [('invalid-value', 'metadata.version', ('version: "v1', '"v1'), 'cannot be an image tag: it holds `+`')])
+variant('patch-level-two-lines', [('patchLevel: "2026-11-15"', 'patchLevel: "2026-11-15\\nExecStart=/bin/sh"')],
+        [('invalid-value', 'os.patchLevel', ('patchLevel', '"2026'), 'holds the control character')])
+SEC = 'security:\n  ssh:\n    allowGroups: [%s]\n'
+variant('ssh-group-quote', [('system:\n', SEC % "'gpu\"ops'" + 'system:\n')],
+        [('invalid-value', 'security.ssh.allowGroups[0]', ('allowGroups', "'gpu"), 'is not an sshd pattern')])
+variant('ssh-user-space', [('system:\n', 'security:\n  ssh:\n    allowUsers: ["alice bob"]\nsystem:\n')],
+        [('invalid-value', 'security.ssh.allowUsers[0]', ('allowUsers', '"alice'), 'is not an sshd pattern')])
+ROT = '  logs:\n    rotate: [{name: app, path: "%s", frequency: daily, keep: 3}]\n'
+variant('logrotate-path-brace', [('  cache:', ROT % '/var/log/x}' + '  cache:')],
+        [('invalid-value', 'system.logs.rotate[0].path', ('rotate', '"/var'), "holds '}'")])
+variant('logrotate-path-relative', [('  cache:', ROT % 'var/log/x' + '  cache:')],
+        [('invalid-value', 'system.logs.rotate[0].path', ('rotate', '"var'), 'must be absolute')])
+variant('tmpfiles-path-specifier', [('path: /var/cache/models', 'path: "/var/cache/%m"')],
+        [('invalid-value', 'system.cache.path', ('path:', '"/var'), "holds '%'")])
+variant('cdi-dir-shell-variable', [('    generator: nvidia-ctk\n', '    generator: nvidia-ctk\n    specDirs: ["/run/cdi${X}"]\n')],
+        [('invalid-value', 'runtime.cdi.specDirs[0]', ('specDirs', '"/run'), "holds '$'")])
+variant('mount-point-space', [('  cache:', '  partitions: [{label: models, mountPoint: "/var/my models", filesystem: xfs}]\n  cache:')],
+        [('invalid-value', 'system.partitions[0].mountPoint', ('mountPoint', '"/var/my'), "holds ' '")])
+variant('time-server-comment', [('  cache:', '  timeSync: {servers: ["time1#example.com"]}\n  cache:')],
+        [('invalid-value', 'system.timeSync.servers[0]', ('timeSync', '"time1'), 'is neither a host name')])
+variant('search-domain-two-words', [('  cache:', '  dns: {servers: [10.0.0.2], searchDomains: ["corp example.com"]}\n  cache:')],
+        [('invalid-value', 'system.dns.searchDomains[0]', ('searchDomains', '"corp'), 'is not a DNS name')])
+AUD = 'security:\n  audit: [{path: /etc/kubernetes, permissions: %s, key: %s}]\n'
+variant('audit-key-injection', [('system:\n', AUD % ('wa', '"k8s -w /etc/shadow"') + 'system:\n')],
+        [('invalid-value', 'security.audit[0].key', ('audit', '"k8s'), 'is not an audit key')])
+variant('audit-perms-unknown', [('system:\n', AUD % ('rwq', 'k8s') + 'system:\n')],
+        [('invalid-value', 'security.audit[0].permissions', ('audit', 'rwq'), 'is not an audit permission filter')])
+variant('registry-host-with-scheme', [('    defaultRuntime: runc', '    defaultRuntime: runc\n    registries: [{host: "https://registry.corp", mirrors: ["mirror.corp"]}]')],
+        [('invalid-value', 'runtime.containerd.registries[0].host', ('registries', '"https'), 'is not a registry host'),
+         ('invalid-value', 'runtime.containerd.registries[0].mirrors[0]', ('registries', '"mirror'), 'must start with https:// or http://')])
+variant('sysctl-two-spellings', [('system:\n', 'security:\n  sysctls:\n    kernel/kptr_restrict: 1\n    kernel.kptr_restrict: 2\nsystem:\n')],
+        # The document's keys are read in sorted order, so the later spelling in sort order is the one refused.
+        [('invalid-value', 'security.sysctls["kernel/kptr_restrict"]', ('kernel/kptr', '1'), '`kernel/kptr_restrict` and `kernel.kptr_restrict` name the same key')])
+variant('sysctl-value-equals', [('system:\n', 'security:\n  sysctls: {vm.swappiness: "1 = 2"}\nsystem:\n')],
+        [('invalid-value', 'security.sysctls["vm.swappiness"]', ('sysctls', '"1'), 'holds `=`')])
+
+# ---- sizes and durations that do not fit what reads them ----
+variant('shm-size-negative', [('  cache:', '  shmSize: -1Gi\n  cache:')],
+        [('invalid-value', 'system.shmSize', ('shmSize', '-1Gi'), 'is negative')])
+variant('partition-size-overflows', [('  cache:', '  partitions: [{label: models, mountPoint: /var/models, filesystem: xfs, size: 99999999999999999999Ki}]\n  cache:')],
+        [('invalid-value', 'system.partitions[0].size', ('partitions', '9999'), 'more bytes than fit in 64 bits')])
+variant('reserved-memory-negative', [('{cpu: 500m, memory: 2Gi}', '{cpu: 500m, memory: -1Gi}')],
+        [('invalid-value', 'kubernetes.kubelet.systemReserved.memory', ('systemReserved', '-1Gi'), 'is negative')])
+variant('reserved-cpu-negative', [('{cpu: 500m, memory: 2Gi}', '{cpu: -500m, memory: 2Gi}')],
+        [('invalid-value', 'kubernetes.kubelet.systemReserved.cpu', ('systemReserved', '-500m'), 'is negative')])
+variant('journal-size-negative', [('  cache:', '  logs: {journalMaxUse: -1Gi}\n  cache:')],
+        [('invalid-value', 'system.logs.journalMaxUse', ('journalMaxUse', '-1Gi'), 'is negative')])
+variant('journal-retention-overflows', [('  cache:', '  logs: {journalMaxRetention: 99999999999999999d}\n  cache:')],
+        [('invalid-value', 'system.logs.journalMaxRetention', ('journalMaxRetention', '9999'), 'longer than 292 years')])
+variant('rotate-size-negative', [('  cache:', '  logs:\n    rotate: [{name: app, path: /var/log/app.log, frequency: daily, keep: 3, maxSize: -100Mi}]\n  cache:')],
+        [('invalid-value', 'system.logs.rotate[0].maxSize', ('rotate', '-100Mi'), 'is negative')])
+variant('eviction-negative', [('maxPods: 110', 'maxPods: 110\n    evictionHard: {memory.available: -100Mi}')],
+        [('invalid-value', 'kubernetes.kubelet.evictionHard["memory.available"]', ('memory.available', '-100Mi'), 'cannot be negative')])
+variant('memory-in-millibytes', [('memory: 2Ti}', 'memory: 100m}')],
+        [('invalid-value', 'kubernetes.capacity.memory', ('memory: 100m', '100m'), 'did you mean `100Mi`?')])
+
+# ---- sharing: which settings go with which mode ----
+variant('mig-without-profile', [('  pcie: {generation: 5, width: 16}', '  pcie: {generation: 5, width: 16}\n  sharing: {mode: mig}')],
+        [('missing-field', 'accelerators.sharing', ('sharing', 'sharing'), 'missing required field `migProfile`')])
+variant('mig-with-replicas', [('  pcie: {generation: 5, width: 16}', '  pcie: {generation: 5, width: 16}\n  sharing: {mode: mig, migProfile: all-1g.10gb, replicas: 4}')],
+        [('invalid-field', 'accelerators.sharing.replicas', ('sharing', 'replicas'), '`replicas` does not apply to mode `mig`')])
+variant('time-slicing-one-replica', [('  pcie: {generation: 5, width: 16}', '  pcie: {generation: 5, width: 16}\n  sharing: {mode: time-slicing, replicas: 1}')],
+        [('invalid-value', 'accelerators.sharing.replicas', ('sharing', '1}'), 'less than the minimum of 2')])
+
+# ---- containerd extraConfig, per key and version ----
+variant('containerd-extra-v2-key-on-v3', [('    defaultRuntime: runc', '    defaultRuntime: runc\n    extraConfig:\n      plugins."io.containerd.grpc.v1.cri".max_concurrent_downloads: 8')],
+        [('extra-config', 'runtime.containerd.extraConfig["plugins.\\"io.containerd.grpc.v1.cri\\".max_concurrent_downloads"]', ('plugins.', 'plugins'), 'config version 2 (containerd 1.x) setting of io.containerd.grpc.v1.cri')])
+variant('containerd-extra-parent-table', [('    defaultRuntime: runc', '    defaultRuntime: runc\n    extraConfig:\n      plugins."io.containerd.cri.v1.runtime".containerd: {default_runtime_name: nvidia, runtimes: {nvidia: {runtime_type: io.containerd.runc.v2, options: {BinaryName: /tmp/evil}}}}')],
+        [('extra-config', 'runtime.containerd.extraConfig["plugins.\\"io.containerd.cri.v1.runtime\\".containerd"]', ('plugins.', 'plugins'), 'is a table that holds')])
+variant('containerd-extra-registry-table', [('    defaultRuntime: runc', '    defaultRuntime: runc\n    extraConfig:\n      plugins."io.containerd.cri.v1.images".registry: {config_path: /tmp/evil-certs}')],
+        [('extra-config', 'runtime.containerd.extraConfig["plugins.\\"io.containerd.cri.v1.images\\".registry"]', ('plugins.', 'plugins'), 'set runtime.containerd.registries instead')])
+variant('containerd-extra-two-spellings', [('    defaultRuntime: runc', '    defaultRuntime: runc\n    extraConfig:\n      metrics.address: "127.0.0.1:1338"\n      metrics."address": "127.0.0.1:1339"')],
+        [('invalid-value', 'runtime.containerd.extraConfig["metrics.address"]', ('metrics.address', '"127'), '`metrics.address` and `metrics."address"` name the same key')])
+variant('containerd-extra-bad-key', [('    defaultRuntime: runc', '    defaultRuntime: runc\n    extraConfig:\n      plugins.io.containerd: 1')],
+        [('extra-config', 'runtime.containerd.extraConfig["plugins.io.containerd"]', ('plugins.', 'plugins'), '`io` is not a plugin of containerd 2.1.4')])
+
+# ---- who provides what ----
+variant('cuda-driver-range-too-wide', [('    version: "580.105.08"\n    authority: preinstalled', '    version: ">=570, <590"\n    authority: operator'), ('  containerToolkit: "1.18.1"', '  containerToolkit: "1.18.1"\n  operator: {name: gpu-operator, version: v25.10.1, manages: [driver, device-plugin]}'), ('{version: "580.105.08"}', '{version: "580.105.08"}')],
+        [('cuda-driver', 'accelerators.driver.version', ('version: ">=570', '">='), 'CUDA 13.0 needs driver 580.65.06 or later; the constraint `>=570, <590` also admits older drivers'),
+         ('cuda-13-minor-version-compat', 'accelerators.driver.version', ('version: ">=570', '">='), 'the NVIDIA driver is >=570, <590, needs >=580')])
+variant('operator-driver-only', [('    version: "580.105.08"\n    authority: preinstalled', '    version: "580.105.08"\n    authority: operator'), ('  containerToolkit: "1.18.1"\n', '  operator: {name: gpu-operator, version: v25.10.1, manages: [driver]}\n'), ('    generator: nvidia-ctk\n', '    generator: operator\n')],
+        [('cdi-generator', 'runtime.cdi.generator', ('generator: operator', 'operator'), 'it does not manage the toolkit'),
+         ('toolkit-authority', 'accelerators.containerToolkit', ('accelerators:', 'accelerators'), 'nothing provides the NVIDIA container toolkit'),
+         ('device-injection', 'accelerators.operator.manages', ('manages', '[driver'), 'nothing deploys one')])
+variant('cuda-missing', [('  cuda: "13.0"\n', '')],
+        [('missing-field', 'accelerators', ('accelerators:', 'accelerators'), 'NVIDIA accelerators need `cuda`')])
+variant('device-injection-missing', [('  deviceInjection: {mode: device-plugin}\n', '')],
+        [('device-injection', 'kubernetes.deviceInjection.mode', ('kubernetes:', 'kubernetes'), 'no device plugin or DRA driver hands them to pods')])
 variant('zero-gpus', [('count: 8\n', 'count: 0\n')],
         [('gpu-count', 'accelerators.count', ('count: 0', '0'), 'declare at least one GPU')])
 
 os.makedirs(OUT, exist_ok=True)
 for f in os.listdir(OUT):
-    os.remove(os.path.join(OUT, f))
+    p = os.path.join(OUT, f)
+    if os.path.isdir(p) and not os.path.islink(p):
+        shutil.rmtree(p)
+    else:
+        os.remove(p)
+# Files the fixtures name beside themselves: links that leave the folder,
+# text that is not a certificate, a private key. (A FIFO cannot be committed;
+# tests/it/blueprint_files.rs makes one at run time.)
+FILES = os.path.join(OUT, 'files')
+os.makedirs(FILES)
+os.symlink('/proc/self/environ', os.path.join(FILES, 'environ.pem'))
+os.symlink('../../valid/gpu-base.yaml', os.path.join(FILES, 'outside.pem'))
+os.symlink('../../valid', os.path.join(FILES, 'outside-dir'))
+open(os.path.join(FILES, 'not-a-cert.pem'), 'w').write('MY_REGISTRY_TOKEN=supersecret\n')
+open(os.path.join(FILES, 'key.pem'), 'w').write(
+    '-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIBvZ3jN4wV8Ck7lJ2oC9H6cFQx5XzNn8n1qv3aEo0n3n\n-----END PRIVATE KEY-----\n')
 for name, text, exps in cases:
     lines = []
     for code, path, where, msg in exps:

@@ -342,12 +342,9 @@ fn gpu_capacity(out: &mut Out<'_>, blueprint: &RawBlueprint, node: &Node) {
         resource = "alpha.kubernetes.io/nvidia-gpu".to_owned();
     }
     let sharing = &acc.sharing;
-    let replicas = match sharing.mode {
-        SharingMode::TimeSlicing | SharingMode::Mps => sharing.replicas.unwrap_or(1),
-        _ => 1,
-    };
+    let replicas = sharing.replicas().unwrap_or(1);
     let have = node.capacity(&resource).map(Quantity::units_ceil);
-    let (pass, expected) = if sharing.mode == SharingMode::Mig {
+    let (pass, expected) = if sharing.mode() == SharingMode::Mig {
         // The count depends on the MIG profile; with the mixed strategy the resources are
         // per profile (nvidia.com/mig-1g.10gb) and nvidia.com/gpu may be absent.
         let any = node.status.as_ref().is_some_and(|s| {
@@ -377,7 +374,7 @@ fn gpu_capacity(out: &mut Out<'_>, blueprint: &RawBlueprint, node: &Node) {
         Action::Restart,
     );
     let alloc = node.allocatable(&resource).map(Quantity::units_ceil);
-    if sharing.mode != SharingMode::Mig {
+    if sharing.mode() != SharingMode::Mig {
         out.push(
             "cluster.allocatable.gpu",
             Some(&resource),
@@ -427,7 +424,7 @@ fn labels(out: &mut Out<'_>, blueprint: &RawBlueprint, node: &Node) {
             .operator
             .as_ref()
             .is_some_and(|o| o.manages.contains(&OperatorComponent::GpuFeatureDiscovery));
-        if gfd && acc.vendor == Vendor::Nvidia && acc.sharing.mode != SharingMode::Mig {
+        if gfd && acc.vendor == Vendor::Nvidia && acc.sharing.mode() != SharingMode::Mig {
             want.push((
                 "nvidia.com/gpu.count".into(),
                 acc.count.to_string(),

@@ -69,11 +69,11 @@ impl Topology {
         let acc = blueprint.accelerators.as_ref();
         Topology {
             vendor: acc.map(|a| a.vendor),
-            model: acc.map(|a| a.model.clone()).unwrap_or_default(),
+            model: acc.map(|a| a.model.to_string()).unwrap_or_default(),
             gpus: acc.map_or(0, |a| a.count),
             nvswitch: acc.is_some_and(|a| a.interconnect.nvswitch),
             gpu_links: acc.is_some_and(|a| a.interconnect.gpu_links),
-            pcie: acc.map_or((0, 0), |a| (a.pcie.generation, a.pcie.width)),
+            pcie: acc.map_or((0, 0), |a| (a.pcie.generation.get(), a.pcie.width.get())),
             rails: blueprint
                 .network
                 .nics

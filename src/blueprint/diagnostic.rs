@@ -125,6 +125,23 @@ impl<'a> Collector<'a> {
         self.items.last_mut().expect("just pushed")
     }
 
+    /// Where a diagnostic about `path` points: at its value when the file
+    /// holds it, else at the key of the nearest enclosing field that the
+    /// file does hold (a missing `deviceInjection` points at `kubernetes:`).
+    fn place(&self, path: &YamlPath) -> Option<Pos> {
+        let map = self.map?;
+        if map.contains(path) {
+            map.value_pos(path)
+        } else {
+            map.key_pos(path)
+        }
+    }
+
+    /// True when the file itself holds `path` (it was written, not defaulted).
+    pub fn written(&self, path: &YamlPath) -> bool {
+        self.map.is_some_and(|m| m.contains(path))
+    }
+
     /// An error at a value.
     pub fn error(
         &mut self,
@@ -132,7 +149,7 @@ impl<'a> Collector<'a> {
         path: &YamlPath,
         message: impl Into<String>,
     ) -> &mut Diagnostic {
-        let pos = self.map.and_then(|m| m.value_pos(path));
+        let pos = self.place(path);
         self.push(Severity::Error, code, path, pos, message.into())
     }
 
@@ -164,7 +181,7 @@ impl<'a> Collector<'a> {
         path: &YamlPath,
         message: impl Into<String>,
     ) -> &mut Diagnostic {
-        let pos = self.map.and_then(|m| m.value_pos(path));
+        let pos = self.place(path);
         self.push(Severity::Warning, code, path, pos, message.into())
     }
 

@@ -6,7 +6,7 @@
 //! fail on the node; one that accepts typed fields would let two places in
 //! a blueprint disagree. So each key is checked against these lists.
 
-use super::value::Version;
+use super::value::{TomlKeyPath, Version};
 
 /// KubeletConfiguration (kubelet.config.k8s.io/v1beta1) fields and the
 /// Kubernetes minor release that introduced the newer ones.
@@ -250,75 +250,153 @@ const CONTAINERD_V3_PLUGINS: &[&str] = &[
     "io.containerd.transfer.v1.local",
 ];
 
-/// Settings (after the plugin id) that typed fields render, for each CRI plugin.
-const CONTAINERD_PROTECTED: &[(&str, &str)] = &[
-    ("enable_cdi", "runtime.cdi.enabled"),
-    ("cdi_spec_dirs", "runtime.cdi.specDirs"),
-    (
-        "containerd.default_runtime_name",
-        "runtime.containerd.defaultRuntime",
-    ),
-    (
-        "containerd.runtimes",
-        "runtime.containerd.defaultRuntime / extraRuntimes",
-    ),
-    ("default_runtime_name", "runtime.containerd.defaultRuntime"),
-    (
-        "runtimes",
-        "runtime.containerd.defaultRuntime / extraRuntimes",
-    ),
-    ("registry.config_path", "runtime.containerd.registries"),
-    ("registry.mirrors", "runtime.containerd.registries"),
-    ("registry.configs", "runtime.containerd.registries"),
-    ("config_path", "runtime.containerd.registries"),
-];
-
-/// Splits `plugins."io.containerd.grpc.v1.cri".enable_cdi` into its keys.
-pub fn split_toml_key(key: &str) -> Result<Vec<String>, String> {
-    let mut parts = Vec::new();
-    let mut cur = String::new();
-    let mut quote: Option<char> = None;
-    let mut just_closed = false;
-    for c in key.chars() {
-        match (quote, c) {
-            (Some(q), c) if c == q => {
-                quote = None;
-                just_closed = true;
-            }
-            (Some(_), c) => cur.push(c),
-            (None, '"' | '\'') if cur.is_empty() => quote = Some(c),
-            (None, '.') => {
-                if cur.is_empty() && !just_closed {
-                    return Err(format!("`{key}` has an empty key part"));
-                }
-                parts.push(std::mem::take(&mut cur));
-                just_closed = false;
-            }
-            (None, c) if c.is_ascii_alphanumeric() || c == '_' || c == '-' => cur.push(c),
-            (None, c) => return Err(format!("`{key}` has `{c}` outside quotes")),
-        }
-    }
-    if quote.is_some() {
-        return Err(format!("`{key}` has an unclosed quote"));
-    }
-    if cur.is_empty() && !just_closed {
-        return Err(format!("`{key}` has an empty key part"));
-    }
-    parts.push(cur);
-    Ok(parts)
+/// A CRI plugin's settings: keys, and for sub-tables the keys inside them
+/// (`None`: free-form names, such as runtime handlers or registry hosts).
+struct CriPlugin {
+    id: &'static str,
+    keys: &'static [&'static str],
+    tables: &'static [(&'static str, Option<&'static [&'static str]>)],
 }
 
-/// Why a containerd key is refused, or `None` when it may be used.
-pub fn containerd_key_problem(key: &str, containerd: &Version) -> Option<(String, Option<String>)> {
-    let parts = match split_toml_key(key) {
-        Ok(p) => p,
-        Err(e) => {
-            return Some((
-                e,
-                Some("quote plugin ids: plugins.\"io.containerd.grpc.v1.cri\".key".into()),
-            ));
+// From `containerd config default` of 1.6 and 1.7 and the "Full
+// configuration" examples of containerd's docs/cri/config.md.
+#[rustfmt::skip]
+const V2_CRI: CriPlugin = CriPlugin {
+    id: "io.containerd.grpc.v1.cri",
+    keys: &[
+        "cdi_spec_dirs", "cni", "containerd", "device_ownership_from_security_context",
+        "disable_apparmor", "disable_cgroup", "disable_hugetlb_controller", "disable_proc_mount",
+        "disable_tcp_service", "drain_exec_sync_io_timeout", "enable_cdi", "enable_selinux",
+        "enable_tls_streaming", "enable_unprivileged_icmp", "enable_unprivileged_ports",
+        "ignore_image_defined_volumes", "image_decryption", "image_pull_progress_timeout",
+        "max_concurrent_downloads", "max_container_log_line_size", "netns_mounts_under_state_dir",
+        "registry", "restrict_oom_score_adj", "sandbox_image", "selinux_category_range",
+        "stats_collect_period", "stream_idle_timeout", "stream_server_address",
+        "stream_server_port", "systemd_cgroup", "tolerate_missing_hugetlb_controller",
+        "unset_seccomp_profile", "x509_key_pair_streaming",
+    ],
+    tables: &[
+        ("cni", Some(&["bin_dir", "conf_dir", "conf_template", "ip_pref", "max_conf_num", "setup_serially", "use_internal_loopback"])),
+        ("containerd", Some(&[
+            "default_runtime", "default_runtime_name", "disable_snapshot_annotations",
+            "discard_unpacked_layers", "ignore_blockio_not_enabled_errors",
+            "ignore_rdt_not_enabled_errors", "no_pivot", "runtimes", "snapshotter",
+            "untrusted_workload_runtime",
+        ])),
+        ("image_decryption", Some(&["key_model"])),
+        ("registry", Some(&["auths", "config_path", "configs", "headers", "mirrors"])),
+        ("x509_key_pair_streaming", Some(&["tls_cert_file", "tls_key_file"])),
+    ],
+};
+
+#[rustfmt::skip]
+const V3_IMAGES: CriPlugin = CriPlugin {
+    id: "io.containerd.cri.v1.images",
+    keys: &[
+        "disable_snapshot_annotations", "discard_unpacked_layers", "image_decryption",
+        "image_pull_progress_timeout", "image_pull_with_sync_fs", "max_concurrent_downloads",
+        "pinned_images", "registry", "snapshotter", "stats_collect_period", "use_local_image_pull",
+    ],
+    tables: &[
+        ("pinned_images", Some(&["sandbox"])),
+        ("registry", Some(&["auths", "config_path", "configs", "headers", "mirrors"])),
+        ("image_decryption", Some(&["key_model"])),
+    ],
+};
+
+#[rustfmt::skip]
+const V3_RUNTIME: CriPlugin = CriPlugin {
+    id: "io.containerd.cri.v1.runtime",
+    keys: &[
+        "cdi_spec_dirs", "cni", "containerd", "device_ownership_from_security_context",
+        "disable_apparmor", "disable_cgroup", "disable_hugetlb_controller", "disable_proc_mount",
+        "drain_exec_sync_io_timeout", "enable_cdi", "enable_criu", "enable_selinux",
+        "enable_unprivileged_icmp", "enable_unprivileged_ports", "ignore_deprecation_warnings",
+        "ignore_image_defined_volumes", "max_container_log_line_size",
+        "netns_mounts_under_state_dir", "restrict_oom_score_adj", "selinux_category_range",
+        "stats_collect_period", "stats_retention_period", "tolerate_missing_hugetlb_controller",
+        "unset_seccomp_profile",
+    ],
+    tables: &[
+        ("containerd", Some(&[
+            "default_runtime_name", "ignore_blockio_not_enabled_errors",
+            "ignore_rdt_not_enabled_errors", "runtimes",
+        ])),
+        ("cni", Some(&[
+            "bin_dir", "bin_dirs", "conf_dir", "conf_template", "ip_pref", "max_conf_num",
+            "setup_serially", "use_internal_loopback",
+        ])),
+    ],
+};
+
+#[rustfmt::skip]
+const V3_GRPC: CriPlugin = CriPlugin {
+    id: "io.containerd.grpc.v1.cri",
+    keys: &[
+        "disable_tcp_service", "enable_tls_streaming", "stream_idle_timeout",
+        "stream_server_address", "stream_server_port", "x509_key_pair_streaming",
+    ],
+    tables: &[("x509_key_pair_streaming", Some(&["tls_cert_file", "tls_key_file"]))],
+};
+
+/// Settings typed fields render, as key paths from the top of config.toml,
+/// per config version. A key that names one of them, lies inside one, or
+/// names a table holding one (and so would replace it) is refused.
+#[rustfmt::skip]
+const PROTECTED_V2: &[(&[&str], &str)] = &[
+    (&["plugins", "io.containerd.grpc.v1.cri", "enable_cdi"], "runtime.cdi.enabled"),
+    (&["plugins", "io.containerd.grpc.v1.cri", "cdi_spec_dirs"], "runtime.cdi.specDirs"),
+    (&["plugins", "io.containerd.grpc.v1.cri", "containerd", "default_runtime_name"], "runtime.containerd.defaultRuntime"),
+    (&["plugins", "io.containerd.grpc.v1.cri", "containerd", "default_runtime"], "runtime.containerd.defaultRuntime"),
+    (&["plugins", "io.containerd.grpc.v1.cri", "containerd", "runtimes"], "runtime.containerd.defaultRuntime / extraRuntimes"),
+    (&["plugins", "io.containerd.grpc.v1.cri", "registry", "config_path"], "runtime.containerd.registries"),
+    (&["plugins", "io.containerd.grpc.v1.cri", "registry", "mirrors"], "runtime.containerd.registries"),
+    (&["plugins", "io.containerd.grpc.v1.cri", "registry", "configs"], "runtime.containerd.registries"),
+];
+
+#[rustfmt::skip]
+const PROTECTED_V3: &[(&[&str], &str)] = &[
+    (&["plugins", "io.containerd.cri.v1.runtime", "enable_cdi"], "runtime.cdi.enabled"),
+    (&["plugins", "io.containerd.cri.v1.runtime", "cdi_spec_dirs"], "runtime.cdi.specDirs"),
+    (&["plugins", "io.containerd.cri.v1.runtime", "containerd", "default_runtime_name"], "runtime.containerd.defaultRuntime"),
+    (&["plugins", "io.containerd.cri.v1.runtime", "containerd", "runtimes"], "runtime.containerd.defaultRuntime / extraRuntimes"),
+    (&["plugins", "io.containerd.cri.v1.images", "registry", "config_path"], "runtime.containerd.registries"),
+    (&["plugins", "io.containerd.cri.v1.images", "registry", "mirrors"], "runtime.containerd.registries"),
+    (&["plugins", "io.containerd.cri.v1.images", "registry", "configs"], "runtime.containerd.registries"),
+];
+
+/// `plugins."<id>".a.b` as TOML writes it.
+fn spelled(parts: &[&str]) -> String {
+    parts
+        .iter()
+        .map(|p| toml_edit::Key::new(*p).display_repr().into_owned())
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+/// Every key path `key = value` writes: the key itself, and for a table
+/// value the paths of its entries (a table value replaces the whole table).
+fn written(key: &[String], value: &serde_json::Value, out: &mut Vec<Vec<String>>) {
+    match value {
+        serde_json::Value::Object(o) if !o.is_empty() => {
+            for (k, v) in o {
+                let mut path = key.to_vec();
+                path.push(k.clone());
+                written(&path, v, out);
+            }
         }
-    };
+        _ => out.push(key.to_vec()),
+    }
+}
+
+/// Why a containerd key (with its value) is refused, or `None` when it may
+/// be used with `containerd` (whose major version picks the config version).
+pub fn containerd_key_problem(
+    key: &TomlKeyPath,
+    value: &serde_json::Value,
+    containerd: &Version,
+) -> Option<(String, Option<String>)> {
+    let parts = key.parts();
     let top = parts[0].as_str();
     if ["version", "root", "state"].contains(&top) {
         return Some((
@@ -335,6 +413,28 @@ pub fn containerd_key_problem(key: &str, containerd: &Version) -> Option<(String
         return None;
     }
     let v3 = containerd.major() >= 2;
+    let config = if v3 { 3 } else { 2 };
+    let protected = if v3 { PROTECTED_V3 } else { PROTECTED_V2 };
+    for (path, owner) in protected {
+        let inside = key.starts_with(path);
+        let holds =
+            !inside && path.len() > parts.len() && path.iter().zip(parts).all(|(a, b)| a == b);
+        if inside || holds {
+            let what = if inside {
+                format!("`{}` is owned by a typed field", spelled(path))
+            } else {
+                format!(
+                    "`{key}` is a table that holds `{}`, which a typed field owns; setting the table would replace it",
+                    spelled(path)
+                )
+            };
+            return Some((
+                format!("{what}; set {owner} instead"),
+                (!inside)
+                    .then(|| "set the individual settings beside it instead, one key each".into()),
+            ));
+        }
+    }
     let plugins = if v3 {
         CONTAINERD_V3_PLUGINS
     } else {
@@ -347,29 +447,101 @@ pub fn containerd_key_problem(key: &str, containerd: &Version) -> Option<(String
         ));
     };
     if !plugins.contains(&plugin.as_str()) {
-        let hint = super::diagnostic::suggest(plugin, plugins.iter().copied())
-            .map(|s| format!("did you mean `{s}`?"));
+        let hint = if !v3 && plugin.starts_with("io.containerd.cri.v1.") {
+            Some(format!(
+                "config version 2 keeps every CRI setting under plugins.\"io.containerd.grpc.v1.cri\"; `{plugin}` arrived with containerd 2.0"
+            ))
+        } else {
+            super::diagnostic::suggest(plugin, plugins.iter().copied())
+                .map(|s| format!("did you mean `{s}`?"))
+        };
         return Some((
             format!(
-                "`{plugin}` is not a plugin of containerd {} (config version {})",
-                containerd,
-                if v3 { 3 } else { 2 }
+                "`{plugin}` is not a plugin of containerd {containerd} (config version {config})"
             ),
             hint,
         ));
     }
-    let rest = parts[2..].join(".");
-    if plugin.contains(".cri") {
-        for (prefix, owner) in CONTAINERD_PROTECTED {
-            if rest == *prefix || rest.starts_with(&format!("{prefix}.")) {
-                return Some((
-                    format!("`{rest}` is owned by a typed field; set {owner} instead"),
-                    None,
-                ));
-            }
+    let cri: &[&CriPlugin] = if v3 {
+        &[&V3_IMAGES, &V3_RUNTIME, &V3_GRPC]
+    } else {
+        &[&V2_CRI]
+    };
+    let cri = cri.iter().find(|c| c.id == plugin)?;
+    let mut paths = Vec::new();
+    written(&parts[2..], value, &mut paths);
+    paths
+        .iter()
+        .find_map(|rest| cri_setting_problem(cri, rest, containerd, config))
+}
+
+/// Checks one setting path below a CRI plugin against that plugin's keys.
+fn cri_setting_problem(
+    cri: &CriPlugin,
+    rest: &[String],
+    containerd: &Version,
+    config: u32,
+) -> Option<(String, Option<String>)> {
+    let first = rest.first()?.as_str();
+    let unknown = |name: &str, known: &[&str]| {
+        if config == 3
+            && cri.id == V3_GRPC.id
+            && let Some(to) = moved_to_v3(rest)
+        {
+            return Some((
+                format!(
+                    "`{}` is a config version 2 (containerd 1.x) setting of io.containerd.grpc.v1.cri; containerd {containerd} reads config version 3, where it moved",
+                    rest.join(".")
+                ),
+                Some(format!("write {to}")),
+            ));
         }
+        let hint = super::diagnostic::suggest(name, known.iter().copied())
+            .map(|s| format!("did you mean `{s}`?"))
+            .unwrap_or_else(|| {
+                format!(
+                    "known here in config version {config}: {} (containerd docs/cri/config.md)",
+                    known.join(", ")
+                )
+            });
+        Some((
+            format!(
+                "`{name}` is not a setting of {} in containerd {containerd} (config version {config})",
+                cri.id
+            ),
+            Some(hint),
+        ))
+    };
+    if !cri.keys.contains(&first) {
+        return unknown(first, cri.keys);
+    }
+    let (Some(second), Some((_, Some(known)))) =
+        (rest.get(1), cri.tables.iter().find(|(t, _)| *t == first))
+    else {
+        return None;
+    };
+    if !known.contains(&second.as_str()) {
+        return unknown(second, known);
     }
     None
+}
+
+/// Where a version 2 CRI setting lives in version 3.
+fn moved_to_v3(rest: &[String]) -> Option<String> {
+    let r: Vec<&str> = rest.iter().map(String::as_str).collect();
+    let under = |plugin: &'static str, tail: &[&str]| {
+        let mut p = vec!["plugins", plugin];
+        p.extend_from_slice(tail);
+        spelled(&p)
+    };
+    Some(match r.as_slice() {
+        ["sandbox_image"] => under(V3_IMAGES.id, &["pinned_images", "sandbox"]),
+        ["containerd", k, ..] if V3_IMAGES.keys.contains(k) => under(V3_IMAGES.id, &r[1..]),
+        ["containerd", ..] => under(V3_RUNTIME.id, &r),
+        [k, ..] if V3_IMAGES.keys.contains(k) => under(V3_IMAGES.id, &r),
+        [k, ..] if V3_RUNTIME.keys.contains(k) => under(V3_RUNTIME.id, &r),
+        _ => return None,
+    })
 }
 
 #[cfg(test)]
@@ -392,36 +564,140 @@ mod tests {
         assert!(m.contains("needs Kubernetes 1.34"));
     }
 
+    fn key(s: &str) -> TomlKeyPath {
+        s.parse().unwrap()
+    }
+
+    fn problem(k: &str, value: serde_json::Value, version: &str) -> Option<String> {
+        containerd_key_problem(&key(k), &value, &v(version))
+            .map(|(m, h)| format!("{m} | {}", h.unwrap_or_default()))
+    }
+
     #[test]
     fn containerd_keys() {
-        let v17 = v("1.7.22");
-        let v20 = v("2.0.4");
-        assert!(
-            containerd_key_problem(
-                "plugins.\"io.containerd.grpc.v1.cri\".max_concurrent_downloads",
-                &v17
-            )
-            .is_none()
-        );
-        assert!(
-            containerd_key_problem(
-                "plugins.'io.containerd.cri.v1.images'.max_concurrent_downloads",
-                &v20
-            )
-            .is_none()
-        );
-        let (m, _) =
-            containerd_key_problem("plugins.\"io.containerd.cri.v1.images\".x", &v17).unwrap();
-        assert!(m.contains("not a plugin of containerd 1.7.22 (config version 2)"));
-        let (m, _) =
-            containerd_key_problem("plugins.\"io.containerd.grpc.v1.cri\".enable_cdi", &v17)
-                .unwrap();
-        assert!(m.contains("runtime.cdi.enabled"));
-        assert!(containerd_key_problem("root", &v17).is_some());
+        let n = serde_json::json!(8);
         assert_eq!(
-            split_toml_key("a.\"b.c\".d").unwrap(),
-            vec!["a", "b.c", "d"]
+            problem(
+                "plugins.\"io.containerd.grpc.v1.cri\".max_concurrent_downloads",
+                n.clone(),
+                "1.7.22"
+            ),
+            None
         );
-        assert!(split_toml_key("a..b").is_err());
+        assert_eq!(
+            problem(
+                "plugins.'io.containerd.cri.v1.images'.max_concurrent_downloads",
+                n.clone(),
+                "2.0.4"
+            ),
+            None
+        );
+        let m = problem(
+            "plugins.\"io.containerd.cri.v1.images\".x",
+            n.clone(),
+            "1.7.22",
+        )
+        .unwrap();
+        assert!(
+            m.contains("not a plugin of containerd 1.7.22 (config version 2)"),
+            "{m}"
+        );
+        assert!(m.contains("arrived with containerd 2.0"), "{m}");
+        let m = problem(
+            "plugins.\"io.containerd.grpc.v1.cri\".enable_cdi",
+            n.clone(),
+            "1.7.22",
+        )
+        .unwrap();
+        assert!(m.contains("runtime.cdi.enabled"), "{m}");
+        assert!(problem("root", n.clone(), "1.7.22").is_some());
+    }
+
+    #[test]
+    fn v2_settings_under_config_version_3_point_to_their_new_home() {
+        let m = problem(
+            "plugins.\"io.containerd.grpc.v1.cri\".max_concurrent_downloads",
+            serde_json::json!(8),
+            "2.0.5",
+        )
+        .unwrap();
+        assert!(
+            m.contains("config version 2 (containerd 1.x) setting"),
+            "{m}"
+        );
+        assert!(
+            m.contains("write plugins.\"io.containerd.cri.v1.images\".max_concurrent_downloads"),
+            "{m}"
+        );
+        let m = problem(
+            "plugins.\"io.containerd.grpc.v1.cri\".sandbox_image",
+            serde_json::json!("pause:3.10"),
+            "2.1.4",
+        )
+        .unwrap();
+        assert!(m.contains("pinned_images.sandbox"), "{m}");
+        // Unknown keys inside a known sub-table, with a suggestion.
+        let m = problem(
+            "plugins.\"io.containerd.cri.v1.runtime\".cni.bin_dri",
+            serde_json::json!("/x"),
+            "2.1.4",
+        )
+        .unwrap();
+        assert!(m.contains("did you mean `bin_dir`?"), "{m}");
+        // Runtime options are free-form.
+        assert_eq!(
+            problem(
+                "plugins.\"io.containerd.cri.v1.runtime\".containerd.runtimes.runc.options",
+                serde_json::json!({"X": 1}),
+                "2.1.4"
+            )
+            .map(|m| m.contains("owned by a typed field")),
+            Some(true)
+        );
+    }
+
+    #[test]
+    fn a_parent_table_cannot_override_what_typed_fields_own() {
+        let value = serde_json::json!({"default_runtime_name": "nvidia", "runtimes": {"nvidia": {"options": {"BinaryName": "/tmp/evil"}}}});
+        let m = problem(
+            "plugins.\"io.containerd.cri.v1.runtime\".containerd",
+            value,
+            "2.1.4",
+        )
+        .unwrap();
+        assert!(m.contains("is a table that holds"), "{m}");
+        let m = problem(
+            "plugins.\"io.containerd.cri.v1.images\".registry",
+            serde_json::json!({"config_path": "/tmp/evil-certs"}),
+            "2.1.4",
+        )
+        .unwrap();
+        assert!(
+            m.contains("set runtime.containerd.registries instead"),
+            "{m}"
+        );
+        let m = problem(
+            "plugins.\"io.containerd.cri.v1.runtime\"",
+            serde_json::json!({"enable_cdi": false}),
+            "2.1.4",
+        )
+        .unwrap();
+        assert!(m.contains("is a table that holds"), "{m}");
+        let m = problem(
+            "plugins.\"io.containerd.grpc.v1.cri\".containerd",
+            serde_json::json!({"snapshotter": "zfs"}),
+            "1.7.22",
+        )
+        .unwrap();
+        assert!(m.contains("is a table that holds"), "{m}");
+        // A sibling table beside the owned settings is fine.
+        assert_eq!(
+            problem(
+                "plugins.\"io.containerd.cri.v1.images\".pinned_images",
+                serde_json::json!({"sandbox": "registry.k8s.io/pause:3.10"}),
+                "2.1.4"
+            ),
+            None
+        );
     }
 }

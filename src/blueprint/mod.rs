@@ -11,6 +11,7 @@ pub mod diagnostic;
 pub mod identity;
 pub mod known_fields;
 pub mod model;
+pub mod pem;
 pub mod reservation;
 pub mod resolve;
 mod rules;
@@ -79,6 +80,21 @@ pub struct Loaded {
     pub warnings: Vec<Diagnostic>,
 }
 
+/// A serde path as a YAML path (keys holding dots stay one key).
+pub(crate) fn yaml_path_of(path: &serde_path_to_error::Path) -> YamlPath {
+    use serde_path_to_error::Segment;
+    let mut out = YamlPath::root();
+    for seg in path.iter() {
+        out = match seg {
+            Segment::Seq { index } => out.index(*index),
+            Segment::Map { key } => out.key(key.clone()),
+            Segment::Enum { variant } => out.key(variant.clone()),
+            Segment::Unknown => out,
+        };
+    }
+    out
+}
+
 /// Reads and checks a blueprint file. Relative paths inside it (overlay,
 /// certificates) are resolved against the file's folder and must exist.
 pub fn load_file(path: &Path, matrix: &Matrix) -> Result<Loaded, Vec<Diagnostic>> {
@@ -127,10 +143,10 @@ pub fn load_bytes(
     if out.has_errors() {
         return Err(out.finish());
     }
-    let raw: RawBlueprint = match serde_path_to_error::deserialize(&doc.value) {
+    let mut raw: RawBlueprint = match serde_path_to_error::deserialize(&doc.value) {
         Ok(raw) => raw,
         Err(e) => {
-            let path = YamlPath::parse(&e.path().to_string());
+            let path = yaml_path_of(e.path());
             out.error("invalid-value", &path, e.inner().to_string());
             return Err(out.finish());
         }
@@ -139,6 +155,7 @@ pub fn load_bytes(
     if out.has_errors() {
         return Err(out.finish());
     }
+    canonicalise(&mut raw, matrix);
     let id = identity::id(&raw);
     Ok(Loaded {
         blueprint: Blueprint {
@@ -148,6 +165,17 @@ pub fn load_bytes(
         },
         warnings: out.finish(),
     })
+}
+
+/// Spellings that mean the same thing become one, so they give one id: a
+/// GPU model the matrix knows takes the matrix's spelling (`l40s` → `L40S`).
+fn canonicalise(raw: &mut RawBlueprint, matrix: &Matrix) {
+    if let Some(acc) = raw.accelerators.as_mut()
+        && let Some(name) = matrix.spelling(acc.vendor, &acc.model)
+        && let Ok(name) = name.parse()
+    {
+        acc.model = name;
+    }
 }
 
 /// True when any diagnostic is an error (or a warning, under `strict`).

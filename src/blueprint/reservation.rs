@@ -54,7 +54,7 @@ pub fn resolve(res: &Reservation, capacity: &Capacity, max_pods: u32) -> Resolve
         pid: res.pid,
         ..Resolved::default()
     };
-    let pick = |explicit: &Option<Quantity>,
+    let pick = |explicit: Option<&Quantity>,
                 computed: Option<Explained>,
                 name: &'static str,
                 below: &mut Vec<_>| {
@@ -76,10 +76,10 @@ pub fn resolve(res: &Reservation, capacity: &Capacity, max_pods: u32) -> Resolve
         }
     };
     let mut below = Vec::new();
-    out.cpu = pick(&res.cpu, pcpu, "cpu", &mut below);
-    out.memory = pick(&res.memory, pmem, "memory", &mut below);
+    out.cpu = pick(res.cpu.as_deref(), pcpu, "cpu", &mut below);
+    out.memory = pick(res.memory.as_deref(), pmem, "memory", &mut below);
     out.ephemeral_storage = pick(
-        &res.ephemeral_storage,
+        res.ephemeral_storage.as_deref(),
         peph,
         "ephemeral-storage",
         &mut below,

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::diagnostic::{Collector, suggest};
 use super::model::RawBlueprint;
-use super::value::{FORMATS, check_model_format};
+use super::value::{FORMATS, check_format};
 use super::yaml_path::YamlPath;
 
 /// The schema as published: documented, draft 2020-12.
@@ -44,10 +44,8 @@ fn validator() -> &'static jsonschema::Validator {
     static VALIDATOR: OnceLock<jsonschema::Validator> = OnceLock::new();
     VALIDATOR.get_or_init(|| {
         let mut opts = jsonschema::options().should_validate_formats(true);
-        for &format in FORMATS.iter().chain(["eviction-threshold"].iter()) {
-            opts = opts.with_format(format, move |s: &str| {
-                check_model_format(format, s).is_none_or(|r| r.is_ok())
-            });
+        for &(format, check) in FORMATS {
+            opts = opts.with_format(format, move |s: &str| check(s).is_ok());
         }
         opts.build(validation_schema())
             .expect("the derived blueprint schema is a valid JSON Schema")
@@ -141,12 +139,29 @@ pub fn check(doc: &Value, out: &mut Collector<'_>) {
                 }
             }
             K::Required { property } => {
+                // At the key of the mapping that lacks it, not at its first child.
                 let name = property.as_str().unwrap_or_default();
-                out.error(
+                let d = out.error_at_key(
                     "missing-field",
                     &path,
                     format!("missing required field `{name}`"),
                 );
+                if let Some(h) = required_hint(&path, name, instance) {
+                    d.hint = Some(h);
+                }
+            }
+            K::FalseSchema => {
+                // A setting that a sibling (`mode`, say) rules out.
+                let field = path.last_key().unwrap_or_default().to_string();
+                let parent = path.parent().unwrap_or_default();
+                let mode = lookup(doc, &parent)
+                    .and_then(|p| p.get("mode"))
+                    .and_then(Value::as_str);
+                let message = match mode {
+                    Some(m) => format!("`{field}` does not apply to mode `{m}`"),
+                    None => format!("`{field}` does not apply here"),
+                };
+                out.error_at_key("invalid-field", &path, message);
             }
             K::Type { .. } => {
                 // A number where a typed text value belongs: the value's own
@@ -155,7 +170,7 @@ pub fn check(doc: &Value, out: &mut Collector<'_>) {
                     .and_then(|s| s.get("format"))
                     .and_then(Value::as_str);
                 if let (Some(f), Some(Value::Number(n))) = (format, instance)
-                    && let Some(Err(message)) = check_model_format(f, &n.to_string())
+                    && let Some(Err(message)) = check_format(f, &n.to_string())
                 {
                     out.error("invalid-value", &path, message);
                     continue;
@@ -185,11 +200,8 @@ pub fn check(doc: &Value, out: &mut Collector<'_>) {
                     &path,
                     format!("{shown} is not one of: {}", allowed.join(", ")),
                 );
-                if let Some(s) = instance
-                    .and_then(Value::as_str)
-                    .and_then(|w| suggest(w, allowed.iter().map(String::as_str)))
-                {
-                    d.hint = Some(format!("did you mean `{s}`?"));
+                if let Some(h) = enum_hint(&path, instance, &allowed) {
+                    d.hint = Some(h);
                 }
             }
             K::Format { format } => {
@@ -198,7 +210,7 @@ pub fn check(doc: &Value, out: &mut Collector<'_>) {
                     (true, _) => path.last_key().unwrap_or_default().to_string(),
                     (false, v) => v.and_then(Value::as_str).unwrap_or_default().to_string(),
                 };
-                let message = check_model_format(format, &text)
+                let message = check_format(format, &text)
                     .and_then(Result::err)
                     .unwrap_or_else(|| format!("`{text}` is not a valid {format}"));
                 if in_key {
@@ -236,6 +248,51 @@ pub fn check(doc: &Value, out: &mut Collector<'_>) {
             }
         }
     }
+}
+
+/// Hints for values people write out of habit (`iommu: pt`, `width: x16`,
+/// `linkLayer: roce`), then "did you mean".
+fn enum_hint(path: &YamlPath, got: Option<&Value>, allowed: &[String]) -> Option<String> {
+    let text = match got? {
+        Value::String(s) => s.clone(),
+        _ => return None,
+    };
+    let field = path.last_key().unwrap_or_default();
+    let lower = text.to_ascii_lowercase();
+    match (field, lower.as_str()) {
+        ("iommu", "pt") => {
+            return Some(
+                "`iommu=pt` on the kernel command line is `passthrough` here (nodeimg writes iommu=pt for it)".into(),
+            );
+        }
+        ("linkLayer", "roce" | "rocev2" | "roce v2") => {
+            return Some(
+                "RoCE is RDMA over Ethernet: write `linkLayer: ethernet` and `rdma: true`".into(),
+            );
+        }
+        _ => {}
+    }
+    // `x16`, `Gen5`, "16": the number alone.
+    let digits: String = text.chars().filter(char::is_ascii_digit).collect();
+    if !digits.is_empty() && allowed.contains(&digits) {
+        return Some(format!("write the number alone, unquoted: {digits}"));
+    }
+    suggest(&text, allowed.iter().map(String::as_str)).map(|s| format!("did you mean `{s}`?"))
+}
+
+/// Example values for required fields a first blueprint tends to lack.
+fn required_hint(path: &YamlPath, name: &str, _at: Option<&Value>) -> Option<String> {
+    let parent = path.to_string();
+    Some(match (parent.as_str(), name) {
+        ("accelerators", "driver") => {
+            "e.g. driver: {version: \"570.124.06\", authority: preinstalled}".into()
+        }
+        ("accelerators", "pcie") => "e.g. pcie: {generation: 5, width: 16}".into(),
+        ("runtime", "containerd") => "e.g. containerd: {version: 2.1.4}".into(),
+        ("kubernetes", "capacity") => "e.g. capacity: {cpu: 128, memory: 1Ti}".into(),
+        ("", "metadata") => "e.g. metadata: {name: gpu-node, version: \"2026.1.0\"}".into(),
+        _ => return None,
+    })
 }
 
 fn pointer_to_path(pointer: &str) -> YamlPath {
@@ -325,7 +382,7 @@ fn property_name_enum(root: &Value, doc: &Value, path: &YamlPath) -> Vec<String>
 fn check_key_format(root: &Value, doc: &Value, path: &YamlPath, key: &str) -> Option<String> {
     let names = schema_at(root, doc, path)?.get("propertyNames")?;
     let format = resolve(root, names).get("format")?.as_str()?;
-    check_model_format(format, key)?.err()
+    check_format(format, key)?.err()
 }
 
 fn expected_type(root: &Value, doc: &Value, path: &YamlPath) -> String {
@@ -387,9 +444,12 @@ pub fn reference_markdown() -> String {
     let root = document();
     let mut rows = Vec::new();
     walk_reference(&root, &root, "", &mut rows, 0);
-    let mut out = String::from("| field | type | | description |\n|---|---|---|---|\n");
-    for (path, ty, req, desc) in rows {
-        out.push_str(&format!("| `{path}` | {ty} | {req} | {desc} |\n"));
+    let mut out =
+        String::from("| field | type | | default | description |\n|---|---|---|---|---|\n");
+    for (path, ty, req, default, desc) in rows {
+        out.push_str(&format!(
+            "| `{path}` | {ty} | {req} | {default} | {desc} |\n"
+        ));
     }
     out
 }
@@ -398,7 +458,7 @@ fn walk_reference(
     root: &Value,
     node: &Value,
     prefix: &str,
-    rows: &mut Vec<(String, String, String, String)>,
+    rows: &mut Vec<(String, String, String, String, String)>,
     depth: usize,
 ) {
     if depth > 12 {
@@ -433,10 +493,36 @@ fn walk_reference(
             ""
         };
         let (ty, child, child_path) = describe_type(root, raw, &path);
-        rows.push((path.clone(), ty, req.to_string(), desc));
+        let default = raw
+            .get("default")
+            .or_else(|| field.get("default"))
+            .map(show_default)
+            .unwrap_or_default();
+        rows.push((path.clone(), ty, req.to_string(), default, desc));
         if let Some(child) = child {
             walk_reference(root, child, &child_path, rows, depth + 1);
         }
+    }
+}
+
+/// A default as the reference shows it: scalars and lists of scalars;
+/// a mapping's defaults appear on its own fields instead.
+fn show_default(v: &Value) -> String {
+    let scalar = |v: &Value| match v {
+        Value::String(s) => Some(format!("`{s}`")),
+        Value::Number(n) => Some(format!("`{n}`")),
+        Value::Bool(b) => Some(format!("`{b}`")),
+        _ => None,
+    };
+    match v {
+        Value::Array(a) if a.is_empty() => String::new(),
+        Value::Array(a) => a
+            .iter()
+            .map(scalar)
+            .collect::<Option<Vec<_>>>()
+            .map(|items| items.join(", "))
+            .unwrap_or_default(),
+        other => scalar(other).unwrap_or_default(),
     }
 }
 
@@ -475,12 +561,21 @@ fn describe_type<'s>(
     if let Some(e) = node.get("enum").and_then(Value::as_array) {
         let names: Vec<String> = e
             .iter()
-            .filter_map(Value::as_str)
-            .map(|s| format!("`{s}`"))
+            .map(|v| match v {
+                Value::String(s) => format!("`{s}`"),
+                other => format!("`{other}`"),
+            })
             .collect();
         return (names.join(" \\| "), None, String::new());
     }
     if let Some(f) = node.get("format").and_then(Value::as_str) {
+        let with_integer = node
+            .get("type")
+            .and_then(Value::as_array)
+            .is_some_and(|t| t.iter().any(|t| t == "integer"));
+        if with_integer {
+            return (format!("integer or {f}"), None, String::new());
+        }
         return (f.to_string(), None, String::new());
     }
     let ty = match node.get("type") {

@@ -60,6 +60,11 @@ impl SourceMap {
         self.nearest(path).map(|e| e.key.unwrap_or(e.value))
     }
 
+    /// True when the document itself holds `path` (not only an ancestor).
+    pub fn contains(&self, path: &YamlPath) -> bool {
+        self.entries.contains_key(path)
+    }
+
     fn nearest(&self, path: &YamlPath) -> Option<&Entry> {
         let mut cur = Some(path.clone());
         while let Some(p) = cur {

@@ -131,7 +131,7 @@ pub fn run(args: &AcceptArgs, env: &mut Env<'_>) -> Outcome {
     let settings = spec.acceptance.clone().unwrap_or_default();
     let identity = BlueprintIdentity {
         name: blueprint.name().to_owned(),
-        version: spec.metadata.version.clone(),
+        version: spec.metadata.version.to_string(),
         id: blueprint.id().to_owned(),
         file: args.blueprint.to_string(),
     };

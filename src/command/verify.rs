@@ -134,7 +134,7 @@ pub fn run(args: &VerifyArgs, env: &mut Env<'_>) -> Outcome {
     let report = Report::new(
         BlueprintRef {
             name: blueprint.name().to_owned(),
-            version: spec.metadata.version.clone(),
+            version: spec.metadata.version.to_string(),
             id: blueprint.id().to_owned(),
             file: args.blueprint.to_string(),
         },

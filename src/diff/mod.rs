@@ -86,7 +86,7 @@ impl Report {
 fn side(bp: &Blueprint) -> Side {
     Side {
         name: bp.name().to_string(),
-        version: bp.spec().metadata.version.clone(),
+        version: bp.spec().metadata.version.to_string(),
         id: bp.id().to_string(),
     }
 }

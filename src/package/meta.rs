@@ -70,7 +70,7 @@ impl ImageMeta {
     /// Name, version and id from the blueprint; the tag is its version;
     /// the platform `linux/amd64` (set `architecture` for other nodes).
     pub fn from_blueprint(bp: &Blueprint) -> Result<Self, PackageError> {
-        let version = bp.spec().metadata.version.clone();
+        let version = bp.spec().metadata.version.to_string();
         let tag = version.parse().map_err(|message| PackageError::Invalid {
             what: "metadata.version as the image tag".into(),
             message,

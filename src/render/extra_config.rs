@@ -11,7 +11,7 @@ use serde_json::Value;
 use toml_edit::{DocumentMut, Item, Table};
 
 use super::{Context, RenderError};
-use crate::blueprint::known_fields::split_toml_key;
+use crate::blueprint::value::TomlKeyPath;
 
 fn to_toml(v: &Value) -> Result<toml_edit::Value, String> {
     Ok(match v {
@@ -45,7 +45,7 @@ pub fn merge_containerd(text: String, ctx: &Context<'_>) -> Result<String, Rende
     merge(text, ctx.containerd.extra_config)
 }
 
-fn merge(text: String, extra: &BTreeMap<String, Value>) -> Result<String, RenderError> {
+fn merge(text: String, extra: &BTreeMap<TomlKeyPath, Value>) -> Result<String, RenderError> {
     if extra.is_empty() {
         return Ok(text);
     }
@@ -55,13 +55,10 @@ fn merge(text: String, extra: &BTreeMap<String, Value>) -> Result<String, Render
     })?;
     for (key, value) in extra {
         let err = |message: String| RenderError::ExtraConfig {
-            key: key.clone(),
+            key: key.to_string(),
             message,
         };
-        let parts = split_toml_key(key).map_err(err)?;
-        let Some((last, tables)) = parts.split_last() else {
-            return Err(err("an empty key".into()));
-        };
+        let (last, tables) = key.split_last();
         let mut table: &mut Table = doc.as_table_mut();
         for name in tables {
             let entry = table.entry(name).or_insert_with(|| {
@@ -88,10 +85,15 @@ mod tests {
         let base = "version = 2\n\n[plugins.\"io.containerd.grpc.v1.cri\"]\n  enable_cdi = true\n";
         let mut extra = BTreeMap::new();
         extra.insert(
-            "plugins.\"io.containerd.grpc.v1.cri\".max_concurrent_downloads".to_string(),
+            "plugins.\"io.containerd.grpc.v1.cri\".max_concurrent_downloads"
+                .parse()
+                .unwrap(),
             Value::from(8),
         );
-        extra.insert("metrics.address".to_string(), Value::from("127.0.0.1:1338"));
+        extra.insert(
+            "metrics.address".parse().unwrap(),
+            Value::from("127.0.0.1:1338"),
+        );
         let out = merge(base.to_string(), &extra).unwrap();
         let parsed: toml::Table = toml::from_str(&out).unwrap();
         assert_eq!(

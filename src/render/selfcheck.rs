@@ -104,13 +104,8 @@ fn containerd(ctx: &Context<'_>, out: &Rendered) -> Result<(), RenderError> {
     }
     let whole = toml::Value::Table(t);
     for (key, value) in c.extra_config {
-        let parts = crate::blueprint::known_fields::split_toml_key(key).map_err(|message| {
-            RenderError::ExtraConfig {
-                key: key.clone(),
-                message,
-            }
-        })?;
-        let cur = parts
+        let cur = key
+            .parts()
             .iter()
             .try_fold(&whole, |cur, p| cur.get(p))
             .ok_or_else(|| fail(path, format!("extraConfig `{key}` is missing")))?;

@@ -421,7 +421,7 @@ fn overlay_and_meta_come_from_a_real_blueprint() {
     let bp = loaded.blueprint;
     let meta = ImageMeta::from_blueprint(&bp).unwrap();
     assert_eq!(meta.name, "h100-sxm-ubuntu");
-    assert_eq!(meta.tag.as_str(), bp.spec().metadata.version);
+    assert_eq!(meta.tag.as_str(), bp.spec().metadata.version.as_str());
     assert_eq!(meta.blueprint_id, bp.id());
     let ov = Overlay::from_blueprint(&bp).unwrap();
     assert_eq!(ov.root(), Path::new("blueprints/overlays/h100"));
@@ -447,6 +447,6 @@ fn overlay_and_meta_come_from_a_real_blueprint() {
     let index = json(&out.join("index.json"));
     assert_eq!(
         index["manifests"][0]["annotations"]["org.opencontainers.image.ref.name"],
-        bp.spec().metadata.version
+        bp.spec().metadata.version.as_str()
     );
 }

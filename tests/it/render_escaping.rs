@@ -1,7 +1,9 @@
 //! A value holding a quote, a newline, `]`, `#` or `\` never changes the
 //! structure of a rendered file: structured formats (TOML, YAML, JSON) carry
-//! it escaped and give it back intact when parsed; line-oriented formats and
-//! unit files, which cannot escape it, refuse to render and name the template.
+//! it escaped and give it back intact when parsed; fields that reach
+//! line-oriented formats or unit files have types that refuse it at
+//! validation, and the template filters still refuse it for overridden
+//! templates, naming the template.
 
 use crate::support::*;
 use nodeimg::blueprint::yaml_path::YamlPath;
@@ -12,12 +14,8 @@ const NASTY_DECODED: &str = "a\"b\n]c#d\\e";
 
 #[test]
 fn toml_containerd_config_keeps_nasty_values_inside_strings() {
-    // An absolute path may hold quotes, `]`, `#` and `\`; extraConfig strings anything.
+    // extraConfig strings may hold anything; node paths may not (see below).
     let bp = Variant::of("cpu-minimal")
-        .set(
-            "runtime.containerd.root",
-            json!("/var/lib/con\"ta]in#er\\d"),
-        )
         .set_at(
             &YamlPath::parse("runtime.containerd.extraConfig")
                 .key("plugins.\"io.containerd.grpc.v1.cri\".stream_server_address"),
@@ -27,12 +25,30 @@ fn toml_containerd_config_keeps_nasty_values_inside_strings() {
     let r = rendered(&bp);
     let text = std::str::from_utf8(r.layer.file("etc/containerd/config.toml").unwrap()).unwrap();
     let t: toml::Table = toml::from_str(text).unwrap();
-    assert_eq!(t["root"].as_str(), Some("/var/lib/con\"ta]in#er\\d"));
     assert_eq!(
         t["plugins"]["io.containerd.grpc.v1.cri"]["stream_server_address"].as_str(),
         Some(NASTY_DECODED)
     );
     assert_eq!(t["version"].as_integer(), Some(2), "no key was injected");
+}
+
+#[test]
+fn node_paths_that_a_line_format_cannot_carry_are_refused_at_validation() {
+    // A quote or `#` in containerd's root used to reach the config (escaped
+    // there, but raw in units and tmpfiles); now no node path may hold one.
+    let d = Variant::of("cpu-minimal")
+        .set(
+            "runtime.containerd.root",
+            json!("/var/lib/con\"ta]in#er\\d"),
+        )
+        .try_load()
+        .unwrap_err();
+    assert!(
+        d.iter().any(|d| d.code == "invalid-value"
+            && d.path.to_string() == "runtime.containerd.root"
+            && d.message.contains("node paths are limited to")),
+        "{d:?}"
+    );
 }
 
 #[test]
@@ -73,45 +89,63 @@ fn json_lock_keeps_nasty_description() {
 }
 
 #[test]
-fn line_formats_refuse_comment_characters() {
-    // Validation already refuses newlines in these fields; `#` would start a
-    // comment in chrony.conf, so rendering refuses it and names the template.
-    let bp = Variant::of("h100-sxm-ubuntu")
+fn line_format_values_are_refused_at_validation_not_at_render() {
+    // `#` would start a comment in chrony.conf and sysctl.d, a blank split a
+    // unit's path; each field has a type that refuses them, located, before
+    // anything renders.
+    let d = Variant::of("h100-sxm-ubuntu")
         .set("system.timeSync.servers[0]", json!("time1#example.com"))
-        .load();
-    let e = render(&bp, &Templates::embedded()).unwrap_err();
-    assert_eq!(e.template(), Some("etc/chrony/chrony.conf.j2"));
-    assert!(e.to_string().contains("cannot hold"), "{e}");
-
-    let bp = Variant::of("h100-sxm-ubuntu")
+        .try_load()
+        .unwrap_err();
+    assert!(
+        d.iter()
+            .any(|d| d.path.to_string() == "system.timeSync.servers[0]" && d.line.is_some()),
+        "{d:?}"
+    );
+    let d = Variant::of("h100-sxm-ubuntu")
         .set_at(
             &YamlPath::parse("security.sysctls").key("kernel.kptr_restrict"),
             json!("2 # x"),
         )
-        .load();
-    let e = render(&bp, &Templates::embedded()).unwrap_err();
-    assert_eq!(e.template(), Some("etc/sysctl.d/90-nodeimg.conf.j2"));
-}
-
-#[test]
-fn unit_files_refuse_paths_they_cannot_quote() {
-    let bp = Variant::of("h100-sxm-ubuntu")
+        .try_load()
+        .unwrap_err();
+    assert!(
+        d.iter().any(
+            |d| d.path.to_string() == "security.sysctls[\"kernel.kptr_restrict\"]"
+                && d.message.contains("holds `#`")
+        ),
+        "{d:?}"
+    );
+    let d = Variant::of("h100-sxm-ubuntu")
         .set(
             "system.partitions[1].mountPoint",
             json!("/var/cache/my models"),
         )
-        .load();
-    let e = render(&bp, &Templates::embedded()).unwrap_err();
+        .try_load()
+        .unwrap_err();
     assert!(
-        e.to_string()
-            .contains("cannot be written as one word in a unit file"),
-        "{e}"
+        d.iter()
+            .any(|d| d.path.to_string() == "system.partitions[1].mountPoint"),
+        "{d:?}"
     );
-    assert!(
-        e.template().unwrap_or_default().contains("systemd")
-            || e.template().unwrap_or_default().contains("repart"),
-        "{e}"
-    );
+}
+
+#[test]
+fn render_filters_still_refuse_what_a_template_override_passes_them() {
+    // Templates may be overridden (--templates) and fed any value; the
+    // line filters refuse what their format cannot hold.
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("etc/chrony");
+    std::fs::create_dir_all(&t).unwrap();
+    std::fs::write(
+        t.join("chrony.conf.j2"),
+        "server {{ \"a#b\" | token }} iburst\n",
+    )
+    .unwrap();
+    let templates = Templates::with_overrides(dir.path()).unwrap();
+    let e = render(&example("h100-sxm-ubuntu"), &templates).unwrap_err();
+    assert_eq!(e.template(), Some("etc/chrony/chrony.conf.j2"));
+    assert!(e.to_string().contains("cannot hold"), "{e}");
 }
 
 #[test]

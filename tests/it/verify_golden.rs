@@ -57,7 +57,7 @@ fn every_format_matches_its_golden_file() {
     let report = Report::new(
         BlueprintRef {
             name: bp.name().to_owned(),
-            version: bp.spec().metadata.version.clone(),
+            version: bp.spec().metadata.version.to_string(),
             id: bp.id().to_owned(),
             file: "/etc/nodeimg/blueprint.lock.json".to_owned(),
         },

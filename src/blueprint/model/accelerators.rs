@@ -7,27 +7,30 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::blueprint::value::{Version, VersionReq};
+use crate::blueprint::value::{LinkWidth, MigProfile, OneLine, PcieGen, Version, VersionReq};
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Accelerators {
     pub vendor: Vendor,
-    /// Model name, e.g. `H100 SXM`, `H200 SXM`, `MI300X` (see the compatibility matrix).
-    pub model: String,
+    /// Model name, e.g. `H100 SXM`, `H200 SXM`, `MI300X` (see the compatibility matrix;
+    /// a known model is written with the matrix's spelling).
+    pub model: OneLine,
     /// GPUs per node.
     pub count: u32,
     pub pcie: PcieLink,
     #[serde(default)]
     pub interconnect: Interconnect,
     pub driver: Driver,
-    /// CUDA toolkit release the node's workloads need (NVIDIA), e.g. `12.4`.
+    /// CUDA toolkit release the node's workloads need, e.g. `"12.8"`. Required for NVIDIA
+    /// (it sets the minimum driver).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cuda: Option<Version>,
-    /// ROCm release (AMD), e.g. `6.2.4`.
+    /// ROCm release, e.g. `"6.2.4"`. Required for AMD.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rocm: Option<Version>,
-    /// Container toolkit that injects the GPUs (nvidia-container-toolkit or AMD container toolkit).
+    /// Container toolkit that injects the GPUs (nvidia-container-toolkit or AMD container toolkit),
+    /// installed in the image. NVIDIA: required unless the operator manages `toolkit`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub container_toolkit: Option<Version>,
     /// The GPU operator, when one runs on the cluster for this node class.
@@ -88,10 +91,10 @@ impl Vendor {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PcieLink {
-    /// PCIe generation (1–6).
-    pub generation: u8,
-    /// Lane count: 1, 2, 4, 8 or 16.
-    pub width: u8,
+    /// PCIe generation: 1, 2, 3, 4, 5 or 6.
+    pub generation: PcieGen,
+    /// Lanes per link: 1, 2, 4, 8 or 16 (write 16, not x16).
+    pub width: LinkWidth,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
@@ -117,7 +120,8 @@ pub struct FabricManager {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Driver {
-    /// Exact version when preinstalled; exact or a constraint when the operator installs it.
+    /// Exact version when preinstalled (`570.124.06`); exact or a constraint when the operator
+    /// installs it, wholly at or above the CUDA release's minimum (`>=570.26, <571`).
     pub version: VersionReq,
     /// Exactly one component owns the kernel driver.
     pub authority: DriverAuthority,
@@ -176,23 +180,190 @@ pub enum OperatorComponent {
     GpuFeatureDiscovery,
 }
 
-/// How GPUs are shared between pods.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Sharing {
-    #[serde(default)]
-    pub mode: SharingMode,
-    /// MIG profile applied to every GPU, e.g. `all-1g.10gb` (mode `mig`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mig_profile: Option<String>,
-    /// MIG strategy exposed to Kubernetes (mode `mig`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mig_strategy: Option<MigStrategy>,
-    /// Pods per GPU (modes `time-slicing` and `mps`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub replicas: Option<u32>,
+/// How GPUs are shared between pods: `mode` decides which settings apply.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(
+    tag = "mode",
+    rename_all = "kebab-case",
+    rename_all_fields = "camelCase",
+    try_from = "SharingFields"
+)]
+pub enum Sharing {
+    /// One pod per GPU.
+    None {},
+    /// Multi-Instance GPU partitions.
+    Mig {
+        mig_profile: MigProfile,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mig_strategy: Option<MigStrategy>,
+    },
+    /// Time-sliced sharing: `replicas` pods per GPU.
+    TimeSlicing { replicas: Replicas },
+    /// CUDA MPS: `replicas` pods per GPU.
+    Mps { replicas: Replicas },
 }
 
+impl Default for Sharing {
+    fn default() -> Self {
+        Sharing::None {}
+    }
+}
+
+impl Sharing {
+    /// Pods per GPU under time-slicing or MPS.
+    pub fn replicas(&self) -> Option<u32> {
+        match self {
+            Sharing::TimeSlicing { replicas } | Sharing::Mps { replicas } => Some(replicas.get()),
+            _ => None,
+        }
+    }
+
+    pub fn mode(&self) -> SharingMode {
+        match self {
+            Sharing::None {} => SharingMode::None,
+            Sharing::Mig { .. } => SharingMode::Mig,
+            Sharing::TimeSlicing { .. } => SharingMode::TimeSlicing,
+            Sharing::Mps { .. } => SharingMode::Mps,
+        }
+    }
+}
+
+/// `sharing` as written: `mode` may be left out (none).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct SharingFields {
+    #[serde(default)]
+    mode: SharingMode,
+    mig_profile: Option<MigProfile>,
+    mig_strategy: Option<MigStrategy>,
+    replicas: Option<Replicas>,
+}
+
+impl TryFrom<SharingFields> for Sharing {
+    type Error = String;
+
+    fn try_from(f: SharingFields) -> Result<Self, String> {
+        let stray = |names: &[(&str, bool)]| {
+            names
+                .iter()
+                .find(|(_, set)| *set)
+                .map(|(n, _)| format!("`{n}` does not apply to sharing mode `{}`", f.mode.as_str()))
+        };
+        let (mig, rep) = (
+            f.mig_profile.is_some() || f.mig_strategy.is_some(),
+            f.replicas.is_some(),
+        );
+        match f.mode {
+            SharingMode::None => match stray(&[("migProfile", mig), ("replicas", rep)]) {
+                Some(e) => Err(e),
+                None => Ok(Sharing::None {}),
+            },
+            SharingMode::Mig => match (f.mig_profile, stray(&[("replicas", rep)])) {
+                (_, Some(e)) => Err(e),
+                (None, _) => Err("mode mig needs `migProfile` (e.g. all-1g.10gb)".into()),
+                (Some(mig_profile), None) => Ok(Sharing::Mig {
+                    mig_profile,
+                    mig_strategy: f.mig_strategy,
+                }),
+            },
+            SharingMode::TimeSlicing | SharingMode::Mps => {
+                match (f.replicas, stray(&[("migProfile", mig)])) {
+                    (_, Some(e)) => Err(e),
+                    (None, _) => Err("time-slicing and MPS need `replicas` (2 or more)".into()),
+                    (Some(replicas), None) if f.mode == SharingMode::Mps => {
+                        Ok(Sharing::Mps { replicas })
+                    }
+                    (Some(replicas), None) => Ok(Sharing::TimeSlicing { replicas }),
+                }
+            }
+        }
+    }
+}
+
+/// The schema states which settings go with which mode, so a wrong
+/// combination is reported at its line like any structural error.
+impl JsonSchema for Sharing {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("Sharing")
+    }
+
+    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let described = |mut s: schemars::Schema, text: &str| {
+            s.insert("description".into(), text.into());
+            s
+        };
+        let mut mode = described(
+            g.subschema_for::<SharingMode>(),
+            "How GPUs are shared; decides which of the settings below apply.",
+        );
+        mode.insert("default".into(), "none".into());
+        let profile = described(
+            g.subschema_for::<MigProfile>(),
+            "MIG configuration applied to every GPU, e.g. `all-1g.10gb`. Required with mode `mig`.",
+        );
+        let strategy = described(
+            g.subschema_for::<MigStrategy>(),
+            "MIG strategy exposed to Kubernetes (mode `mig`; the operator's default is single).",
+        );
+        let replicas = described(
+            g.subschema_for::<Replicas>(),
+            "Pods per GPU, 2 or more. Required with modes `time-slicing` and `mps`.",
+        );
+        let is = |m: &str| serde_json::json!({"properties": {"mode": {"const": m}}, "required": ["mode"]});
+        schemars::json_schema!({
+            "description": "How GPUs are shared between pods.",
+            "type": "object",
+            "properties": {
+                "mode": mode,
+                "migProfile": profile,
+                "migStrategy": strategy,
+                "replicas": replicas,
+            },
+            "additionalProperties": false,
+            "allOf": [
+                {"if": is("mig"), "then": {"required": ["migProfile"], "properties": {"replicas": false}}},
+                {"if": is("time-slicing"), "then": {"required": ["replicas"], "properties": {"migProfile": false, "migStrategy": false}}},
+                {"if": is("mps"), "then": {"required": ["replicas"], "properties": {"migProfile": false, "migStrategy": false}}},
+                {"if": {"not": {"required": ["mode"]}}, "then": {"properties": {"migProfile": false, "migStrategy": false, "replicas": false}}},
+                {"if": is("none"), "then": {"properties": {"migProfile": false, "migStrategy": false, "replicas": false}}},
+            ],
+        })
+    }
+}
+
+/// Pods per GPU when sharing by time-slicing or MPS: 2 or more.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(transparent)]
+pub struct Replicas(u32);
+
+impl Replicas {
+    pub fn get(self) -> u32 {
+        self.0
+    }
+}
+
+impl<'de> Deserialize<'de> for Replicas {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match u32::deserialize(d)? {
+            n if n >= 2 => Ok(Self(n)),
+            n => Err(serde::de::Error::custom(format!(
+                "replicas is {n}; sharing a GPU needs 2 or more"
+            ))),
+        }
+    }
+}
+
+impl JsonSchema for Replicas {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("Replicas")
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": "integer", "minimum": 2, "maximum": 4294967295u64})
+    }
+}
+
+/// The sharing modes, for code that only asks which one is in use.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum SharingMode {
@@ -201,6 +372,17 @@ pub enum SharingMode {
     Mig,
     TimeSlicing,
     Mps,
+}
+
+impl SharingMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SharingMode::None => "none",
+            SharingMode::Mig => "mig",
+            SharingMode::TimeSlicing => "time-slicing",
+            SharingMode::Mps => "mps",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

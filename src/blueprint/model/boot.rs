@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::blueprint::value::Quantity;
+use crate::blueprint::value::ByteSize;
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -52,7 +52,7 @@ pub enum IommuMode {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct HugepagePool {
     /// Page size: `2Mi` or `1Gi`.
-    pub size: Quantity,
+    pub size: ByteSize,
     /// Number of pages.
     pub count: u32,
 }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::blueprint::value::{LabelKey, LabelValue, Quantity, Taint, Version};
+use crate::blueprint::value::{ByteSize, CpuAmount, LabelKey, LabelValue, Taint, Version};
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -35,9 +35,9 @@ pub struct Kubernetes {
 pub struct Capacity {
     /// Logical CPUs the kernel sees (with SMT on, twice the cores).
     pub cpu: u32,
-    pub memory: Quantity,
+    pub memory: ByteSize,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ephemeral_storage: Option<Quantity>,
+    pub ephemeral_storage: Option<ByteSize>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
@@ -77,11 +77,11 @@ pub struct Reservation {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policy: Option<ReservationPolicy>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cpu: Option<Quantity>,
+    pub cpu: Option<CpuAmount>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub memory: Option<Quantity>,
+    pub memory: Option<ByteSize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ephemeral_storage: Option<Quantity>,
+    pub ephemeral_storage: Option<ByteSize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
 }
@@ -142,40 +142,8 @@ impl EvictionSignal {
     }
 }
 
-/// An eviction threshold: a quantity (`100Mi`) or a percentage (`10%`).
-#[derive(Debug, Clone, PartialEq)]
-pub enum Threshold {
-    Quantity(Quantity),
-    Percent(crate::blueprint::value::Percent),
-}
-
-impl std::fmt::Display for Threshold {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Threshold::Quantity(q) => q.fmt(f),
-            Threshold::Percent(p) => p.fmt(f),
-        }
-    }
-}
-
-impl std::str::FromStr for Threshold {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        if s.ends_with('%') {
-            s.parse().map(Threshold::Percent)
-        } else {
-            s.parse().map(Threshold::Quantity)
-        }
-    }
-}
-
-crate::blueprint::value::text_value!(
-    Threshold,
-    "eviction-threshold",
-    "An eviction threshold: a quantity such as 100Mi or a percentage such as 10%.",
-    numbers = true
-);
+/// Eviction thresholds are a value type; named here too for the model's readers.
+pub use crate::blueprint::value::Threshold;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -222,6 +190,7 @@ pub enum MemoryManagerPolicy {
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DeviceInjection {
+    /// Required (not `none`) when accelerators are declared, even when the operator deploys the plugin.
     #[serde(default)]
     pub mode: InjectionMode,
     /// Device plugin or DRA driver release, e.g. `0.17.0`.

@@ -31,7 +31,7 @@ pub use system::*;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::value::{AbsPath, DnsLabel, FileMode, RelPath};
+use super::value::{AbsPath, DnsLabel, FileMode, ImageVersion, RelPath};
 
 /// The only apiVersion this release reads.
 pub const API_VERSION: &str = "nodeimg.dev/v1alpha1";
@@ -88,8 +88,9 @@ pub enum Kind {
 pub struct Metadata {
     /// DNS-1123 label naming the node class, e.g. `h100-sxm-ubuntu`.
     pub name: DnsLabel,
-    /// The blueprint's own revision, e.g. `2026.11.1`.
-    pub version: String,
+    /// The blueprint's own revision, e.g. `2026.11.1`; also the image tag
+    /// `nodeimg build` writes by default, so it follows the OCI tag grammar.
+    pub version: ImageVersion,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
 }

@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::blueprint::value::{Version, VersionReq};
+use crate::blueprint::value::{OneLine, Version, VersionReq};
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -28,7 +28,7 @@ pub struct Nic {
     /// What this group is for, e.g. `compute` or `frontend`.
     pub role: NicRole,
     /// Model, e.g. `ConnectX-7`.
-    pub model: String,
+    pub model: OneLine,
     pub count: u32,
     /// Link speed per port in Gb/s (400 for NDR).
     pub speed_gbps: u32,
@@ -38,7 +38,7 @@ pub struct Nic {
     pub rdma: bool,
     /// Kernel driver, e.g. `mlx5_core`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub driver: Option<String>,
+    pub driver: Option<OneLine>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub firmware: Option<VersionReq>,
     /// SR-IOV virtual functions per port (needs the IOMMU).

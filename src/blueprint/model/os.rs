@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::blueprint::value::Version;
+use crate::blueprint::value::{OneLine, Version};
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -12,7 +12,7 @@ pub struct Os {
     /// Distribution release, e.g. `22.04` or `9.4` (quote it).
     pub version: Version,
     /// Patch level: a package snapshot date (`2026-11-15`) or a point release id.
-    pub patch_level: String,
+    pub patch_level: OneLine,
     /// Exact kernel release as `uname -r` prints it, e.g. `5.15.0-126-generic`.
     pub kernel: Version,
     /// cgroup hierarchy; Kubernetes 1.35+ needs v2.

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::blueprint::value::{AbsPath, Version};
+use crate::blueprint::value::{AbsPath, MirrorUrl, RegistryHost, TomlKeyPath, Version};
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -42,10 +42,13 @@ pub struct Containerd {
     /// Registry mirrors and private CAs, one entry per registry host.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub registries: Vec<Registry>,
-    /// Further config.toml settings as dotted TOML keys, checked against the
-    /// pinned version's known keys. Keys the typed fields own are refused.
+    /// Further config.toml settings as dotted TOML keys (`plugins."io.containerd.cri.v1.images".max_concurrent_downloads`),
+    /// checked per key against the settings of the config version the pinned containerd reads (2 for 1.x,
+    /// 3 for 2.x). Keys the typed fields own, and tables that hold them, are refused.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub extra_config: BTreeMap<String, serde_json::Value>,
+    #[serde(deserialize_with = "crate::blueprint::value::unique_keys")]
+    #[schemars(extend("propertyNames" = {"type": "string", "format": "toml-key-path"}))]
+    pub extra_config: BTreeMap<TomlKeyPath, serde_json::Value>,
 }
 
 fn default_root() -> AbsPath {
@@ -77,10 +80,10 @@ pub enum ExtraRuntime {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Registry {
     /// Registry host as images name it, e.g. `docker.io` or `registry.corp:5000`.
-    pub host: String,
+    pub host: RegistryHost,
     /// Mirror endpoints tried in order before the host itself.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub mirrors: Vec<String>,
+    pub mirrors: Vec<MirrorUrl>,
     /// CA certificate (PEM) for this registry, relative to the blueprint file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ca_file: Option<crate::blueprint::value::RelPath>,
@@ -94,7 +97,7 @@ pub struct Cdi {
     /// Directories containerd reads CDI specs from.
     #[serde(default = "default_spec_dirs")]
     pub spec_dirs: Vec<AbsPath>,
-    /// Who writes the specs.
+    /// Who writes the specs. Required (not `none`) when accelerators are declared and CDI is enabled.
     #[serde(default)]
     pub generator: CdiGenerator,
     /// When the specs are regenerated.

@@ -1,11 +1,10 @@
 //! `security`: remote access (SSH), audit rules and hardening sysctls.
 
-use std::collections::BTreeMap;
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::blueprint::value::AbsPath;
+use crate::blueprint::value::{AbsPath, AuditKey, AuditPerms, SshPattern};
+pub use crate::blueprint::value::{SysctlValue, Sysctls};
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -14,9 +13,10 @@ pub struct Security {
     pub ssh: Ssh,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub audit: Vec<AuditWatch>,
-    /// Kernel parameters, e.g. `kernel.kptr_restrict: 2`.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub sysctls: BTreeMap<String, SysctlValue>,
+    /// Kernel parameters, e.g. `kernel.kptr_restrict: 2`: an integer, or text for parameters that
+    /// take words (`"32768 60999"`). `kernel/kptr_restrict` names the same parameter; only one may appear.
+    #[serde(default, skip_serializing_if = "Sysctls::is_empty")]
+    pub sysctls: Sysctls,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -32,10 +32,10 @@ pub struct Ssh {
     pub password_authentication: bool,
     /// Only these users may log in (empty: any).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub allow_users: Vec<String>,
+    pub allow_users: Vec<SshPattern>,
     /// Only members of these groups may log in (empty: any).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub allow_groups: Vec<String>,
+    pub allow_groups: Vec<SshPattern>,
     #[serde(default = "default_max_auth_tries")]
     pub max_auth_tries: u8,
 }
@@ -81,23 +81,7 @@ pub enum RootLogin {
 pub struct AuditWatch {
     pub path: AbsPath,
     /// Any of `r`, `w`, `x`, `a`.
-    pub permissions: String,
-    pub key: String,
-}
-
-/// A sysctl value: text or a number.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(untagged)]
-pub enum SysctlValue {
-    Number(i64),
-    Text(String),
-}
-
-impl std::fmt::Display for SysctlValue {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            SysctlValue::Number(n) => write!(f, "{n}"),
-            SysctlValue::Text(t) => f.write_str(t),
-        }
-    }
+    pub permissions: AuditPerms,
+    /// Tag of the matching audit records: 1–31 letters, digits, `-`, `_`.
+    pub key: AuditKey,
 }

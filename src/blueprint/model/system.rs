@@ -4,7 +4,9 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::blueprint::value::{AbsPath, DnsLabel, Duration, Percent, Quantity, RelPath};
+use crate::blueprint::value::{
+    AbsPath, ByteSize, DnsLabel, DomainName, Duration, HostName, LogGlob, Percent, RelPath,
+};
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -24,17 +26,19 @@ pub struct System {
     pub logs: Logs,
     /// Size of /dev/shm (NCCL and data loaders need more than the 50% default on small nodes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shm_size: Option<Quantity>,
+    pub shm_size: Option<ByteSize>,
 }
 
 /// chrony servers/pools and how far the clock may be off.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TimeSync {
+    /// NTP servers: host names or addresses.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub servers: Vec<String>,
+    pub servers: Vec<HostName>,
+    /// NTP pools: host names that resolve to several servers.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub pools: Vec<String>,
+    pub pools: Vec<HostName>,
     /// Step the clock at start when off by more than this (chrony `makestep`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub make_step: Option<Duration>,
@@ -46,7 +50,7 @@ pub struct Dns {
     /// Resolver addresses (IPv4 or IPv6).
     pub servers: Vec<std::net::IpAddr>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub search_domains: Vec<String>,
+    pub search_domains: Vec<DomainName>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -67,7 +71,7 @@ pub struct Partition {
     pub filesystem: Filesystem,
     /// Minimum size; absent means "the rest of the disk".
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub size: Option<Quantity>,
+    pub size: Option<ByteSize>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -93,7 +97,7 @@ pub struct Cache {
 pub struct Logs {
     /// journald SystemMaxUse.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub journal_max_use: Option<Quantity>,
+    pub journal_max_use: Option<ByteSize>,
     /// journald MaxRetentionSec.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub journal_max_retention: Option<Duration>,
@@ -108,12 +112,12 @@ pub struct LogRotation {
     /// Rule name (the file name under /etc/logrotate.d).
     pub name: DnsLabel,
     /// Absolute path or glob of the files, e.g. `/var/log/nodeimg/*.log`.
-    pub path: String,
+    pub path: LogGlob,
     pub frequency: RotateFrequency,
     /// Rotated files kept.
     pub keep: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_size: Option<Quantity>,
+    pub max_size: Option<ByteSize>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

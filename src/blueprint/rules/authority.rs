@@ -43,6 +43,11 @@ pub fn check(bp: &RawBlueprint, out: &mut Collector<'_>) {
         return;
     };
     let nvidia = acc.vendor == Vendor::Nvidia;
+    let manages = |c: OperatorComponent| {
+        acc.operator
+            .as_ref()
+            .is_some_and(|o| o.manages.contains(&c))
+    };
 
     // The single driver authority.
     let op_manages_driver = acc
@@ -125,10 +130,13 @@ pub fn check(bp: &RawBlueprint, out: &mut Collector<'_>) {
                 );
             }
             if acc.cuda.is_none() {
-                out.error(
+                out.error_at_key(
                     "missing-field",
                     &p("accelerators"),
                     "NVIDIA accelerators need `cuda` (the CUDA release workloads use)",
+                )
+                .hint = Some(
+                    "e.g. cuda: \"12.8\"; it sets the minimum driver (quote it, or YAML reads 12.10 as 12.1)".into(),
                 );
             }
         }
@@ -141,11 +149,12 @@ pub fn check(bp: &RawBlueprint, out: &mut Collector<'_>) {
                 );
             }
             if acc.rocm.is_none() {
-                out.error(
+                out.error_at_key(
                     "missing-field",
                     &p("accelerators"),
                     "AMD accelerators need `rocm` (the ROCm release)",
-                );
+                )
+                .hint = Some("e.g. rocm: \"6.2.4\" (quoted)".into());
             }
             if rt.containerd.default_runtime == DefaultRuntime::Nvidia {
                 out.error(
@@ -195,14 +204,30 @@ pub fn check(bp: &RawBlueprint, out: &mut Collector<'_>) {
                 "CDI specs are to come from the operator, but no operator is declared",
             );
         }
-        CdiGenerator::None if rt.cdi.enabled => {
+        CdiGenerator::Operator if nvidia && !manages(OperatorComponent::Toolkit) => {
+            // The GPU Operator writes CDI specs from its toolkit container.
             out.error(
                 "cdi-generator",
                 &gen_path,
-                "CDI is enabled for GPUs, but nothing generates the specs",
+                "CDI specs are to come from the operator, but it does not manage the toolkit, which writes them; nothing would generate them",
+            )
+            .hint = Some(
+                "add `toolkit` to accelerators.operator.manages, or set runtime.cdi.generator: nvidia-ctk".into(),
+            );
+        }
+        CdiGenerator::None if rt.cdi.enabled => {
+            let how = if out.written(&p("runtime.cdi.enabled")) {
+                "CDI is enabled"
+            } else {
+                "CDI is enabled (runtime.cdi.enabled defaults to true)"
+            };
+            out.error(
+                "cdi-generator",
+                &gen_path,
+                format!("{how} for GPUs, but nothing generates the specs"),
             )
             .hint = Some(format!(
-                "set generator: {} (or operator)",
+                "set runtime.cdi.generator: {} (or operator, when the GPU operator's toolkit writes them)",
                 if nvidia { "nvidia-ctk" } else { "amd-ctk" }
             ));
         }
@@ -222,14 +247,48 @@ pub fn check(bp: &RawBlueprint, out: &mut Collector<'_>) {
         }
     }
 
+    // NVIDIA containers need the container toolkit from somewhere.
+    if nvidia
+        && acc.container_toolkit.is_none()
+        && !manages(OperatorComponent::Toolkit)
+        && rt.cdi.generator != CdiGenerator::NvidiaCtk
+    {
+        out.error(
+            "toolkit-authority",
+            &p("accelerators.containerToolkit"),
+            "nothing provides the NVIDIA container toolkit: it is not pinned in the image and no operator manages it",
+        )
+        .hint = Some(
+            "pin accelerators.containerToolkit (e.g. \"1.17.8\"), or add `toolkit` to accelerators.operator.manages".into(),
+        );
+    }
+
     // Device injection needs something to run it.
     let inj = &bp.kubernetes.device_injection;
     if inj.mode == InjectionMode::None {
+        let plugin_by_operator = manages(OperatorComponent::DevicePlugin);
         out.error(
             "device-injection",
             &p("kubernetes.deviceInjection.mode"),
             "accelerators are declared, but no device plugin or DRA driver hands them to pods",
-        );
+        )
+        .hint = Some(if plugin_by_operator {
+            "the operator deploys the device plugin (manages: device-plugin); say so: kubernetes.deviceInjection: {mode: device-plugin}".into()
+        } else {
+            "e.g. kubernetes.deviceInjection: {mode: device-plugin, version: \"0.17.2\"} (or mode: dra)".into()
+        });
+    }
+    if inj.mode == InjectionMode::DevicePlugin
+        && manages(OperatorComponent::Driver)
+        && !manages(OperatorComponent::DevicePlugin)
+    {
+        // The operator's values then switch its device plugin off.
+        out.error(
+            "device-injection",
+            &p("accelerators.operator.manages"),
+            "device injection is by device plugin, and the operator manages the driver but not the device plugin, so its values turn the device plugin off and nothing deploys one",
+        )
+        .hint = Some("add `device-plugin` to accelerators.operator.manages".into());
     }
     if inj.mode == InjectionMode::Dra && !rt.cdi.enabled {
         out.error(
@@ -239,57 +298,24 @@ pub fn check(bp: &RawBlueprint, out: &mut Collector<'_>) {
         );
     }
 
-    // Sharing.
-    let sh = &acc.sharing;
-    let path = p("accelerators.sharing");
-    match sh.mode {
-        SharingMode::Mig => {
-            if !nvidia {
-                out.error("sharing", &path.key("mode"), "MIG is an NVIDIA feature");
-            }
-            if sh.mig_profile.is_none() {
-                out.error(
-                    "sharing",
-                    &path,
-                    "MIG needs `migProfile` (e.g. all-1g.10gb)",
-                );
-            }
-            if sh.replicas.is_some() {
-                out.error(
-                    "sharing",
-                    &path.key("replicas"),
-                    "replicas apply to time-slicing and MPS, not MIG",
-                );
-            }
+    // Sharing: which settings go with which mode is the type's business;
+    // what is left is which vendor offers the mode.
+    match acc.sharing.mode() {
+        SharingMode::Mig if !nvidia => {
+            out.error(
+                "sharing",
+                &p("accelerators.sharing.mode"),
+                "MIG is an NVIDIA feature",
+            );
         }
-        SharingMode::TimeSlicing | SharingMode::Mps => {
-            if sh.replicas.is_none_or(|r| r < 2) {
-                out.error(
-                    "sharing",
-                    &path,
-                    "time-slicing and MPS need `replicas` of 2 or more",
-                );
-            }
-            if sh.mig_profile.is_some() || sh.mig_strategy.is_some() {
-                out.error(
-                    "sharing",
-                    &path,
-                    "migProfile and migStrategy apply only to mode: mig",
-                );
-            }
-            if sh.mode == SharingMode::Mps && !nvidia {
-                out.error("sharing", &path.key("mode"), "MPS is an NVIDIA feature");
-            }
+        SharingMode::Mps if !nvidia => {
+            out.error(
+                "sharing",
+                &p("accelerators.sharing.mode"),
+                "MPS is an NVIDIA feature",
+            );
         }
-        SharingMode::None => {
-            if sh.mig_profile.is_some() || sh.mig_strategy.is_some() || sh.replicas.is_some() {
-                out.error(
-                    "sharing",
-                    &path,
-                    "sharing settings are given, but mode is none",
-                );
-            }
-        }
+        _ => {}
     }
 
     // Fabric Manager on NVSwitch systems, at the driver's version.

@@ -5,10 +5,10 @@
 use std::collections::BTreeMap;
 
 use super::p;
-use crate::blueprint::compat::{Component, Have, Matrix, RuleSeverity};
+use crate::blueprint::compat::{Component, CudaDriver, Have, Matrix, RuleSeverity};
 use crate::blueprint::diagnostic::{Collector, suggest};
 use crate::blueprint::model::*;
-use crate::blueprint::value::VersionReq;
+use crate::blueprint::value::{Version, VersionReq};
 use crate::blueprint::yaml_path::YamlPath;
 
 pub fn check(bp: &RawBlueprint, m: &Matrix, out: &mut Collector<'_>) {
@@ -27,27 +27,7 @@ fn models(acc: &Accelerators, m: &Matrix, out: &mut Collector<'_>) {
             "declare at least one GPU, or drop the accelerators section",
         );
     }
-    if !(1..=6).contains(&acc.pcie.generation) {
-        out.error(
-            "pcie-link",
-            &p("accelerators.pcie.generation"),
-            format!(
-                "PCIe generation {} does not exist (1–6)",
-                acc.pcie.generation
-            ),
-        );
-    }
-    if ![1, 2, 4, 8, 16, 32].contains(&acc.pcie.width) {
-        out.error(
-            "pcie-link",
-            &p("accelerators.pcie.width"),
-            format!(
-                "x{} is not a PCIe link width (1, 2, 4, 8, 16, 32)",
-                acc.pcie.width
-            ),
-        );
-    }
-    let vendor = acc.vendor.as_str();
+    let vendor = acc.vendor;
     let Some(model) = m.model(vendor, &acc.model) else {
         let names = m.model_names(vendor);
         let d = out.warning(
@@ -60,11 +40,15 @@ fn models(acc: &Accelerators, m: &Matrix, out: &mut Collector<'_>) {
         );
         d.hint = Some(match suggest(&acc.model, names.iter().copied()) {
             Some(s) => format!("did you mean `{s}`? (or extend the matrix with --matrix)"),
-            None => format!("known {vendor} models: {}", names.join(", ")),
+            None => format!(
+                "known {} models: {} (extend the matrix with --matrix)",
+                vendor.as_str(),
+                names.join(", ")
+            ),
         });
         return;
     };
-    if acc.sharing.mode == SharingMode::Mig && !model.mig {
+    if acc.sharing.mode() == SharingMode::Mig && !model.mig {
         out.error(
             "mig-capable",
             &p("accelerators.sharing.mode"),
@@ -79,23 +63,24 @@ fn models(acc: &Accelerators, m: &Matrix, out: &mut Collector<'_>) {
             format!("{} is not built on an NVSwitch baseboard", model.model),
         );
     }
+    let have = acc.pcie.generation;
     if let Some(gen_) = model.pcie_gen {
-        if acc.pcie.generation > gen_ {
+        if have > gen_ {
             out.error(
                 "pcie-link",
                 &p("accelerators.pcie.generation"),
                 format!(
-                    "{} links at PCIe Gen{gen_} at most; Gen{} can never be reached",
-                    model.model, acc.pcie.generation
+                    "{} links at PCIe Gen{gen_} at most; Gen{have} can never be reached",
+                    model.model
                 ),
             );
-        } else if acc.pcie.generation < gen_ {
+        } else if have < gen_ {
             out.warning(
                 "pcie-link",
                 &p("accelerators.pcie.generation"),
                 format!(
-                    "{} is a PCIe Gen{gen_} part; expecting Gen{} accepts a downgraded link",
-                    model.model, acc.pcie.generation
+                    "{} is a PCIe Gen{gen_} part; expecting Gen{have} accepts a downgraded link",
+                    model.model
                 ),
             );
         }
@@ -124,24 +109,7 @@ fn toolkits(bp: &RawBlueprint, acc: &Accelerators, m: &Matrix, out: &mut Collect
                     format!("CUDA {cuda} is not in the compatibility matrix; its minimum driver cannot be checked"),
                 );
             }
-            Some(row) => {
-                let need: VersionReq = format!(">={}", row.driver)
-                    .parse()
-                    .expect("a version makes a constraint");
-                let ok = Have::Version(acc.driver.version.clone()).satisfies(need.as_str());
-                let all = acc.driver.version.exact().map(|v| need.matches(v));
-                if !ok || all == Some(false) {
-                    out.error(
-                        "cuda-driver",
-                        &p("accelerators.driver.version"),
-                        format!(
-                            "CUDA {cuda} needs driver {} or later; the driver is {}",
-                            row.driver, acc.driver.version
-                        ),
-                    )
-                    .hint = Some(format!("source: {}", row.source));
-                }
-            }
+            Some(row) => cuda_driver(acc, cuda, row, out),
         }
     }
     if let Some(rocm) = acc.rocm.as_ref().filter(|_| acc.vendor == Vendor::Amd) {
@@ -167,7 +135,10 @@ fn toolkits(bp: &RawBlueprint, acc: &Accelerators, m: &Matrix, out: &mut Collect
                             rel.gpus.join(", ")
                         ),
                     )
-                    .hint = Some(format!("source: {}", rel.source));
+                    .hint = Some(format!(
+                        "source: {}; a site matrix (--matrix) can add GPUs to the release",
+                        rel.source
+                    ));
                 }
                 let os = format!("{} {}", bp.os.distro.as_str(), bp.os.version);
                 if !rel.os.is_empty() && !rel.os.iter().any(|o| o.eq_ignore_ascii_case(&os)) {
@@ -187,16 +158,54 @@ fn toolkits(bp: &RawBlueprint, acc: &Accelerators, m: &Matrix, out: &mut Collect
     }
 }
 
+/// The driver must be at least the CUDA release's minimum. An exact pin is
+/// compared; a constraint (an operator-installed driver) must admit no
+/// driver below the minimum, since the operator may install any it admits.
+fn cuda_driver(acc: &Accelerators, cuda: &Version, row: &CudaDriver, out: &mut Collector<'_>) {
+    let driver = &acc.driver.version;
+    let need = VersionReq::at_least(&row.driver);
+    let (ok, message) = match driver.exact() {
+        Some(v) => (
+            need.matches(v),
+            format!(
+                "CUDA {cuda} needs driver {} or later; the driver is {v}",
+                row.driver
+            ),
+        ),
+        None => (
+            driver.is_within(&need),
+            format!(
+                "CUDA {cuda} needs driver {} or later; the constraint `{driver}` also admits older drivers",
+                row.driver
+            ),
+        ),
+    };
+    if ok {
+        return;
+    }
+    let d = out.error("cuda-driver", &p("accelerators.driver.version"), message);
+    let partial = driver
+        .exact()
+        .filter(|v| v.numbers().len() == 1)
+        .map(|v| {
+            format!(
+                "`{v}` means exactly {v}, not the {v} branch: write a full version (e.g. {}.xx.yy) or, for an operator-installed driver, a constraint such as `>={}, <{}`; ",
+                v,
+                row.driver.clone().max(v.clone()),
+                v.major() + 1
+            )
+        });
+    d.hint = Some(format!(
+        "{}source: {}",
+        partial.unwrap_or_default(),
+        row.source
+    ));
+}
+
 /// Every component the matrix rules can name, with where it is set.
 fn components(bp: &RawBlueprint) -> BTreeMap<Component, (Have, YamlPath)> {
     let mut c = BTreeMap::new();
-    let exact = |v: &crate::blueprint::value::Version| {
-        Have::Version(
-            format!("={v}")
-                .parse()
-                .expect("a version makes a constraint"),
-        )
-    };
+    let exact = |v: &Version| Have::Version(VersionReq::exactly(v));
     c.insert(
         Component::Kubernetes,
         (exact(&bp.kubernetes.version), p("kubernetes.version")),
@@ -294,7 +303,7 @@ fn rules(bp: &RawBlueprint, m: &Matrix, out: &mut Collector<'_>) {
         let applies = rule
             .when
             .iter()
-            .all(|(comp, want)| have.get(comp).is_some_and(|(h, _)| h.satisfies(want)));
+            .all(|(comp, want)| have.get(comp).is_some_and(|(h, _)| h.may_satisfy(want)));
         if !applies {
             continue;
         }
@@ -307,7 +316,7 @@ fn rules(bp: &RawBlueprint, m: &Matrix, out: &mut Collector<'_>) {
             }
             let message = format!(
                 "{} is {}, needs {want}: {}",
-                comp_name(*comp),
+                comp.name(),
                 h.describe(),
                 rule.message
             );
@@ -318,23 +327,27 @@ fn rules(bp: &RawBlueprint, m: &Matrix, out: &mut Collector<'_>) {
             d.hint = Some(format!("source: {}", rule.source));
         }
     }
-}
-
-fn comp_name(c: Component) -> &'static str {
-    match c {
-        Component::Kubernetes => "Kubernetes",
-        Component::Containerd => "containerd",
-        Component::NvidiaDriver => "the NVIDIA driver",
-        Component::Cuda => "CUDA",
-        Component::Rocm => "ROCm",
-        Component::Kernel => "the kernel",
-        Component::NvidiaContainerToolkit => "the NVIDIA container toolkit",
-        Component::NvidiaDevicePlugin => "the NVIDIA device plugin",
-        Component::NvidiaDraDriver => "the NVIDIA DRA driver",
-        Component::GpuOperator => "the GPU Operator",
-        Component::AmdGpuOperator => "the AMD GPU Operator",
-        Component::Cgroup => "the cgroup mode",
-        Component::DeviceInjection => "device injection",
-        Component::CdiGenerator => "the CDI generator",
+    // A release newer than any the matrix was written for has no rules yet.
+    for newest in &m.newest {
+        let Some((Have::Version(v), path)) = have.get(&newest.component) else {
+            continue;
+        };
+        let Some(v) = v.exact() else { continue };
+        let key = |x: &Version| (x.major(), x.minor());
+        if key(v) > key(&newest.version) {
+            out.warning(
+                "newer-than-matrix",
+                path,
+                format!(
+                    "{} {v} is newer than any release the compatibility matrix knows (up to {}); no rule has been checked for it",
+                    newest.component.name(),
+                    newest.version
+                ),
+            )
+            .hint = Some(format!(
+                "qualify it and extend the matrix with --matrix (newest entry); source: {}",
+                newest.source
+            ));
+        }
     }
 }

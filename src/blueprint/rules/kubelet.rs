@@ -115,13 +115,6 @@ pub fn check(bp: &RawBlueprint, out: &mut Collector<'_>) {
     for (sig, t) in &k.eviction_hard {
         if let Threshold::Quantity(q) = t {
             let path = p("kubernetes.kubelet.evictionHard").key(sig.as_str());
-            if q.nanos() < 0 {
-                out.error(
-                    "eviction",
-                    &path,
-                    "an eviction threshold cannot be negative",
-                );
-            }
             if *sig == EvictionSignal::MemoryAvailable && q.units_ceil() >= cap_b {
                 out.error(
                     "eviction",
@@ -186,13 +179,13 @@ pub fn check(bp: &RawBlueprint, out: &mut Collector<'_>) {
             d.hint = hint;
         }
     }
-    for key in bp.runtime.containerd.extra_config.keys() {
+    for (key, value) in &bp.runtime.containerd.extra_config {
         if let Some((msg, hint)) =
-            known_fields::containerd_key_problem(key, &bp.runtime.containerd.version)
+            known_fields::containerd_key_problem(key, value, &bp.runtime.containerd.version)
         {
             let d = out.error_at_key(
                 "extra-config",
-                &p("runtime.containerd.extraConfig").key(key.clone()),
+                &p("runtime.containerd.extraConfig").key(key.to_string()),
                 msg,
             );
             d.hint = hint;

@@ -4,7 +4,6 @@
 
 use super::p;
 use crate::blueprint::diagnostic::Collector;
-use crate::blueprint::known_fields::split_toml_key;
 use crate::blueprint::model::*;
 
 pub fn check(bp: &RawBlueprint, out: &mut Collector<'_>) {
@@ -51,10 +50,7 @@ fn default_runtime(bp: &RawBlueprint, out: &mut Collector<'_>) {
 fn plugin_owner(bp: &RawBlueprint, out: &mut Collector<'_>) {
     let c = &bp.runtime.containerd;
     for key in c.extra_config.keys() {
-        let Ok(parts) = split_toml_key(key) else {
-            continue;
-        };
-        let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
+        let parts: Vec<&str> = key.parts().iter().map(String::as_str).collect();
         let owner = match parts.as_slice() {
             ["imports", ..] => Some("nodeimg's drop-in folder (/etc/containerd/conf.d)"),
             ["plugins", _, "sandbox_image"] | ["plugins", _, "pinned_images", "sandbox"] => {

@@ -1,13 +1,16 @@
-//! Rules for the node's own settings: files the blueprint names exist and
-//! stay inside its folder, names are unique, cache watermarks are ordered,
-//! NIC settings are physically possible, registry hosts and mirrors are well
-//! formed, and text that lands in config files is a single line.
+//! Rules for the node's own settings: files the blueprint names are regular
+//! files inside its folder (after resolving links) and certificates are
+//! PEM certificates, names are unique, cache watermarks are ordered, NIC
+//! settings are physically possible. (What one field can say about itself,
+//! such as a registry host's syntax or a one-line text, is its value type's
+//! business, checked when the blueprint is read.)
 
 use std::path::Path;
 
 use super::p;
 use crate::blueprint::diagnostic::Collector;
 use crate::blueprint::model::*;
+use crate::blueprint::pem;
 use crate::blueprint::value::RelPath;
 use crate::blueprint::yaml_path::YamlPath;
 
@@ -18,38 +21,85 @@ pub fn check(bp: &RawBlueprint, base: Option<&Path>, out: &mut Collector<'_>) {
     system(bp, out);
     security(bp, out);
     nfd(bp, out);
-    single_line(bp, out);
 }
 
-fn exists(base: Option<&Path>, rel: &RelPath, dir: bool, path: &YamlPath, out: &mut Collector<'_>) {
+/// What a blueprint may name beside itself.
+#[derive(Clone, Copy, PartialEq)]
+enum Want {
+    /// A folder (the overlay root).
+    Folder,
+    /// A PEM file of CA certificates.
+    Certificates,
+}
+
+/// The most a certificate file may hold; CA bundles are kilobytes.
+const MAX_CERT_BYTES: u64 = 1024 * 1024;
+
+/// Checks a file or folder the blueprint names: it resolves (links
+/// followed) to a regular file or folder inside the blueprint's folder tree
+/// (never /proc, a device, or a file elsewhere on the build machine, which
+/// would then be copied into the image), and certificates parse as PEM
+/// certificates.
+fn named_file(
+    base: Option<&Path>,
+    rel: &RelPath,
+    want: Want,
+    path: &YamlPath,
+    out: &mut Collector<'_>,
+) {
     let Some(base) = base else { return };
     let full = base.join(rel.as_str());
-    match std::fs::metadata(&full) {
-        Ok(m) if m.is_dir() == dir => {}
-        Ok(_) => {
-            out.error(
-                "missing-file",
-                path,
-                format!(
-                    "`{}` is not a {}",
-                    full.display(),
-                    if dir { "folder" } else { "file" }
-                ),
-            );
-        }
-        Err(e) => {
+    let (root, real) = match (std::fs::canonicalize(base), std::fs::canonicalize(&full)) {
+        (Ok(r), Ok(f)) => (r, f),
+        (Err(e), _) | (_, Err(e)) => {
             out.error(
                 "missing-file",
                 path,
                 format!("cannot read `{}`: {e}", full.display()),
             );
+            return;
         }
+    };
+    let mut fail = |m: String| {
+        out.error("named-file", path, m);
+    };
+    if !real.starts_with(&root) {
+        return fail(format!(
+            "`{rel}` resolves to `{}`, outside the blueprint's folder `{}`; files the blueprint names must lie inside its folder (links are followed)",
+            real.display(),
+            root.display()
+        ));
+    }
+    let meta = match std::fs::metadata(&real) {
+        Ok(m) => m,
+        Err(e) => return fail(format!("cannot read `{}`: {e}", full.display())),
+    };
+    match want {
+        Want::Folder if !meta.is_dir() => fail(format!("`{}` is not a folder", full.display())),
+        Want::Folder => {}
+        Want::Certificates if !meta.is_file() => fail(format!(
+            "`{}` is not a regular file (a folder, FIFO or device)",
+            full.display()
+        )),
+        Want::Certificates if meta.len() > MAX_CERT_BYTES => fail(format!(
+            "`{}` is {} bytes; a certificate file is at most {MAX_CERT_BYTES}",
+            full.display(),
+            meta.len()
+        )),
+        Want::Certificates => match std::fs::read(&real) {
+            Err(e) => fail(format!("cannot read `{}`: {e}", full.display())),
+            Ok(bytes) => {
+                if let Err(e) = pem::certificates(&bytes) {
+                    fail(format!("`{}` {e}", full.display()));
+                }
+            }
+        },
     }
 }
 
 fn files(bp: &RawBlueprint, base: Option<&Path>, out: &mut Collector<'_>) {
     if let Some(f) = &bp.files {
-        exists(base, &f.overlay, true, &p("files.overlay"), out);
+        named_file(base, &f.overlay, Want::Folder, &p("files.overlay"), out);
         let mut seen = std::collections::BTreeSet::new();
         for (i, m) in f.modes.iter().enumerate() {
             if !seen.insert(m.path.clone()) {
@@ -62,20 +112,20 @@ fn files(bp: &RawBlueprint, base: Option<&Path>, out: &mut Collector<'_>) {
         }
     }
     for (i, c) in bp.system.certificates.iter().enumerate() {
-        exists(
+        named_file(
             base,
             &c.file,
-            false,
+            Want::Certificates,
             &p("system.certificates").index(i).key("file"),
             out,
         );
     }
     for (i, r) in bp.runtime.containerd.registries.iter().enumerate() {
         if let Some(ca) = &r.ca_file {
-            exists(
+            named_file(
                 base,
                 ca,
-                false,
+                Want::Certificates,
                 &p("runtime.containerd.registries").index(i).key("caFile"),
                 out,
             );
@@ -146,53 +196,15 @@ fn network(bp: &RawBlueprint, out: &mut Collector<'_>) {
     }
 }
 
-fn host_ok(host: &str) -> bool {
-    !host.is_empty()
-        && !host.contains("://")
-        && host
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '_' | '[' | ']'))
-}
-
 fn registries(bp: &RawBlueprint, out: &mut Collector<'_>) {
     let mut seen = std::collections::BTreeSet::new();
     for (i, r) in bp.runtime.containerd.registries.iter().enumerate() {
-        let path = p("runtime.containerd.registries").index(i);
-        if !host_ok(&r.host) {
-            out.error(
-                "registry",
-                &path.key("host"),
-                format!(
-                    "`{}` is not a registry host (`name[:port]`, no scheme or path)",
-                    r.host
-                ),
-            );
-        }
         if !seen.insert(r.host.clone()) {
             out.error(
                 "duplicate",
-                &path.key("host"),
+                &p("runtime.containerd.registries").index(i).key("host"),
                 format!("registry `{}` is listed twice", r.host),
             );
-        }
-        for (j, m) in r.mirrors.iter().enumerate() {
-            let rest = m
-                .strip_prefix("https://")
-                .or_else(|| m.strip_prefix("http://"));
-            let ok = rest.is_some_and(|r| {
-                let host = r.split('/').next().unwrap_or("");
-                host_ok(host)
-                    && !r
-                        .chars()
-                        .any(|c| c.is_whitespace() || matches!(c, '"' | '\'' | '\\'))
-            });
-            if !ok {
-                out.error(
-                    "registry",
-                    &path.key("mirrors").index(j),
-                    format!("mirror `{m}` is not an http(s) URL"),
-                );
-            }
         }
     }
 }
@@ -256,13 +268,6 @@ fn system(bp: &RawBlueprint, out: &mut Collector<'_>) {
                 "duplicate",
                 &path.key("name"),
                 format!("rule `{}` is defined twice", r.name),
-            );
-        }
-        if !r.path.starts_with('/') {
-            out.error(
-                "logrotate",
-                &path.key("path"),
-                "the log path must be absolute",
             );
         }
         if r.keep == 0 {
@@ -382,118 +387,5 @@ fn security(bp: &RawBlueprint, out: &mut Collector<'_>) {
             &p("security.ssh.port"),
             "port must be between 1 and 65535",
         );
-    }
-    for (i, w) in bp.security.audit.iter().enumerate() {
-        let path = p("security.audit").index(i);
-        if w.permissions.is_empty() || !w.permissions.chars().all(|c| "rwxa".contains(c)) {
-            out.error(
-                "audit",
-                &path.key("permissions"),
-                format!("`{}` must be made of r, w, x, a", w.permissions),
-            );
-        }
-        if w.key.is_empty()
-            || w.key.len() > 31
-            || !w
-                .key
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-        {
-            out.error(
-                "audit",
-                &path.key("key"),
-                "an audit key is 1–31 letters, digits, `-` or `_`",
-            );
-        }
-    }
-    for (name, value) in &bp.security.sysctls {
-        let path = p("security.sysctls").key(name.clone());
-        let ok = !name.is_empty()
-            && name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '/'))
-            && !name.starts_with('.')
-            && !name.contains("..");
-        if !ok {
-            out.error_at_key("sysctl", &path, format!("`{name}` is not a sysctl name"));
-        }
-        if let SysctlValue::Text(t) = value
-            && (t.contains('\n') || t.contains('\r'))
-        {
-            out.error("sysctl", &path, "a sysctl value is one line");
-        }
-    }
-}
-
-/// Free text that ends up inside rendered files must be one printable line.
-fn single_line(bp: &RawBlueprint, out: &mut Collector<'_>) {
-    let mut fields: Vec<(YamlPath, &str)> = vec![
-        (p("metadata.version"), &bp.metadata.version),
-        (p("os.patchLevel"), &bp.os.patch_level),
-    ];
-    if let Some(a) = &bp.accelerators {
-        fields.push((p("accelerators.model"), &a.model));
-        if let Some(m) = &a.sharing.mig_profile {
-            fields.push((p("accelerators.sharing.migProfile"), m));
-        }
-    }
-    for (i, n) in bp.network.nics.iter().enumerate() {
-        fields.push((p("network.nics").index(i).key("model"), &n.model));
-        if let Some(d) = &n.driver {
-            fields.push((p("network.nics").index(i).key("driver"), d));
-        }
-    }
-    if let Some(t) = &bp.system.time_sync {
-        for (i, s) in t.servers.iter().enumerate() {
-            fields.push((p("system.timeSync.servers").index(i), s));
-        }
-        for (i, s) in t.pools.iter().enumerate() {
-            fields.push((p("system.timeSync.pools").index(i), s));
-        }
-    }
-    if let Some(d) = &bp.system.dns {
-        for (i, s) in d.search_domains.iter().enumerate() {
-            fields.push((p("system.dns.searchDomains").index(i), s));
-        }
-    }
-    for (i, u) in bp.security.ssh.allow_users.iter().enumerate() {
-        fields.push((p("security.ssh.allowUsers").index(i), u));
-    }
-    for (i, g) in bp.security.ssh.allow_groups.iter().enumerate() {
-        fields.push((p("security.ssh.allowGroups").index(i), g));
-    }
-    for (i, r) in bp.system.logs.rotate.iter().enumerate() {
-        fields.push((p("system.logs.rotate").index(i).key("path"), &r.path));
-    }
-    for (path, text) in fields {
-        if text.is_empty() {
-            out.error("empty", &path, "must not be empty");
-        } else if text.chars().any(|c| c.is_control()) {
-            out.error(
-                "single-line",
-                &path,
-                "must be one line without control characters",
-            );
-        }
-    }
-    for (i, u) in bp
-        .security
-        .ssh
-        .allow_users
-        .iter()
-        .chain(&bp.security.ssh.allow_groups)
-        .enumerate()
-    {
-        if u.chars().any(|c| c.is_whitespace()) {
-            out.error(
-                "ssh",
-                &p("security.ssh").key(if i < bp.security.ssh.allow_users.len() {
-                    "allowUsers"
-                } else {
-                    "allowGroups"
-                }),
-                format!("`{u}` must not contain spaces"),
-            );
-        }
     }
 }

@@ -64,6 +64,11 @@ impl FromStr for Duration {
                 .and_then(|v| v.checked_add(nanos))
                 .ok_or_else(|| bad("too large"))?;
         }
+        if nanos > i64::MAX as u128 {
+            return Err(bad(
+                "longer than 292 years, the most Go and systemd durations hold",
+            ));
+        }
         Ok(Self {
             text: s.to_string(),
             nanos,
@@ -104,5 +109,13 @@ mod tests {
                 .contains("unknown unit `y`")
         );
         assert!("m5".parse::<Duration>().is_err());
+        assert!(
+            "99999999999999999d"
+                .parse::<Duration>()
+                .unwrap_err()
+                .contains("292 years")
+        );
+        assert!("292y".parse::<Duration>().is_err());
+        assert!("15250w".parse::<Duration>().is_ok());
     }
 }

@@ -7,24 +7,48 @@
 //! structural check runs the same parser for that format, so a bad value is
 //! reported with the parser's own message at the value's line and column.
 
+mod audit;
 mod duration;
 mod file_mode;
+mod image_version;
 mod label;
+mod mig;
 mod name;
+mod net;
 mod path;
+mod pcie;
 mod percent;
 mod quantity;
+mod size;
+mod ssh;
+mod sysctl;
 mod taint;
+mod text;
+mod threshold;
+mod toml_key;
+mod unique_keys;
 mod version;
 
+pub use audit::{AuditKey, AuditPerms};
 pub use duration::Duration;
 pub use file_mode::FileMode;
+pub use image_version::ImageVersion;
 pub use label::{LabelKey, LabelValue};
+pub use mig::MigProfile;
 pub use name::DnsLabel;
-pub use path::{AbsPath, RelPath};
+pub use net::{DomainName, HostName, MirrorUrl, RegistryHost};
+pub use path::{AbsPath, LogGlob, RelPath};
+pub use pcie::{LinkWidth, PcieGen};
 pub use percent::Percent;
 pub use quantity::Quantity;
+pub use size::{ByteSize, CpuAmount};
+pub use ssh::SshPattern;
+pub use sysctl::{SysctlKey, SysctlText, SysctlValue, Sysctls};
 pub use taint::{Taint, TaintEffect};
+pub use text::OneLine;
+pub use threshold::Threshold;
+pub use toml_key::TomlKeyPath;
+pub use unique_keys::unique_keys;
 pub use version::{Version, VersionReq};
 
 /// Implements Serialize, Deserialize and JsonSchema for a type that has
@@ -79,52 +103,52 @@ macro_rules! text_value {
 }
 pub(crate) use text_value;
 
-/// Every custom `format` used in the schema with the parser that checks it.
-/// The message is the parser's own.
-pub fn check_format(format: &str, text: &str) -> Option<Result<(), String>> {
-    fn ok<T>(r: Result<T, String>) -> Result<(), String> {
-        r.map(|_| ())
-    }
-    Some(match format {
-        "version" => ok(text.parse::<Version>()),
-        "version-constraint" => ok(text.parse::<VersionReq>()),
-        "k8s-quantity" => ok(text.parse::<Quantity>()),
-        "percent" => ok(text.parse::<Percent>()),
-        "duration" => ok(text.parse::<Duration>()),
-        "label-key" => ok(text.parse::<LabelKey>()),
-        "label-value" => ok(text.parse::<LabelValue>()),
-        "taint" => ok(text.parse::<Taint>()),
-        "absolute-path" => ok(text.parse::<AbsPath>()),
-        "relative-path" => ok(text.parse::<RelPath>()),
-        "file-mode" => ok(text.parse::<FileMode>()),
-        "dns-label" => ok(text.parse::<DnsLabel>()),
-        _ => return None,
-    })
+/// Checks text with a type's own parser, keeping only its message.
+fn parses<T: std::str::FromStr<Err = String>>(text: &str) -> Result<(), String> {
+    text.parse::<T>().map(|_| ())
 }
 
-/// The format names above, for registering with the schema validator.
-pub const FORMATS: &[&str] = &[
-    "version",
-    "version-constraint",
-    "k8s-quantity",
-    "percent",
-    "duration",
-    "label-key",
-    "label-value",
-    "taint",
-    "absolute-path",
-    "relative-path",
-    "file-mode",
-    "dns-label",
+/// A format's checker: `Err` holds the parser's own message.
+pub type FormatCheck = fn(&str) -> Result<(), String>;
+
+/// Every custom `format` of the schema and the parser that checks it: the
+/// one table the schema validator registers and the loader reports from.
+pub const FORMATS: &[(&str, FormatCheck)] = &[
+    ("version", parses::<Version>),
+    ("version-constraint", parses::<VersionReq>),
+    ("k8s-quantity", parses::<Quantity>),
+    ("byte-size", parses::<ByteSize>),
+    ("cpu-amount", parses::<CpuAmount>),
+    ("percent", parses::<Percent>),
+    ("duration", parses::<Duration>),
+    ("eviction-threshold", parses::<Threshold>),
+    ("label-key", parses::<LabelKey>),
+    ("label-value", parses::<LabelValue>),
+    ("taint", parses::<Taint>),
+    ("absolute-path", parses::<AbsPath>),
+    ("relative-path", parses::<RelPath>),
+    ("log-glob", parses::<LogGlob>),
+    ("file-mode", parses::<FileMode>),
+    ("dns-label", parses::<DnsLabel>),
+    ("one-line", parses::<OneLine>),
+    ("image-version", parses::<ImageVersion>),
+    ("host-name", parses::<HostName>),
+    ("domain-name", parses::<DomainName>),
+    ("registry-host", parses::<RegistryHost>),
+    ("mirror-url", parses::<MirrorUrl>),
+    ("ssh-pattern", parses::<SshPattern>),
+    ("audit-perms", parses::<AuditPerms>),
+    ("audit-key", parses::<AuditKey>),
+    ("sysctl-key", parses::<SysctlKey>),
+    ("sysctl-text", parses::<SysctlText>),
+    ("toml-key-path", parses::<TomlKeyPath>),
+    ("mig-profile", parses::<MigProfile>),
 ];
 
-/// Like [`check_format`], for formats defined beside the model.
-pub fn check_model_format(format: &str, text: &str) -> Option<Result<(), String>> {
-    match format {
-        "eviction-threshold" => Some(
-            text.parse::<crate::blueprint::model::Threshold>()
-                .map(|_| ()),
-        ),
-        _ => check_format(format, text),
-    }
+/// Checks `text` against a custom format; `None` for a format not listed.
+pub fn check_format(format: &str, text: &str) -> Option<Result<(), String>> {
+    FORMATS
+        .iter()
+        .find(|(name, _)| *name == format)
+        .map(|(_, check)| check(text))
 }

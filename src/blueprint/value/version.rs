@@ -224,6 +224,124 @@ impl VersionReq {
     pub fn as_str(&self) -> &str {
         &self.text
     }
+
+    /// `=v`.
+    pub fn exactly(v: &Version) -> Self {
+        Self {
+            text: format!("={v}"),
+            clauses: vec![(Op::Eq, v.clone())],
+        }
+    }
+
+    /// `>=v`.
+    pub fn at_least(v: &Version) -> Self {
+        Self {
+            text: format!(">={v}"),
+            clauses: vec![(Op::Ge, v.clone())],
+        }
+    }
+
+    /// The tightest lower and upper bounds the clauses give, each with
+    /// whether it is inclusive. `~1.31` is bounded by 1.31 below and by
+    /// the versions that still start with 1.31 above (kept as a prefix).
+    fn bounds(&self) -> (Option<(&Version, bool)>, Option<Upper<'_>>) {
+        let mut lo: Option<(&Version, bool)> = None;
+        let mut hi: Option<Upper<'_>> = None;
+        fn raise<'v>(lo: &mut Option<(&'v Version, bool)>, v: &'v Version, inc: bool) {
+            let tighter = match *lo {
+                None => true,
+                Some((cur, cur_inc)) => v > cur || (v == cur && cur_inc && !inc),
+            };
+            if tighter {
+                *lo = Some((v, inc));
+            }
+        }
+        for (op, v) in &self.clauses {
+            match op {
+                Op::Ge => raise(&mut lo, v, true),
+                Op::Gt => raise(&mut lo, v, false),
+                Op::Eq => {
+                    raise(&mut lo, v, true);
+                    hi = Some(Upper::min(hi, Upper::Le(v, true)));
+                }
+                Op::Le => hi = Some(Upper::min(hi, Upper::Le(v, true))),
+                Op::Lt => hi = Some(Upper::min(hi, Upper::Le(v, false))),
+                Op::Prefix => {
+                    raise(&mut lo, v, true);
+                    hi = Some(Upper::min(hi, Upper::Prefix(v)));
+                }
+                Op::Ne => {}
+            }
+        }
+        (lo, hi)
+    }
+
+    /// True when every version `self` admits is admitted by `other`, judged
+    /// on bounds (`>=570.26, <580` is within `>=570`; `>=550, <580` is not
+    /// within `>=570.26`). `!=` clauses of `other` must not fall inside.
+    pub fn is_within(&self, other: &VersionReq) -> bool {
+        let (lo, hi) = self.bounds();
+        other.clauses.iter().all(|(op, w)| match op {
+            Op::Ge => lo.is_some_and(|(v, _)| v >= w),
+            Op::Gt => lo.is_some_and(|(v, inc)| v > w || (v == w && !inc)),
+            Op::Le => hi.as_ref().is_some_and(|h| h.at_most(w, true)),
+            Op::Lt => hi.as_ref().is_some_and(|h| h.at_most(w, false)),
+            Op::Eq => self.exact() == Some(w),
+            Op::Prefix => {
+                lo.is_some_and(|(v, _)| v.starts_with(w))
+                    && hi.as_ref().is_some_and(|h| h.within_prefix(w))
+            }
+            Op::Ne => !self.matches(w),
+        })
+    }
+}
+
+/// An upper bound: a version (inclusive or not), or "still starts with".
+#[derive(Debug, Clone)]
+enum Upper<'a> {
+    Le(&'a Version, bool),
+    Prefix(&'a Version),
+}
+
+impl<'a> Upper<'a> {
+    fn min(a: Option<Upper<'a>>, b: Upper<'a>) -> Upper<'a> {
+        match a {
+            None => b,
+            Some(a) => {
+                if a.at_most_upper(&b) {
+                    a
+                } else {
+                    b
+                }
+            }
+        }
+    }
+
+    fn at_most_upper(&self, other: &Upper<'_>) -> bool {
+        match other {
+            Upper::Le(v, inc) => self.at_most(v, *inc),
+            Upper::Prefix(p) => self.within_prefix(p),
+        }
+    }
+
+    /// Every version below this bound is `<= w` (or `< w` when not inclusive).
+    fn at_most(&self, w: &Version, inclusive: bool) -> bool {
+        match self {
+            Upper::Le(v, inc) => *v < w || (*v == w && (inclusive || !inc)),
+            // Versions starting with `p` can be arbitrarily far above `p`
+            // only within the prefix; they are below `w` when `w` sorts
+            // after everything that starts with `p`.
+            Upper::Prefix(p) => p < &w && !w.starts_with(p),
+        }
+    }
+
+    /// Every version below this bound that is also above it starts with `p`.
+    fn within_prefix(&self, p: &Version) -> bool {
+        match self {
+            Upper::Prefix(q) => q.starts_with(p),
+            Upper::Le(v, _) => v.starts_with(p),
+        }
+    }
 }
 
 impl FromStr for VersionReq {
@@ -326,6 +444,24 @@ mod tests {
                 .unwrap_err()
                 .contains("contains ` `")
         );
+    }
+
+    #[test]
+    fn within() {
+        let r = |s: &str| s.parse::<VersionReq>().unwrap();
+        assert!(r(">=570.26, <580").is_within(&r(">=570.26")));
+        assert!(r(">=575").is_within(&r(">=570.26")));
+        assert!(!r(">=570.0, <580").is_within(&r(">=570.26")));
+        assert!(!r(">=550, <580").is_within(&r(">=570.26")));
+        assert!(!r("<580").is_within(&r(">=525")));
+        assert!(r(">=1.30, <1.33").is_within(&r(">=1.29, <1.34")));
+        assert!(!r(">=1.30").is_within(&r(">=1.29, <1.34")));
+        assert!(r("~1.31").is_within(&r(">=1.31, <1.32")));
+        assert!(r("~1.31").is_within(&r("~1.31")));
+        assert!(!r("~1.31").is_within(&r("~1.31.2")));
+        assert!(r("570.124.06").is_within(&r(">=570.26")));
+        assert_eq!(VersionReq::at_least(&v("570.26")).as_str(), ">=570.26");
+        assert!(VersionReq::at_least(&v("570.26")).matches(&v("570.26")));
     }
 
     #[test]

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::CERTS_DIR;
 use crate::blueprint::model::*;
-use crate::blueprint::value::Version;
+use crate::blueprint::value::{MirrorUrl, TomlKeyPath, Version};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Containerd<'a> {
@@ -32,7 +32,7 @@ pub struct Containerd<'a> {
     /// Merged into the rendered file after the template (a post step of
     /// the plan row), never seen by the template.
     #[serde(skip)]
-    pub extra_config: &'a BTreeMap<String, serde_json::Value>,
+    pub extra_config: &'a BTreeMap<TomlKeyPath, serde_json::Value>,
 }
 
 /// One `[…containerd.runtimes.<name>]` table.
@@ -50,7 +50,7 @@ pub struct Runtime {
 pub struct Registry<'a> {
     pub host: &'a str,
     pub server: String,
-    pub mirrors: &'a [String],
+    pub mirrors: &'a [MirrorUrl],
     /// Where its CA lands on the node.
     pub ca: Option<String>,
 }

@@ -126,12 +126,7 @@ pub(super) fn of(s: &RawBlueprint) -> Kernel {
         ));
     }
     // security.sysctls wins over every baseline: drop the keys it sets.
-    let own: BTreeSet<String> = s
-        .security
-        .sysctls
-        .keys()
-        .map(|k| k.replace('/', "."))
-        .collect();
+    let own: BTreeSet<String> = s.security.sysctls.keys().map(|k| k.to_string()).collect();
     for g in &mut sysctls {
         g.entries.retain(|e| !own.contains(&e.key));
     }
@@ -144,7 +139,7 @@ pub(super) fn of(s: &RawBlueprint) -> Kernel {
                 .sysctls
                 .iter()
                 .map(|(k, v)| Entry {
-                    key: k.clone(),
+                    key: k.to_string(),
                     value: v.to_string(),
                 })
                 .collect(),

@@ -126,7 +126,7 @@ impl<'a> Context<'a> {
         Ok(Self {
             name: bp.name(),
             id: bp.id(),
-            version: &s.metadata.version,
+            version: s.metadata.version.as_str(),
             lock,
             distro: Distro {
                 name: s.os.distro.as_str(),

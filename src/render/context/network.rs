@@ -62,7 +62,7 @@ pub(super) fn of(s: &RawBlueprint) -> Vec<NicRule> {
                     }
                 ),
                 link_type,
-                driver: n.driver.clone(),
+                driver: n.driver.as_ref().map(ToString::to_string),
                 device_ids: ids.iter().map(|d| format!("0x{d:04x}")).collect(),
                 mtu,
             })

@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use crate::blueprint::model::*;
+use crate::blueprint::value::SshPattern;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Security<'a> {
@@ -24,8 +25,8 @@ pub struct Ssh<'a> {
     pub port: u16,
     pub permit_root_login: &'static str,
     pub password_authentication: &'static str,
-    pub allow_users: &'a [String],
-    pub allow_groups: &'a [String],
+    pub allow_users: &'a [SshPattern],
+    pub allow_groups: &'a [SshPattern],
     pub max_auth_tries: u8,
 }
 
@@ -77,7 +78,7 @@ pub(super) fn of(s: &RawBlueprint) -> Security<'_> {
             .sysctls
             .iter()
             .map(|(k, v)| Sysctl {
-                key: k,
+                key: k.as_str(),
                 value: v.to_string(),
             })
             .collect(),
@@ -128,8 +129,8 @@ fn audit(s: &RawBlueprint) -> Vec<AuditWatch<'_>> {
         .map(|(path, perms, key)| AuditWatch { path, perms, key })
         .chain(own.iter().map(|w| AuditWatch {
             path: w.path.as_str(),
-            perms: &w.permissions,
-            key: &w.key,
+            perms: w.permissions.as_str(),
+            key: w.key.as_str(),
         }))
         .collect()
 }

@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use super::bytes;
 use crate::blueprint::model::*;
+use crate::blueprint::value::{DomainName, HostName};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct System<'a> {
@@ -21,8 +22,8 @@ pub struct System<'a> {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct TimeSync<'a> {
-    pub servers: &'a [String],
-    pub pools: &'a [String],
+    pub servers: &'a [HostName],
+    pub pools: &'a [HostName],
     /// chrony `makestep` threshold in seconds (1 unless the blueprint says):
     /// a node whose clock is off at boot steps it within its first three
     /// updates instead of slewing for hours while TLS bootstrap fails (the
@@ -33,7 +34,7 @@ pub struct TimeSync<'a> {
 #[derive(Debug, Clone, Serialize)]
 pub struct Dns<'a> {
     pub servers: Vec<String>,
-    pub domains: &'a [String],
+    pub domains: &'a [DomainName],
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -106,7 +107,7 @@ pub(super) fn of(s: &RawBlueprint) -> System<'_> {
                 label: p.label.as_str(),
                 mount_point: p.mount_point.as_str(),
                 filesystem: p.filesystem,
-                size_bytes: p.size.as_ref().map(bytes),
+                size_bytes: p.size.as_deref().map(bytes),
             })
             .collect(),
         cache: sys.cache.as_ref().map(|c| Cache {
@@ -114,7 +115,7 @@ pub(super) fn of(s: &RawBlueprint) -> System<'_> {
             high: c.high_watermark.value(),
             low: c.low_watermark.value(),
         }),
-        journal_max_use: sys.logs.journal_max_use.as_ref().map(bytes),
+        journal_max_use: sys.logs.journal_max_use.as_deref().map(bytes),
         journal_retention_s: sys
             .logs
             .journal_max_retention
@@ -126,12 +127,12 @@ pub(super) fn of(s: &RawBlueprint) -> System<'_> {
             .iter()
             .map(|r| Rotate {
                 name: r.name.as_str(),
-                path: &r.path,
+                path: r.path.as_str(),
                 frequency: r.frequency,
                 keep: r.keep,
-                max_size_bytes: r.max_size.as_ref().map(bytes),
+                max_size_bytes: r.max_size.as_deref().map(bytes),
             })
             .collect(),
-        shm_bytes: sys.shm_size.as_ref().map(bytes),
+        shm_bytes: sys.shm_size.as_deref().map(bytes),
     }
 }

@@ -349,11 +349,8 @@ fn driver(ctx: &mut Context, accelerators: &Accelerators) {
 /// The names a GPU of the blueprint's model may report: the model, its aliases from the
 /// compatibility matrix, or any name carrying the model's words (`AMD Instinct MI300X`).
 fn model_expectation(ctx: &Context, accelerators: &Accelerators) -> Expect {
-    let mut names = vec![accelerators.model.clone()];
-    if let Some(model) = ctx
-        .matrix
-        .model(accelerators.vendor.as_str(), &accelerators.model)
-    {
+    let mut names = vec![accelerators.model.to_string()];
+    if let Some(model) = ctx.matrix.model(accelerators.vendor, &accelerators.model) {
         names.push(model.model.clone());
         names.extend(model.aliases.iter().cloned());
     }
@@ -517,7 +514,7 @@ fn nvidia_gpu(ctx: &mut Context, accelerators: &Accelerators, gpu: &Gpu) {
             evidence(),
         );
     }
-    let mig = accelerators.sharing.mode == SharingMode::Mig;
+    let mig = accelerators.sharing.mode() == SharingMode::Mig;
     ctx.record(
         &MIG,
         subject(),

@@ -239,7 +239,7 @@ pub fn evaluate(ctx: &mut Context) {
         results.push((
             &MODEL,
             Some(label.clone()),
-            group.model.clone(),
+            group.model.to_string(),
             model,
             vec!["/sys/bus/pci/devices/*/device".to_owned()],
         ));

@@ -99,8 +99,8 @@ fn both<A: Clone, B: Clone>(a: &Fact<A>, b: &Fact<B>) -> Fact<(A, B)> {
 
 pub fn evaluate(ctx: &mut Context) {
     if let Some(accelerators) = &ctx.blueprint.accelerators {
-        let width = u32::from(accelerators.pcie.width);
-        let generation = accelerators.pcie.generation;
+        let width = u32::from(accelerators.pcie.width.get());
+        let generation = accelerators.pcie.generation.get();
         for gpu in &ctx.facts.gpus.gpus {
             let subject = Some(gpu.address.to_string());
             let dir = format!("/sys/bus/pci/devices/{}", gpu.address);
