@@ -250,6 +250,9 @@ pub struct SchemaArgs {
     /// The acceptance record's JSON Schema instead of the blueprint's.
     #[arg(long, conflicts_with = "format")]
     pub record: bool,
+    /// The JSON Schema of a `--matrix` file (a site compatibility matrix) instead.
+    #[arg(long, conflicts_with_all = ["format", "record"])]
+    pub matrix: bool,
     /// Write to this file (atomically) instead of stdout.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<Output>,

@@ -97,6 +97,8 @@ pub(crate) fn yaml_path_of(path: &serde_path_to_error::Path) -> YamlPath {
 
 /// Reads and checks a blueprint file. Relative paths inside it (overlay,
 /// certificates) are resolved against the file's folder and must exist.
+/// A file that cannot be read at all (missing, a folder, a FIFO, too
+/// large) gives one unlocated `unreadable` diagnostic.
 pub fn load_file(path: &Path, matrix: &Matrix) -> Result<Loaded, Vec<Diagnostic>> {
     // Bounded before it is read (one byte over the limit is enough to refuse it), and a
     // FIFO or a device is refused without blocking.

@@ -1,4 +1,6 @@
-//! `nodeimg schema`: the blueprint JSON Schema, for editors and CI.
+//! `nodeimg schema`: the blueprint JSON Schema (or, with `--record`, the
+//! acceptance record's; with `--matrix`, the site matrix file's), for
+//! editors and CI.
 
 use super::{Env, Exit, OrUnusable, Outcome};
 use crate::cli::{SchemaArgs, SchemaFormat};
@@ -8,6 +10,13 @@ pub fn run(args: &SchemaArgs, env: &mut Env<'_>) -> Outcome {
         _ if args.record => {
             let mut t = serde_json::to_string_pretty(&crate::verify::report::record::schema())
                 .expect("schema serialises");
+            t.push('\n');
+            t
+        }
+        _ if args.matrix => {
+            let mut t =
+                serde_json::to_string_pretty(&crate::blueprint::compat::Matrix::file_schema())
+                    .expect("schema serialises");
             t.push('\n');
             t
         }

@@ -2,6 +2,10 @@
 //! problem found, located. Exit 1 when any blueprint is invalid (or has
 //! warnings under `--strict`); 2 when a file cannot be read at all (missing,
 //! a folder, too large): that is unusable input, not an invalid blueprint.
+//!
+//! A valid blueprint is also rendered and its overlay walked the way
+//! `build` would, so what `build` would refuse (a FIFO in the overlay, a
+//! file both rendered and in the overlay) fails `validate` too.
 
 use serde::Serialize;
 
@@ -43,7 +47,12 @@ pub fn run(args: &ValidateArgs, env: &mut Env<'_>) -> Outcome {
     for path in &args.files {
         let started = std::time::Instant::now();
         let (bp, diagnostics) = match prepared::load(path, &matrix) {
-            Ok(l) => (Some(l.blueprint), l.warnings),
+            Ok(l) => {
+                let mut d = l.warnings;
+                d.extend(build_problems(&l.blueprint));
+                let ok = !d.iter().any(|d| d.severity == Severity::Error);
+                (ok.then_some(l.blueprint), d)
+            }
             Err(d) => {
                 unreadable |= prepared::unreadable(&d);
                 (None, d)
@@ -87,6 +96,42 @@ pub fn run(args: &ValidateArgs, env: &mut Env<'_>) -> Outcome {
     } else {
         Exit::Ok
     })
+}
+
+/// What `build` would refuse in a blueprint that validates: rendering, the
+/// overlay's contents, and paths both rendered and in the overlay.
+fn build_problems(bp: &crate::blueprint::Blueprint) -> Vec<Diagnostic> {
+    let problem = |code: &str, path: &str, message: String| Diagnostic {
+        severity: Severity::Error,
+        code: code.into(),
+        file: bp.file().to_path_buf(),
+        path: crate::blueprint::yaml_path::YamlPath::parse(path),
+        line: None,
+        column: None,
+        message,
+        hint: None,
+    };
+    let rendered = match crate::render::render(bp, &crate::render::Templates::embedded()) {
+        Ok(r) => r,
+        Err(e) => return vec![problem("render", "", e.to_string())],
+    };
+    let Some(overlay) = crate::package::overlay::Overlay::from_blueprint(bp) else {
+        return Vec::new();
+    };
+    let entries = match overlay.scan() {
+        Ok(e) => e,
+        Err(e) => return vec![problem("overlay", "files.overlay", e.to_string())],
+    };
+    // The verifier's content does not matter here, only the path it takes.
+    let verifier = crate::package::verifier::Verifier::golden_stand_in();
+    match crate::package::plan::plan(
+        &rendered.layer,
+        &verifier,
+        Some((&entries, overlay.modes())),
+    ) {
+        Ok(_) => Vec::new(),
+        Err(e) => vec![problem("overlay", "files.overlay", e.to_string())],
+    }
 }
 
 fn text(r: &Report, env: &mut Env<'_>) -> std::io::Result<()> {

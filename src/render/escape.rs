@@ -3,9 +3,16 @@
 //! A value from a blueprint must never change the structure of a rendered
 //! file: a quote, newline, `]`, `#` or `\` inside a value stays inside the
 //! value. Structured formats (TOML, YAML, JSON) are escaped; line-oriented
-//! formats (chrony, sshd, logrotate, sysctl, modprobe, audit, unit files,
-//! the kernel command line) have no escape for a newline or a comment
-//! character, so the filters refuse such values with an error instead.
+//! formats (chrony, sshd, logrotate, sysctl, modprobe, audit, tmpfiles.d,
+//! unit files, the kernel command line) have no escape for a newline or a
+//! comment character, so the filters refuse such values with an error
+//! instead. systemd `Exec` lines expand `%` specifiers and `$` variables;
+//! both are doubled there, and refused in unit settings that may or may not
+//! be an `Exec` argument.
+//!
+//! The blueprint's value types already keep such characters out of every
+//! field that reaches these formats; the filters hold the same line for
+//! templates given other values (`--templates`).
 
 use minijinja::value::{Value, ValueKind};
 use minijinja::{Error, ErrorKind};
@@ -182,11 +189,23 @@ pub fn line(v: Value) -> Result<String, Error> {
     Ok(s)
 }
 
-/// `|token`: one whitespace-free token (a user name, a host, a path).
+/// Characters that mean something in at least one line-based format a
+/// token is written to: quotes and `\` (sshd, logrotate, tmpfiles quoting),
+/// `{` `}` (logrotate blocks), `%` (tmpfiles specifiers), `$` (shell and
+/// unit variables), `;` (sysctl.d comments).
+const TOKEN_SYNTAX: &[char] = &['"', '\'', '\\', '{', '}', '%', '$', ';'];
+
+/// `|token`: one plain word (a user name, a host, a path) that no
+/// line-based format reads as anything but itself.
 pub fn token(v: Value) -> Result<String, Error> {
     let s = line(v)?;
     if s.is_empty() || s.chars().any(char::is_whitespace) {
         return Err(invalid(format!("{s:?} must be one token without spaces")));
+    }
+    if let Some(c) = s.chars().find(|c| TOKEN_SYNTAX.contains(c)) {
+        return Err(invalid(format!(
+            "{s:?} contains {c:?}, which a line-oriented config file cannot hold as text"
+        )));
     }
     Ok(s)
 }
@@ -206,9 +225,10 @@ pub fn cmdline(v: Value) -> Result<String, Error> {
     Ok(s)
 }
 
-/// `|unit`: a value in a systemd unit file: one line, `%` doubled (it starts
-/// a specifier), and, when it holds spaces, quotes or backslashes, written as
-/// one quoted word with C-style escapes (for Exec lines).
+/// `|unit`: one argument of a systemd `Exec` line: one line, `%` doubled
+/// (it starts a specifier), `$` doubled (it starts a variable), and, when it
+/// holds spaces, quotes or backslashes, written as one quoted word with
+/// C-style escapes (systemd.service(5), "Command lines").
 pub fn unit(v: Value) -> Result<String, Error> {
     let s = v.to_string();
     if let Some(c) = s.chars().find(|c| c.is_control()) {
@@ -216,7 +236,7 @@ pub fn unit(v: Value) -> Result<String, Error> {
             "{s:?} contains {c:?}, which a unit file cannot hold"
         )));
     }
-    let s = s.replace('%', "%%");
+    let s = s.replace('%', "%%").replace('$', "$$");
     if s.is_empty()
         || s.chars()
             .any(|c| c.is_whitespace() || matches!(c, '"' | '\'' | '\\' | ';'))
@@ -236,14 +256,16 @@ pub fn unit(v: Value) -> Result<String, Error> {
 }
 
 /// `|unit_word`: a value for a unit setting that takes one word or path
-/// (`Where=`, `What=`, `ConditionPathExists=`, `Description=` names): no
-/// quoting exists there, so whitespace, quotes and backslashes are refused;
-/// `%` is doubled.
+/// (`Where=`, `What=`, `ConditionPathExists=`, `Description=` names, or a
+/// word inside an `Exec` argument): no quoting exists there, so whitespace,
+/// quotes and backslashes are refused, and so is `$`, which an `Exec` line
+/// expands and other settings keep (no one escape is right for both); `%`
+/// is doubled.
 pub fn unit_word(v: Value) -> Result<String, Error> {
     let s = v.to_string();
     if s.is_empty()
         || s.chars()
-            .any(|c| c.is_control() || c.is_whitespace() || matches!(c, '"' | '\'' | '\\'))
+            .any(|c| c.is_control() || c.is_whitespace() || matches!(c, '"' | '\'' | '\\' | '$'))
     {
         return Err(invalid(format!(
             "{s:?} cannot be written as one word in a unit file"
@@ -334,9 +356,34 @@ mod tests {
     }
 
     #[test]
+    fn tokens_refuse_format_syntax() {
+        for bad in [
+            "a\"b",
+            "a'b",
+            "a\\x20b",
+            "/var/log/x}",
+            "{",
+            "/var/%m",
+            "${X}",
+            "a;b",
+            "a b",
+            "",
+        ] {
+            assert!(token(Value::from(bad)).is_err(), "{bad:?}");
+        }
+        assert_eq!(
+            token(Value::from("/var/log/*.log")).unwrap(),
+            "/var/log/*.log"
+        );
+    }
+
+    #[test]
     fn unit_values() {
         assert_eq!(unit(Value::from("/usr/bin/x")).unwrap(), "/usr/bin/x");
         assert_eq!(unit(Value::from("50%")).unwrap(), "50%%");
+        assert_eq!(unit(Value::from("/run/cdi${X}")).unwrap(), "/run/cdi$${X}");
+        assert!(unit_word(Value::from("/run/cdi${X}")).is_err());
+        assert_eq!(unit_word(Value::from("/var/%h")).unwrap(), "/var/%%h");
         assert_eq!(unit(Value::from("a b\"c")).unwrap(), "\"a b\\\"c\"");
         assert!(unit(Value::from("a\nb")).is_err());
         assert_eq!(

@@ -10,6 +10,7 @@ mod support;
 mod accept_cli;
 mod accept_corpus;
 mod acceptance_manifests;
+mod blueprint_values;
 mod blueprints;
 mod build_cli;
 mod cli;
