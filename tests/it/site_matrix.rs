@@ -18,6 +18,19 @@ fn nodeimg(dir: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let (src, dst) = (e.path(), to.join(e.file_name()));
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&src, &dst);
+        } else {
+            std::fs::copy(&src, &dst).unwrap();
+        }
+    }
+}
+
 /// The H100 example asking for CUDA 13.1, which only the site matrix
 /// qualifies with its driver.
 fn site_blueprint(dir: &Path) {
@@ -25,8 +38,9 @@ fn site_blueprint(dir: &Path) {
     assert_eq!(v.get("accelerators.cuda"), Some(&json!("13.0")));
     v.set("accelerators.cuda", json!("13.1"))
         .write(&dir.join("bp.yaml"));
+    // Copies, not links: files a blueprint names must lie inside its folder.
     for sub in ["certs", "overlays"] {
-        std::os::unix::fs::symlink(root().join("blueprints").join(sub), dir.join(sub)).unwrap();
+        copy_tree(&root().join("blueprints").join(sub), &dir.join(sub));
     }
     std::fs::write(
         dir.join("site.yaml"),
