@@ -168,7 +168,7 @@ pub fn run(args: &VerifyArgs, env: &mut Env<'_>) -> Outcome {
     let spec = blueprint.spec();
     let identity = BlueprintIdentity {
         name: blueprint.name().to_owned(),
-        version: spec.metadata.version.clone(),
+        version: spec.metadata.version.to_string(),
         id: blueprint.id().to_owned(),
         file: args.blueprint.to_string(),
     };
