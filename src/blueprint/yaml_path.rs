@@ -21,23 +21,34 @@ impl YamlPath {
         Self(Vec::new())
     }
 
-    /// Builds a path from dotted text (`a.b[2].c`). Keys holding dots cannot be
-    /// written this way; use [`YamlPath::key`] for those.
+    /// Builds a path from the text [`Display`](fmt::Display) writes: dotted keys
+    /// (`a.b[2].c`), indexes, and quoted keys for the rest (`labels["a/b"]`,
+    /// `evictionHard["memory.available"]`), so `parse(p.to_string()) == p`.
+    /// Malformed brackets are skipped rather than refused: this reads paths
+    /// written by the program and its tests, not user input.
     pub fn parse(text: &str) -> Self {
         let mut path = Self::root();
-        for part in text.split('.').filter(|p| !p.is_empty()) {
-            let (name, mut rest) = match part.find('[') {
-                Some(i) => (&part[..i], &part[i..]),
-                None => (part, ""),
-            };
-            if !name.is_empty() {
-                path.0.push(Segment::Key(name.to_string()));
-            }
-            while let Some(end) = rest.find(']') {
-                if let Ok(i) = rest[1..end].parse() {
-                    path.0.push(Segment::Index(i));
+        let mut rest = text;
+        while let Some(c) = rest.chars().next() {
+            match c {
+                '.' => rest = &rest[1..],
+                '[' if rest[1..].starts_with('"') => {
+                    let (key, after) = unquote(&rest[2..]);
+                    path.0.push(Segment::Key(key));
+                    rest = after.strip_prefix(']').unwrap_or(after);
                 }
-                rest = &rest[end + 1..];
+                '[' => {
+                    let end = rest.find(']').unwrap_or(rest.len());
+                    if let Ok(i) = rest[1..end].parse() {
+                        path.0.push(Segment::Index(i));
+                    }
+                    rest = rest.get(end + 1..).unwrap_or("");
+                }
+                _ => {
+                    let end = rest.find(['.', '[']).unwrap_or(rest.len());
+                    path.0.push(Segment::Key(rest[..end].to_string()));
+                    rest = &rest[end..];
+                }
             }
         }
         path
@@ -102,6 +113,39 @@ impl fmt::Display for YamlPath {
     }
 }
 
+/// Reads a key quoted the way `{:?}` quotes a string, from after its opening `"`:
+/// the key, and the text after its closing `"`.
+fn unquote(text: &str) -> (String, &str) {
+    let mut key = String::new();
+    let mut chars = text.char_indices();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '"' => return (key, &text[i + 1..]),
+            '\\' => match chars.next().map(|(_, e)| e) {
+                Some('n') => key.push('\n'),
+                Some('r') => key.push('\r'),
+                Some('t') => key.push('\t'),
+                Some('0') => key.push('\0'),
+                Some('u') => {
+                    let hex: String = chars
+                        .by_ref()
+                        .map(|(_, h)| h)
+                        .skip_while(|&h| h == '{')
+                        .take_while(|&h| h != '}')
+                        .collect();
+                    if let Some(c) = u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32) {
+                        key.push(c);
+                    }
+                }
+                Some(other) => key.push(other),
+                None => {}
+            },
+            c => key.push(c),
+        }
+    }
+    (key, "")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,5 +161,16 @@ mod tests {
     fn keys_with_dots_are_quoted() {
         let p = YamlPath::root().key("evictionHard").key("memory.available");
         assert_eq!(p.to_string(), "evictionHard[\"memory.available\"]");
+        assert_eq!(YamlPath::parse(&p.to_string()), p);
+    }
+
+    #[test]
+    fn quoted_keys_read_back() {
+        let p = YamlPath::root()
+            .key("kubernetes")
+            .key("labels")
+            .key("nvidia.com/gpu.\"product\"\n\u{301}")
+            .index(3);
+        assert_eq!(YamlPath::parse(&p.to_string()), p);
     }
 }
