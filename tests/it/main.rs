@@ -34,6 +34,7 @@ mod package_layout;
 mod package_push;
 mod package_real_tools;
 mod package_repro;
+mod properties;
 mod readme_node;
 mod real_consumers;
 mod render_corpus;
