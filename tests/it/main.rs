@@ -22,6 +22,7 @@ mod facts_corpus;
 mod facts_fixtures;
 mod facts_host;
 mod facts_live;
+mod fixture_generator;
 mod fuzz_replay;
 mod golden;
 mod hostile_input;
