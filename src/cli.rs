@@ -266,7 +266,7 @@ pub struct CompletionsArgs {
 
 #[derive(Debug, Args)]
 pub struct ManArgs {
-    /// Folder to write nodeimg.1 and nodeimg-<command>.1 into.
+    /// Folder to write nodeimg.1 and nodeimg-COMMAND.1 into.
     #[arg(short, long, value_name = "DIR")]
     pub output: PathBuf,
 }

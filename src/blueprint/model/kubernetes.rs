@@ -246,7 +246,7 @@ pub struct PlatformLabel {
     pub when: Vec<FeatureMatch>,
 }
 
-/// One NFD feature expression: `pci.device` `vendor` In [`10de`].
+/// One NFD feature expression: `pci.device` `vendor` In `[10de]`.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FeatureMatch {

@@ -2,7 +2,7 @@
 //! per section, each field documented (the docs become the JSON Schema and the
 //! README's blueprint reference).
 //!
-//! These types are only ever built by [`crate::blueprint::load`], which checks
+//! These types are only ever built by [`crate::blueprint::load_file`], which checks
 //! the structure against the schema, every leaf value's syntax, and every
 //! semantic rule before handing out a [`crate::blueprint::Blueprint`].
 
