@@ -99,7 +99,7 @@ mod tests {
     fn every_day_follows_the_previous_one() {
         // Walk 1970..2400 day by day: the date advances by exactly one calendar day.
         let month_len = |y: u64, m: u64| match m {
-            2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
+            2 if (y.is_multiple_of(4) && !y.is_multiple_of(100)) || y.is_multiple_of(400) => 29,
             2 => 28,
             4 | 6 | 9 | 11 => 30,
             _ => 31,

@@ -9,7 +9,7 @@
 //!   blueprint, smaller messages than the threshold is defined at, a skipped DCGM plugin
 //!   of the required level, unvalidated NCCL results, host memory where GPUDirect is
 //!   declared) is `incomplete`. Either keeps the node from being accepted.
-//! - **Thresholds come from the topology** ([`threshold`](super::threshold)) or the
+//! - **Thresholds come from the topology** ([`threshold`]) or the
 //!   blueprint; where there is none the figure is still recorded and compared with the
 //!   node's previous record ([`regression`](super::regression)).
 //! - **Fault classes are verify's**: a GPU missing or failing a stress test is `device`,
@@ -768,17 +768,16 @@ fn nvbandwidth(
     for input in inputs {
         if let Output::P2p(p) = &input.output {
             for m in &p.matrices {
-                if m.title.starts_with("Unidirectional P2P=Enabled")
-                    || m.title.starts_with("Bidirectional P2P=Enabled")
+                if (m.title.starts_with("Unidirectional P2P=Enabled")
+                    || m.title.starts_with("Bidirectional P2P=Enabled"))
+                    && let Some((_, _, v)) = m.min()
                 {
-                    if let Some((_, _, v)) = m.min() {
-                        let key = if m.title.starts_with("Uni") {
-                            "p2p.unidirectional.min"
-                        } else {
-                            "p2p.bidirectional.min"
-                        };
-                        ctx.figure(key.to_owned(), v, "GB/s", true, at(&input.path, m.line));
-                    }
+                    let key = if m.title.starts_with("Uni") {
+                        "p2p.unidirectional.min"
+                    } else {
+                        "p2p.bidirectional.min"
+                    };
+                    ctx.figure(key.to_owned(), v, "GB/s", true, at(&input.path, m.line));
                 }
             }
         }
@@ -1532,14 +1531,15 @@ pub fn foreign(inputs: &[Input], node: &str) -> Vec<String> {
             Output::Nccl(runs) => {
                 for run in runs {
                     let hosts = run.hosts();
-                    if let [host] = hosts.as_slice() {
-                        if *host != node && *host != "localhost" {
-                            out.push(format!(
-                                "{}:{}: ranks ran on {host}, not on {node}",
-                                input.path.display(),
-                                run.lines.0
-                            ));
-                        }
+                    if let [host] = hosts.as_slice()
+                        && *host != node
+                        && *host != "localhost"
+                    {
+                        out.push(format!(
+                            "{}:{}: ranks ran on {host}, not on {node}",
+                            input.path.display(),
+                            run.lines.0
+                        ));
                     }
                 }
             }

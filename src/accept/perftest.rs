@@ -191,11 +191,12 @@ pub fn parse(text: &str) -> Result<Vec<PerftestRun>, LineError> {
             continue;
         };
         if t.starts_with("---") && t.bytes().all(|b| b == b'-') {
-            if let Some(_table) = o.table {
-                if !o.closed && (!o.run.bandwidth.is_empty() || !o.run.latency.is_empty()) {
-                    o.closed = true;
-                    o.run.lines.1 = line.number;
-                }
+            if let Some(_table) = o.table
+                && !o.closed
+                && (!o.run.bandwidth.is_empty() || !o.run.latency.is_empty())
+            {
+                o.closed = true;
+                o.run.lines.1 = line.number;
             }
             continue;
         }

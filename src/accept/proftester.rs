@@ -55,31 +55,31 @@ pub fn parse(text: &str) -> Result<Vec<FieldRun>, LineError> {
             if entry.1.is_none() {
                 entry.1 = name.map(str::to_owned);
             }
-            if let Some(rate) = rate(body) {
-                if entry.2.as_ref().is_none_or(|(p, _)| rate.0 > *p) {
-                    entry.2 = Some(rate);
-                }
+            if let Some(rate) = rate(body)
+                && entry.2.as_ref().is_none_or(|(p, _)| rate.0 > *p)
+            {
+                entry.2 = Some(rate);
             }
             continue;
         }
-        if let Some(rest) = t.strip_prefix("GPU ") {
-            if let Some((gpu, field, passed)) = verdict(rest) {
-                let (name, peak) = match open.iter().position(|o| o.0 == field) {
-                    Some(i) => {
-                        let (_, name, peak, _) = open.remove(i);
-                        (name, peak)
-                    }
-                    None => (None, None),
-                };
-                runs.push(FieldRun {
-                    gpu,
-                    field,
-                    name,
-                    passed,
-                    peak,
-                    line: line.number,
-                });
-            }
+        if let Some(rest) = t.strip_prefix("GPU ")
+            && let Some((gpu, field, passed)) = verdict(rest)
+        {
+            let (name, peak) = match open.iter().position(|o| o.0 == field) {
+                Some(i) => {
+                    let (_, name, peak, _) = open.remove(i);
+                    (name, peak)
+                }
+                None => (None, None),
+            };
+            runs.push(FieldRun {
+                gpu,
+                field,
+                name,
+                passed,
+                peak,
+                line: line.number,
+            });
         }
     }
     if let Some((field, _, _, first)) = open.first() {

@@ -47,10 +47,10 @@ pub fn software_change(
             previous.blueprint.id, blueprint_id
         ));
     }
-    if let (Some(old), Some(new)) = (previous.gpu.driver.known(), driver) {
-        if old != new {
-            changes.push(format!("driver {old} → {new}"));
-        }
+    if let (Some(old), Some(new)) = (previous.gpu.driver.known(), driver)
+        && old != new
+    {
+        changes.push(format!("driver {old} → {new}"));
     }
     (!changes.is_empty()).then(|| changes.join(", "))
 }

@@ -82,13 +82,13 @@ fn same_node(
     env: &mut Env<'_>,
 ) -> Result<(), Failure> {
     let host = |r: &AcceptanceRecord| r.hostname.known().cloned().unwrap_or_else(|| "?".into());
-    if let Some(r) = layer1 {
-        if r.blueprint.id != identity.id {
-            return Err(Failure::unusable(format!(
-                "--node-record was verified against blueprint {} ({}), not {} ({}): the node runs another image",
-                r.blueprint.name, r.blueprint.id, identity.name, identity.id
-            )));
-        }
+    if let Some(r) = layer1
+        && r.blueprint.id != identity.id
+    {
+        return Err(Failure::unusable(format!(
+            "--node-record was verified against blueprint {} ({}), not {} ({}): the node runs another image",
+            r.blueprint.name, r.blueprint.id, identity.name, identity.id
+        )));
     }
     let Some(name) = name else {
         return Ok(());

@@ -132,13 +132,13 @@ pub fn parse(text: &str) -> Result<DcgmDiag, LineError> {
         .flat_map(|g| g.entities.unwrap_or_default())
         .filter_map(|e| e.device_id)
         .collect();
-    if gpu_device_ids.is_empty() {
-        if let Some(ids) = body.rest.get("GPU Device IDs").and_then(|v| v.as_array()) {
-            gpu_device_ids = ids
-                .iter()
-                .filter_map(|v| v.as_str().map(str::to_owned))
-                .collect();
-        }
+    if gpu_device_ids.is_empty()
+        && let Some(ids) = body.rest.get("GPU Device IDs").and_then(|v| v.as_array())
+    {
+        gpu_device_ids = ids
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_owned))
+            .collect();
     }
     // Line numbers of each test name, for evidence.
     let line_of = |name: &str, from: usize| -> usize {

@@ -253,19 +253,18 @@ fn row(table: &mut Table, name: &str, value: &str, line: usize) -> Result<(), Li
 /// `Pass`, `Pass - All`, `Fail - GPU: 3`, `Pass - GPUs: 0, 1`, `GPU0: Pass`.
 fn result(value: &str) -> Option<DcgmResult> {
     let known = |s: &Status| !matches!(s, Status::Unknown(_));
-    if let Some((gpu, word)) = value.split_once(':') {
-        if let Some(id) = gpu
+    if let Some((gpu, word)) = value.split_once(':')
+        && let Some(id) = gpu
             .trim()
             .strip_prefix("GPU")
             .and_then(|n| n.trim().parse().ok())
-        {
-            let status = Status::parse(word);
-            return known(&status).then(|| DcgmResult {
-                gpus: GpuScope::Gpus(vec![id]),
-                status,
-                detail: Vec::new(),
-            });
-        }
+    {
+        let status = Status::parse(word);
+        return known(&status).then(|| DcgmResult {
+            gpus: GpuScope::Gpus(vec![id]),
+            status,
+            detail: Vec::new(),
+        });
     }
     let (word, scope) = match value.split_once(" - ") {
         Some((word, scope)) => (word, Some(scope.trim())),

@@ -196,16 +196,14 @@ fn close_testcase(out: &Nvbandwidth, line: usize, saw_sum: bool) -> Result<(), L
             ),
         ));
     }
-    if saw_sum {
-        if let Some(m) = case.matrices.iter().find(|m| m.sum.is_none()) {
-            return Err(LineError::new(
-                line,
-                format!(
-                    "testcase `{}`: the matrix at line {} has no `SUM` line: truncated?",
-                    case.name, m.line
-                ),
-            ));
-        }
+    if saw_sum && let Some(m) = case.matrices.iter().find(|m| m.sum.is_none()) {
+        return Err(LineError::new(
+            line,
+            format!(
+                "testcase `{}`: the matrix at line {} has no `SUM` line: truncated?",
+                case.name, m.line
+            ),
+        ));
     }
     Ok(())
 }

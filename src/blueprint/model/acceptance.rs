@@ -256,10 +256,10 @@ impl Acceptance {
             ("nvbandwidth", &i.nvbandwidth),
             ("perftest", &i.perftest),
         ] {
-            if let Some(image) = value {
-                if let Err(why) = pinned(image) {
-                    out.push((format!("acceptance.images.{field}"), why));
-                }
+            if let Some(image) = value
+                && let Err(why) = pinned(image)
+            {
+                out.push((format!("acceptance.images.{field}"), why));
             }
         }
         out

@@ -84,12 +84,11 @@ pub fn parse(text: &str) -> KernelLog {
 
 /// Removes a kmsg (`pri,seq,usec,flags;`) or dmesg (`[ seconds]`) prefix.
 fn split_prefix(line: &str) -> (Option<f64>, &str) {
-    if let Some(rest) = line.strip_prefix('[') {
-        if let Some((stamp, message)) = rest.split_once(']') {
-            if let Ok(seconds) = stamp.trim().parse::<f64>() {
-                return (Some(seconds), message.trim_start());
-            }
-        }
+    if let Some(rest) = line.strip_prefix('[')
+        && let Some((stamp, message)) = rest.split_once(']')
+        && let Ok(seconds) = stamp.trim().parse::<f64>()
+    {
+        return (Some(seconds), message.trim_start());
     }
     if let Some((header, message)) = line.split_once(';') {
         let fields: Vec<&str> = header.split(',').collect();

@@ -163,13 +163,13 @@ pub fn parse(xml: &str) -> Result<NvidiaSmiLog, String> {
         s.parse::<u32>().map_err(|e| e.to_string())
     });
     let mut warnings = Vec::new();
-    if let Some(&attached) = attached_gpus.known() {
-        if attached as usize != gpus.len() {
-            warnings.push(format!(
-                "attached_gpus is {attached} but the document lists {} <gpu> elements",
-                gpus.len()
-            ));
-        }
+    if let Some(&attached) = attached_gpus.known()
+        && attached as usize != gpus.len()
+    {
+        warnings.push(format!(
+            "attached_gpus is {attached} but the document lists {} <gpu> elements",
+            gpus.len()
+        ));
     }
     Ok(NvidiaSmiLog {
         dtd_version: dtd_version(xml),
