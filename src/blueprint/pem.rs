@@ -71,7 +71,7 @@ fn base64(text: &str) -> Result<Vec<u8>, String> {
     };
     let data = text.trim_end_matches('=');
     let pad = text.len() - data.len();
-    if text.len() % 4 != 0 || pad > 2 || text.is_empty() {
+    if !text.len().is_multiple_of(4) || pad > 2 || text.is_empty() {
         return Err("the base64 body is cut short".into());
     }
     let mut out = Vec::with_capacity(text.len() / 4 * 3);
