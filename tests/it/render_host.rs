@@ -730,3 +730,37 @@ fn apt_and_dnf_hold_what_the_blueprint_pins() {
     );
     assert!(!has(&rhel, "etc/apt/preferences.d/nodeimg-pins"));
 }
+
+/// `Key=` values of a unit file, all occurrences joined.
+fn unit_values(t: &str, key: &str) -> Vec<String> {
+    t.lines()
+        .filter_map(|l| l.strip_prefix(&format!("{key}=")))
+        .flat_map(|v| v.split_whitespace().map(str::to_owned))
+        .collect()
+}
+
+#[test]
+fn verify_runs_after_what_it_judges_is_produced() {
+    let r = rendered(&example("h100-sxm-ubuntu"));
+    let verify = text(&r, "etc/systemd/system/nodeimg-verify.service");
+    let cdi = text(&r, "etc/systemd/system/nodeimg-cdi-generate.service");
+    let after = unit_values(verify, "After");
+    for unit in ["nodeimg-cdi-generate.service", "containerd.service"] {
+        assert!(after.iter().any(|u| u == unit), "verify not after {unit}");
+    }
+    assert!(
+        unit_values(verify, "Wants")
+            .iter()
+            .any(|u| u == "containerd.service")
+    );
+    assert!(
+        !unit_values(cdi, "After")
+            .iter()
+            .any(|u| u == "nodeimg-verify.service")
+    );
+    assert!(
+        unit_values(cdi, "Before")
+            .iter()
+            .any(|u| u == "nodeimg-verify.service")
+    );
+}
