@@ -1,8 +1,8 @@
 //! Pushing an OCI image layout to a registry (OCI distribution API, spoken directly
-//! over reqwest on a current-thread tokio runtime; see [`registry`]).
+//! over reqwest on a current-thread tokio runtime; see `registry`).
 //!
 //! Nothing the layout or the registry says is trusted: the tag is checked against the
-//! distribution grammar before any request ([`target`]), every blob is checked against
+//! distribution grammar before any request (`target`), every blob is checked against
 //! its descriptor before the first upload, descriptor sizes are checked against the files
 //! before anything is allocated, and every response body is read with a bound. Blobs the
 //! registry already has are skipped; the manifest is uploaded as the exact bytes of the

@@ -147,7 +147,7 @@ const MAX_JOURNAL_BYTES: u64 = 64 * 1024 * 1024;
 /// Reads `.tar.zst` bytes back into the manifest and the recording.
 ///
 /// Nothing in an archive is trusted: it must be zstd, each member is read only up to what
-/// its header says and within [`MAX_UNPACKED_BYTES`] in all, and the content the journal
+/// its header says and within `MAX_UNPACKED_BYTES` in all, and the content the journal
 /// points at is shared, not copied, and counted each time it is named, so a journal that
 /// names one member many times cannot make replay hold or parse more than that limit.
 pub fn unpack(bytes: &[u8]) -> Result<(Manifest, Recording), ArchiveError> {

@@ -55,7 +55,7 @@ pub fn write(path: &Path, recording: &Recording, manifest: &Manifest) -> Result<
     })
 }
 
-/// Reads a capture archive (a regular file of at most [`MAX_ARCHIVE_BYTES`]).
+/// Reads a capture archive (a regular file of at most `MAX_ARCHIVE_BYTES`).
 pub fn load(path: &Path) -> Result<(Manifest, Recording), ArchiveError> {
     let bytes = crate::input::read(path, MAX_ARCHIVE_BYTES).map_err(|e| match e {
         crate::input::InputError::Io(source) => ArchiveError::Io {
