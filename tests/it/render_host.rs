@@ -314,6 +314,27 @@ fn pods_inherit_unlimited_memlock_from_containerd() {
         &rendered(&example("cpu-minimal")),
         "etc/systemd/system/containerd.service.d/10-nodeimg-memlock.conf"
     ));
+    // limits.d is for login sessions (RDMA tools over SSH), root included:
+    // `*` does not match root in pam_limits. Changing it restarts nothing.
+    let limits_path = "etc/security/limits.d/90-nodeimg-memlock.conf";
+    let rdma = rendered(&example("mi300x-rhel"));
+    let limits: Vec<Vec<&str>> = lines(text(&rdma, limits_path))
+        .into_iter()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    for domain in ["*", "root"] {
+        for kind in ["soft", "hard"] {
+            assert!(
+                limits.contains(&vec![domain, kind, "memlock", "unlimited"]),
+                "{domain} {kind}: {limits:?}"
+            );
+        }
+    }
+    let row = nodeimg::render::plan::PLAN
+        .iter()
+        .find(|o| o.path == limits_path)
+        .unwrap();
+    assert_eq!(row.impact.0, nodeimg::diff::impact::Impact::Live);
 }
 
 #[test]
