@@ -105,7 +105,7 @@ pub enum Command {
     Capture(CaptureArgs),
     /// Check this machine against its blueprint; exit 0 pass, 1 a check failed, 2 unusable input.
     #[command(
-        after_help = "Examples:\n  nodeimg verify --phase boot --record /var/lib/nodeimg/acceptance.yaml\n  nodeimg verify --blueprint bp.yaml --format junit --output json=/run/nodeimg/verify.json\n  nodeimg verify --phase health --format summary\n  nodeimg verify --snapshot node-a.tar.zst --blueprint bp.yaml --checks 'gpu.*'\n  nodeimg verify --phase cluster --blueprint bp.yaml --node-name gpu-node-01\n  kubectl get node gpu-node-01 -o json | nodeimg verify --phase cluster --blueprint bp.yaml --node - --pods pods.json\n\nBreak-glass: when the file named by --break-glass (default /etc/nodeimg/break-glass) exists and holds a reason, failures are reported and recorded as overridden and the exit code is 0."
+        after_help = "Examples:\n  nodeimg verify --phase boot --record /var/lib/nodeimg/acceptance.yaml\n  nodeimg verify --blueprint bp.yaml --format junit --output json=/run/nodeimg/verify.json\n  nodeimg verify --phase health --format summary\n  nodeimg verify --snapshot node-a.tar.zst --blueprint bp.yaml --checks 'gpu.*'\n  nodeimg verify --phase cluster --blueprint bp.yaml --node-name gpu-node-01\n  kubectl get node gpu-node-01 -o json | nodeimg verify --phase cluster --blueprint bp.yaml --node - --pods pods.json\n\nBreak-glass: when the file named by --break-glass (default /etc/nodeimg/break-glass) holds a reason and an expiry in the future (`reason: …` and `expires: 2026-12-24T18:00:00Z` lines), failures are reported and recorded as overridden and the exit code is 0; without either, or once expired, it does not apply."
     )]
     Verify(VerifyArgs),
     #[cfg(feature = "push")]
@@ -348,6 +348,15 @@ pub struct VerifyArgs {
     pub source: SourceArgs,
     #[arg(long, value_enum, default_value_t = Phase::All)]
     pub phase: Phase,
+    /// Wait up to this long for states that settle by themselves after boot (Fabric Manager training, links and IB ports coming up, time sync): checks run again every 5 s while only such checks fail. Live machine only.
+    #[arg(long, value_name = "SECONDS", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=3600))]
+    pub settle: u64,
+    /// Run up to this many times while the node fails (each run writes the record and the evidence); unusable input is never retried.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub attempts: u32,
+    /// Pause between attempts, in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 20, value_parser = clap::value_parser!(u64).range(0..=3600))]
+    pub retry_delay: u64,
     /// Only checks whose id matches one of these patterns (`*` wildcard, `!` excludes), comma-separated.
     #[arg(long, value_name = "PATTERNS", value_delimiter = ',')]
     pub checks: Vec<String>,
@@ -365,7 +374,7 @@ pub struct VerifyArgs {
     /// When anything fails, keep a capture of what verify read in this folder.
     #[arg(long, value_name = "DIR")]
     pub evidence_on_fail: Option<PathBuf>,
-    /// Machine path of the break-glass file; when it holds a reason, failures do not fail the run.
+    /// Machine path of the break-glass file; when it holds a reason and a future expiry, failures do not fail the run.
     #[arg(long, value_name = "PATH", default_value = "/etc/nodeimg/break-glass")]
     pub break_glass: PathBuf,
     /// `--phase cluster`: the Node object (`kubectl get node NAME -o json`; `-`: standard

@@ -23,6 +23,7 @@ use crate::verify::facts::{Facts, collect};
 use crate::verify::host::{Host, RecordLimits, Recording, RecordingHost};
 use crate::verify::report::record::AcceptanceRecord;
 use crate::verify::report::{self, BlueprintRef, Outcome as Verdict, Report};
+use crate::verify::settle;
 
 /// Largest blueprint or lock file read.
 const MAX_BLUEPRINT_BYTES: u64 = crate::blueprint::source::MAX_BYTES as u64;
@@ -59,8 +60,10 @@ fn load(input: &Input, matrix: &Matrix) -> Result<Blueprint, Failure> {
     })
 }
 
-/// The operator's reason from the break-glass file on the verified machine, if any.
-fn break_glass(host: &dyn Host, path: &Path, env: &mut Env<'_>) -> Option<String> {
+/// The operator's break-glass on the verified machine, if one applies:
+/// `<reason> (until <expiry>)`. One without a reason or an expiry, or an
+/// expired one, does not apply, and a warning says why.
+fn break_glass(host: &dyn Host, path: &Path, now: u64, env: &mut Env<'_>) -> Option<String> {
     let text = match host.read_text(path) {
         Ok(text) => text,
         Err(e) if e.is_not_found() => return None,
@@ -69,12 +72,11 @@ fn break_glass(host: &dyn Host, path: &Path, env: &mut Env<'_>) -> Option<String
             return None;
         }
     };
-    let reason = text.lines().map(str::trim).find(|l| !l.is_empty());
-    match reason {
-        Some(reason) => Some(reason.chars().take(500).collect()),
-        None => {
+    match crate::verify::break_glass::parse(&text, now) {
+        Ok(b) => Some(b.to_string()),
+        Err(why) => {
             env.note(&format!(
-                "warning: break-glass file {} is empty and ignored: write the reason in it",
+                "warning: break-glass file {} does not apply: {why}",
                 path.display()
             ));
             None
@@ -82,10 +84,36 @@ fn break_glass(host: &dyn Host, path: &Path, env: &mut Env<'_>) -> Option<String
     }
 }
 
+/// Runs verify up to `--attempts` times, `--retry-delay` apart, while it
+/// fails (exit 1); each attempt is a whole run (facts, checks, record,
+/// evidence, reports). Unusable input (exit 2) is not retried. One process
+/// holds the unit's start job for every attempt, so kubelet, ordered after
+/// the unit, starts as soon as an attempt passes and never after the last
+/// one failed.
 pub fn run(args: &VerifyArgs, env: &mut Env<'_>) -> Outcome {
     if args.phase == checks::Phase::Cluster {
         return super::cluster::run(args, env);
     }
+    let attempts = args.attempts.max(1);
+    let mut attempt = 1;
+    loop {
+        let outcome = run_once(args, env);
+        if !matches!(outcome, Ok(Exit::Negative)) || attempt >= attempts {
+            if matches!(outcome, Ok(Exit::Negative)) && attempts > 1 {
+                env.note(&format!("verification failed {attempts} times; giving up"));
+            }
+            return outcome;
+        }
+        env.note(&format!(
+            "attempt {attempt} of {attempts} failed; the next in {} s",
+            args.retry_delay
+        ));
+        std::thread::sleep(std::time::Duration::from_secs(args.retry_delay));
+        attempt += 1;
+    }
+}
+
+fn run_once(args: &VerifyArgs, env: &mut Env<'_>) -> Outcome {
     let started = Instant::now();
     let started_unix = SystemClock.unix_seconds();
     let to_stdout = args.output.iter().filter(|(_, o)| o.is_stdout()).count()
@@ -116,20 +144,35 @@ pub fn run(args: &VerifyArgs, env: &mut Env<'_>) -> Outcome {
     } = source::open(&args.source, env)?;
     let live = root.is_some();
     let reason = if live {
-        break_glass(host.as_ref(), &args.break_glass, env)
+        break_glass(host.as_ref(), &args.break_glass, started_unix, env)
     } else {
         None
     };
     let record_evidence = live && args.evidence_on_fail.is_some();
-    let (facts, recording): (Facts, Option<Recording>) = if record_evidence {
-        let recorder = RecordingHost::new(host.as_ref(), RecordLimits::default());
-        let facts = collect(&recorder, &options);
-        let recording = recorder.recording();
-        (facts, Some(recording))
-    } else {
-        (collect(host.as_ref(), &options), None)
-    };
-    let results = checks::evaluate(blueprint.spec(), &facts, &matrix, &selection);
+    // With --settle, states still settling after boot (fabric training,
+    // links, ports) are waited for; see verify::settle.
+    let (((facts, recording), results), runs) = settle::run(
+        std::time::Duration::from_secs(if live { args.settle } else { 0 }),
+        || {
+            let (facts, recording): (Facts, Option<Recording>) = if record_evidence {
+                let recorder = RecordingHost::new(host.as_ref(), RecordLimits::default());
+                let facts = collect(&recorder, &options);
+                let recording = recorder.recording();
+                (facts, Some(recording))
+            } else {
+                (collect(host.as_ref(), &options), None)
+            };
+            let results = checks::evaluate(blueprint.spec(), &facts, &matrix, &selection);
+            ((facts, recording), results)
+        },
+        std::thread::sleep,
+    );
+    if runs > 1 {
+        env.note(&format!(
+            "waited for settling states: {runs} runs in {} s",
+            started.elapsed().as_secs()
+        ));
+    }
     let spec = blueprint.spec();
     let report = Report::new(
         BlueprintRef {

@@ -10,12 +10,14 @@
 //! println!("{}", serde_json::to_string_pretty(&facts).unwrap_or_default());
 //! ```
 
+pub mod break_glass;
 pub mod capture;
 pub mod checks;
 pub mod fact;
 pub mod facts;
 pub mod host;
 pub mod report;
+pub mod settle;
 
 pub use fact::Fact;
 pub use facts::options::{CollectOptions, KernelLogSource, ToolOutput};

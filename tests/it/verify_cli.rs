@@ -397,9 +397,23 @@ fn break_glass_lets_a_failing_node_start_with_the_reason_recorded() {
         "an empty break-glass file does not count"
     );
 
+    // A reason alone (no expiry), or an expired file, does not apply.
+    for (content, why) in [
+        ("INC-1234 run jobs on 7 GPUs until the RMA\n", "expires"),
+        (
+            "reason: INC-1234 run jobs on 7 GPUs until the RMA\nexpires: 2020-01-01T00:00:00Z\n",
+            "expired at 2020-01-01T00:00:00Z",
+        ),
+    ] {
+        node.tree.file("/etc/nodeimg/break-glass", content);
+        let out = node.verify(&["--nvidia-smi-xml", &xml, "--format", "summary"]);
+        assert_eq!(out.status.code(), Some(1), "{content}");
+        assert!(text(&out.stderr).contains(why), "{}", text(&out.stderr));
+    }
+
     node.tree.file(
         "/etc/nodeimg/break-glass",
-        "INC-1234 run jobs on 7 GPUs until the RMA\n",
+        "reason: INC-1234 run jobs on 7 GPUs until the RMA\nexpires: 2099-01-01T00:00:00Z\n",
     );
     let record = node.path("record.yaml");
     let out = node.verify(&[
@@ -415,7 +429,7 @@ fn break_glass_lets_a_failing_node_start_with_the_reason_recorded() {
     assert_eq!(report["outcome"], "overridden");
     assert_eq!(
         report["break_glass"],
-        "INC-1234 run jobs on 7 GPUs until the RMA"
+        "INC-1234 run jobs on 7 GPUs until the RMA (until 2099-01-01T00:00:00Z)"
     );
     assert!(text(&out.stderr).contains("break-glass"));
     let record = std::fs::read_to_string(&record).unwrap_or_default();

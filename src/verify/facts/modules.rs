@@ -50,8 +50,14 @@ pub fn collect(host: &dyn Host) -> KernelModules {
             })
             .collect()
     });
+    // Every loaded module has a /sys/module/<name> directory, so when
+    // /sys/module is readable and has no nouveau, nouveau is not loaded —
+    // also on kernels without /proc/modules (built without module support).
     let nouveau_loaded = match host.list_dir(Path::new("/sys/module/nouveau")) {
         Ok(_) => Fact::Known(true),
+        Err(e) if e.is_not_found() && host.list_dir(Path::new("/sys/module")).is_ok() => {
+            Fact::Known(false)
+        }
         Err(_) => loaded
             .as_ref()
             .map(|names| names.iter().any(|name| name == "nouveau")),
