@@ -220,6 +220,15 @@ pub fn render(bp: &Blueprint, templates: &Templates) -> Result<Rendered, RenderE
         )
         .map_err(|e| tree_error(e, "(blueprint id)"))?;
     copies(bp, &ctx, &mut out.layer)?;
+    for link in &ctx.startup.links {
+        out.layer
+            .add_symlink(&link.path, &link.target)
+            .map_err(|e| tree_error(e, "(unit enablement)"))?;
+        let key = format!("layer/{}", link.path);
+        if let Some((_, impact)) = plan::EXTRA.iter().find(|(p, _)| key.starts_with(p)) {
+            out.impacts.insert(key, *impact);
+        }
+    }
     for (path, _, _) in out.layer.files() {
         let key = format!("layer/{path}");
         if !out.impacts.contains_key(&key)

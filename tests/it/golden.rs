@@ -19,16 +19,33 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// Mode 0 marks a symbolic link, whose "content" is `-> target`.
+const LINK: u32 = 0;
+
 fn files_of(tree: &Tree, prefix: &str, out: &mut BTreeMap<String, (u32, Vec<u8>)>) {
-    for (p, mode, bytes) in tree.files() {
-        out.insert(format!("{prefix}/{p}"), (mode, bytes.to_vec()));
+    for (p, node) in tree.entries() {
+        match node {
+            nodeimg::tree::Node::File { mode, bytes } => {
+                out.insert(format!("{prefix}/{p}"), (mode, bytes));
+            }
+            nodeimg::tree::Node::Symlink { target } => {
+                out.insert(
+                    format!("{prefix}/{p}"),
+                    (LINK, format!("-> {target}").into_bytes()),
+                );
+            }
+            nodeimg::tree::Node::Dir { .. } => {}
+        }
     }
 }
 
 fn modes_txt(files: &BTreeMap<String, (u32, Vec<u8>)>) -> String {
     files
         .iter()
-        .map(|(p, (m, _))| format!("{m:04o} {p}\n"))
+        .map(|(p, (m, bytes))| match *m {
+            LINK => format!("link {p} {}\n", String::from_utf8_lossy(bytes)),
+            m => format!("{m:04o} {p}\n"),
+        })
         .collect()
 }
 
@@ -38,10 +55,14 @@ fn read_dir_files(dir: &Path, base: &Path, out: &mut BTreeMap<String, Vec<u8>>) 
     };
     for e in rd {
         let p = e.unwrap().path();
-        if p.is_dir() {
+        let meta = std::fs::symlink_metadata(&p).unwrap();
+        let rel = p.strip_prefix(base).unwrap().to_string_lossy().into_owned();
+        if meta.is_symlink() {
+            let target = std::fs::read_link(&p).unwrap();
+            out.insert(rel, format!("-> {}", target.display()).into_bytes());
+        } else if meta.is_dir() {
             read_dir_files(&p, base, out);
         } else {
-            let rel = p.strip_prefix(base).unwrap().to_string_lossy().into_owned();
             out.insert(rel, std::fs::read(&p).unwrap());
         }
     }

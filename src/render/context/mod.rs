@@ -22,6 +22,7 @@ mod kubelet;
 mod network;
 mod nfd;
 mod security;
+mod startup;
 mod system;
 mod toolkit;
 
@@ -41,6 +42,7 @@ pub use kubelet::Kubelet;
 pub use network::NicRule;
 pub use nfd::Nfd;
 pub use security::Security;
+pub use startup::{Link, Startup};
 pub use system::System;
 pub use toolkit::Toolkit;
 
@@ -88,6 +90,8 @@ pub struct Context<'a> {
     pub verify: Verify,
     /// The acceptance workloads (`cluster/acceptance/`); absent without an `acceptance` section.
     pub acceptance: Option<Acceptance<'a>>,
+    /// Boot order and enablement of the units the image runs.
+    pub startup: Startup,
 }
 
 /// Distro-family paths.
@@ -123,6 +127,30 @@ impl<'a> Context<'a> {
         let s = bp.spec();
         let rhel = s.os.distro.is_rhel_family();
         let args: Vec<String> = cmdline::full(s).iter().map(|a| a.to_string()).collect();
+        let gpu = gpu::of(s);
+        let cdi = cdi::of(s);
+        let system = system::of(s);
+        let kubelet = kubelet::of(bp)?;
+        let boot = boot::of(rhel, &args);
+        let trust_store = !s.system.certificates.is_empty()
+            || s.runtime
+                .containerd
+                .registries
+                .iter()
+                .any(|r| r.ca_file.is_some());
+        // Units other rows render, enabled like startup's own (the same
+        // conditions as their plan rows).
+        let mut also = Vec::new();
+        if trust_store {
+            also.push(("multi-user.target", "nodeimg-trust.service"));
+        }
+        if kubelet.fields.get("failSwapOn") != Some(&serde_json::Value::Bool(false)) {
+            also.push(("sysinit.target", "nodeimg-swapoff.service"));
+        }
+        if boot.grubby {
+            also.push(("sysinit.target", "nodeimg-kernel-args.service"));
+        }
+        let startup = startup::of(s, gpu.as_ref(), &cdi, &system, &also);
         Ok(Self {
             name: bp.name(),
             id: bp.id(),
@@ -151,24 +179,19 @@ impl<'a> Context<'a> {
                 },
             },
             cmdline: args.clone(),
-            boot: boot::of(rhel, &args),
-            gpu: gpu::of(s),
+            boot,
+            gpu,
             rdma: s.network.nics.iter().any(|n| n.rdma),
             nics: network::of(s),
             kernel: kernel::of(s),
             holds: holds::of(s),
             containerd: containerd::of(s),
-            kubelet: kubelet::of(bp)?,
-            cdi: cdi::of(s),
+            kubelet,
+            cdi,
             toolkit: toolkit::of(s),
-            system: system::of(s),
+            system,
             security: security::of(s),
-            trust_store: !s.system.certificates.is_empty()
-                || s.runtime
-                    .containerd
-                    .registries
-                    .iter()
-                    .any(|r| r.ca_file.is_some()),
+            trust_store,
             nfd: nfd::of(s),
             verify: Verify {
                 bin: NODEIMG_BIN,
@@ -178,6 +201,7 @@ impl<'a> Context<'a> {
                 break_glass: BREAK_GLASS,
             },
             acceptance: acceptance::of(s),
+            startup,
         })
     }
 }

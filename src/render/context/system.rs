@@ -7,6 +7,9 @@ use super::bytes;
 use crate::blueprint::model::*;
 use crate::blueprint::value::{DomainName, HostName};
 
+/// Prefix of every partition label nodeimg creates and mounts.
+pub const PART_LABEL_PREFIX: &str = "nodeimg-";
+
 #[derive(Debug, Clone, Serialize)]
 pub struct System<'a> {
     pub time_sync: Option<TimeSync<'a>>,
@@ -47,6 +50,9 @@ pub struct Certificate<'a> {
 pub struct Partition<'a> {
     pub index: String,
     pub label: &'a str,
+    /// The GPT partition name: the label with nodeimg's prefix, so it is
+    /// unique to nodeimg (`nodeimg-containerd`).
+    pub part_label: String,
     pub mount_point: &'a str,
     pub filesystem: Filesystem,
     pub size_bytes: Option<String>,
@@ -105,6 +111,7 @@ pub(super) fn of(s: &RawBlueprint) -> System<'_> {
             .map(|(i, p)| Partition {
                 index: format!("{:02}", 50 + i),
                 label: p.label.as_str(),
+                part_label: format!("{PART_LABEL_PREFIX}{}", p.label.as_str()),
                 mount_point: p.mount_point.as_str(),
                 filesystem: p.filesystem,
                 size_bytes: p.size.as_deref().map(bytes),
