@@ -12,6 +12,7 @@ mod accept_corpus;
 mod acceptance_manifests;
 mod blueprint_values;
 mod blueprints;
+mod boot;
 mod build_cli;
 mod cli;
 mod cluster_cli;

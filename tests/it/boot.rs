@@ -1,0 +1,939 @@
+//! First boot, for real (opt-in suite `boot`, `cargo test -- --ignored boot`, as root):
+//! the image `nodeimg build` makes is applied layer by layer onto a Debian 12 root made
+//! from Debian's packages, and the root boots under systemd-nspawn with systemd as PID 1
+//! and the real containerd. The assertions read what systemd, the journal and nodeimg
+//! left behind: unit states and their start times, how often verify ran, whether the
+//! stand-in kubelet was started, the acceptance record, containerd's limits.
+//!
+//! A container shares the host's kernel, so what only a kernel can show is outside these
+//! scenarios and inside the VM boot (`boot_vm.rs`): each scenario boots a container
+//! variant of an example blueprint whose kernel pin is the running kernel's, whose `boot`
+//! section asks for nothing (no arguments, hugepages or IOMMU), and whose sysctls are the
+//! network-namespaced ones a container can set. Everything else is the example as it is.
+//!
+//! Needs: root, mmdebstrap (first run, a few minutes; then cached), systemd-container,
+//! tar with zstd, python3. `scripts/boot-test` does the work; see its header.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_yaml::Value;
+
+use crate::common::root;
+use crate::support::fixture_tree::{self, LINK_GEN5_X16, PciFn};
+
+/// What the cached Debian root holds (`scripts/boot-test root`).
+pub struct RootVersions {
+    pub dir: PathBuf,
+    pub kernel: String,
+    /// Debian version, e.g. `1.7.24~ds1-6+deb13u1`.
+    pub containerd: String,
+}
+
+impl RootVersions {
+    /// containerd's upstream version as `containerd --version` prints it.
+    pub fn containerd_upstream(&self) -> &str {
+        self.containerd
+            .rsplit_once('-')
+            .map_or(self.containerd.as_str(), |(v, _)| v)
+    }
+}
+
+pub fn script() -> Command {
+    let mut c = Command::new(root().join("scripts/boot-test"));
+    c.env_remove("NODEIMG_BOOT_NVIDIA_SMI_XML");
+    c
+}
+
+fn run(mut c: Command) -> Output {
+    let shown = format!("{c:?}");
+    let o = c
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {shown}: {e}"));
+    assert!(
+        o.status.success(),
+        "{shown} failed ({}):\n{}\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
+/// Makes (once) or finds the cached root and reads what it holds.
+pub fn root_versions() -> RootVersions {
+    let mut c = script();
+    c.arg("root");
+    let o = run(c);
+    let dir = PathBuf::from(String::from_utf8(o.stdout).unwrap().trim());
+    let text = std::fs::read_to_string(dir.join("versions")).unwrap();
+    let get = |key: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(&format!("{key}=")))
+            .unwrap_or_else(|| panic!("no {key} in {}/versions", dir.display()))
+            .to_string()
+    };
+    RootVersions {
+        kernel: get("kernel"),
+        containerd: get("containerd"),
+        dir,
+    }
+}
+
+/// An example blueprint, as a YAML value.
+pub fn example(name: &str) -> Value {
+    let path = root().join("blueprints").join(format!("{name}.yaml"));
+    serde_yaml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+}
+
+pub fn set(v: &mut Value, path: &[&str], value: Value) {
+    let (last, parents) = path.split_last().unwrap();
+    let mut cur = v;
+    for p in parents {
+        cur = cur
+            .as_mapping_mut()
+            .unwrap()
+            .entry(Value::from(*p))
+            .or_insert_with(|| Value::Mapping(Default::default()));
+    }
+    cur.as_mapping_mut()
+        .unwrap()
+        .insert(Value::from(*last), value);
+}
+
+pub fn get<'a>(v: &'a Value, path: &[&str]) -> &'a Value {
+    path.iter().fold(v, |cur, p| &cur[*p])
+}
+
+/// The container variant of an example: the running kernel, no `boot` requests, only
+/// network-namespaced sysctls, and the root's containerd.
+pub fn container_variant(name: &str, root: &RootVersions) -> Value {
+    let mut bp = example(name);
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
+    set(&mut bp, &["os", "kernel"], Value::from(kernel.trim()));
+    set(
+        &mut bp,
+        &["boot"],
+        serde_yaml::from_str("{iommu: \"off\"}").unwrap(),
+    );
+    if let Some(sysctls) = bp["security"]["sysctls"].as_mapping_mut() {
+        sysctls.retain(|k, _| k.as_str().is_some_and(|k| k.starts_with("net.")));
+    }
+    set(
+        &mut bp,
+        &["runtime", "containerd", "version"],
+        Value::from(root.containerd_upstream()),
+    );
+    bp
+}
+
+/// One node: a blueprint, its built image and the prepared root (`DIR/root`, an overlay
+/// over the cached root, unmounted on drop).
+pub struct Node {
+    pub dir: tempfile::TempDir,
+    pub layout: PathBuf,
+    pub blueprint: Value,
+}
+
+impl Node {
+    /// Builds `bp` with this nodeimg and prepares a root with the image applied;
+    /// with `gpu`, the GPU stand-ins too (see [`install_gpu_hardware`]).
+    pub fn build(bp: &Value, gpu: bool) -> Node {
+        let dir = tempfile::Builder::new()
+            .prefix("nodeimg-boot-")
+            .tempdir_in(std::env::temp_dir())
+            .unwrap();
+        let bp_path = dir.path().join("blueprint.yaml");
+        std::fs::write(&bp_path, serde_yaml::to_string(bp).unwrap()).unwrap();
+        let layout = dir.path().join("oci");
+        let mut c = Command::new(env!("CARGO_BIN_EXE_nodeimg"));
+        c.args(["-q", "build"])
+            .arg(&bp_path)
+            .arg("-o")
+            .arg(&layout)
+            .env_remove("SOURCE_DATE_EPOCH");
+        run(c);
+        let node = Node {
+            dir,
+            layout,
+            blueprint: bp.clone(),
+        };
+        let mut c = script();
+        c.arg("prepare")
+            .arg(&node.layout)
+            .arg(node.dir.path())
+            .arg("--kubelet-version")
+            .arg(get(bp, &["kubernetes", "version"]).as_str().unwrap());
+        if gpu {
+            let xml = node.dir.path().join("nvidia-smi.xml");
+            std::fs::write(&xml, h100_nvidia_smi_xml(bp)).unwrap();
+            c.arg("--gpu").env("NODEIMG_BOOT_NVIDIA_SMI_XML", &xml);
+        }
+        run(c);
+        if gpu {
+            install_gpu_hardware(&node);
+        }
+        node
+    }
+
+    /// The node's root file system.
+    pub fn root(&self) -> PathBuf {
+        self.dir.path().join("root")
+    }
+
+    /// Writes a file into the root before it boots.
+    pub fn write(&self, path: &str, content: &str) {
+        let p = self.root().join(path.trim_start_matches('/'));
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, content).unwrap();
+    }
+
+    /// Boots the root; it powers itself off once startup settled.
+    pub fn boot(&self) -> Boot {
+        let mut c = script();
+        c.arg("boot").arg(self.dir.path()).arg("420");
+        let o = c.output().unwrap();
+        let console =
+            std::fs::read_to_string(self.dir.path().join("console.log")).unwrap_or_default();
+        assert!(
+            o.status.success(),
+            "the container did not power off by itself ({}):\n{}\n{}",
+            o.status,
+            String::from_utf8_lossy(&o.stderr),
+            tail(&console, 60)
+        );
+        Boot::read(&self.root(), console)
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        let mut c = script();
+        c.arg("release").arg(self.dir.path());
+        let _ = c.output();
+    }
+}
+
+fn tail(text: &str, lines: usize) -> String {
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+/// One unit as `systemctl show` described it just before poweroff.
+pub type Unit = BTreeMap<String, String>;
+
+/// What a boot left behind.
+pub struct Boot {
+    pub root: PathBuf,
+    pub console: String,
+    pub units: BTreeMap<String, Unit>,
+    /// `systemctl is-enabled` per unit file.
+    pub enabled: BTreeMap<String, String>,
+    pub journal: Vec<serde_json::Value>,
+    pub sysctl: BTreeMap<String, String>,
+}
+
+impl Boot {
+    fn read(root: &Path, console: String) -> Boot {
+        let probe = root.join("var/lib/boot-test");
+        let read = |name: &str| {
+            std::fs::read_to_string(probe.join(name)).unwrap_or_else(|e| {
+                panic!(
+                    "the probe left no {name} ({e}); console:\n{}",
+                    tail(&console, 60)
+                )
+            })
+        };
+        let mut units = BTreeMap::new();
+        for block in read("units").split("\n\n") {
+            let unit: Unit = block
+                .lines()
+                .filter_map(|l| l.split_once('='))
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            if let Some(id) = unit.get("Id") {
+                units.insert(id.clone(), unit);
+            }
+        }
+        let enabled = read("enabled")
+            .lines()
+            .filter_map(|l| l.split_once(' '))
+            .map(|(u, s)| (u.to_string(), s.to_string()))
+            .collect();
+        let journal = read("journal.json")
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        let sysctl = read("sysctl")
+            .lines()
+            .filter_map(|l| l.split_once(" = "))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Boot {
+            root: root.to_path_buf(),
+            console,
+            units,
+            enabled,
+            journal,
+            sysctl,
+        }
+    }
+
+    pub fn unit(&self, name: &str) -> &Unit {
+        self.units.get(name).unwrap_or_else(|| {
+            panic!(
+                "{name} was not loaded; console:\n{}",
+                tail(&self.console, 40)
+            )
+        })
+    }
+
+    pub fn prop(&self, unit: &str, key: &str) -> &str {
+        self.unit(unit).get(key).map_or("", String::as_str)
+    }
+
+    /// Monotonic µs when the unit left `inactive` (began starting).
+    pub fn started(&self, unit: &str) -> u64 {
+        self.prop(unit, "InactiveExitTimestampMonotonic")
+            .parse()
+            .unwrap_or(0)
+    }
+
+    /// Monotonic µs when the unit became active (0: never).
+    pub fn active_since(&self, unit: &str) -> u64 {
+        self.prop(unit, "ActiveEnterTimestampMonotonic")
+            .parse()
+            .unwrap_or(0)
+    }
+
+    /// Journal messages of one unit, in order.
+    pub fn messages(&self, unit: &str) -> Vec<String> {
+        self.journal
+            .iter()
+            .filter(|e| e["_SYSTEMD_UNIT"] == unit)
+            .filter_map(|e| e["MESSAGE"].as_str().map(str::to_string))
+            .collect()
+    }
+
+    /// Whether the stand-in kubelet was ever started.
+    pub fn kubelet_started(&self) -> bool {
+        self.root.join("var/lib/boot-test/kubelet-started").exists()
+    }
+
+    /// The acceptance record verify wrote, as YAML.
+    pub fn record(&self) -> Value {
+        let path = self.root.join("var/lib/nodeimg/acceptance.yaml");
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+            panic!(
+                "no acceptance record ({e}); verify said:\n{}",
+                self.messages("nodeimg-verify.service").join("\n")
+            )
+        });
+        serde_yaml::from_str(&text).unwrap()
+    }
+
+    pub fn file_mode(&self, path: &str) -> u32 {
+        std::fs::metadata(self.root.join(path.trim_start_matches('/')))
+            .unwrap_or_else(|e| panic!("{path}: {e}"))
+            .permissions()
+            .mode()
+            & 0o7777
+    }
+
+    /// The journal of the boot, for failure messages.
+    pub fn explain(&self) -> String {
+        let lines: Vec<String> = self
+            .journal
+            .iter()
+            .filter(|e| {
+                let u = e["_SYSTEMD_UNIT"].as_str().unwrap_or("");
+                let unit = e["UNIT"].as_str().unwrap_or("");
+                u.starts_with("nodeimg")
+                    || unit.starts_with("nodeimg")
+                    || unit.starts_with("kubelet")
+                    || u.starts_with("kubelet")
+            })
+            .filter_map(|e| e["MESSAGE"].as_str().map(str::to_string))
+            .collect();
+        // What failed, then the end of the story.
+        let failures: Vec<&String> = lines
+            .iter()
+            .filter(|l| {
+                let t = l.trim_start();
+                t.starts_with("FAIL")
+                    || t.starts_with("ERROR")
+                    || t.contains("attempt")
+                    || t.contains("Failed")
+            })
+            .collect();
+        format!(
+            "failures:\n{}\n...\n{}",
+            failures
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join("\n"),
+            tail(&lines.join("\n"), 30)
+        )
+    }
+}
+
+/// What the image's config layer holds under `etc/systemd/system/`: unit files
+/// (not drop-ins) and links, read back from the layout's top layer blob.
+pub struct LayerUnits {
+    pub files: Vec<String>,
+    /// (path under etc/systemd/system, target)
+    pub links: Vec<(String, String)>,
+}
+
+pub fn layer_units(layout: &Path) -> LayerUnits {
+    let json = |p: PathBuf| -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+    };
+    let blob = |d: &serde_json::Value| layout.join("blobs/sha256").join(&d.as_str().unwrap()[7..]);
+    let index = json(layout.join("index.json"));
+    let manifest = json(blob(&index["manifests"][0]["digest"]));
+    let config = manifest["layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["annotations"]["dev.nodeimg.layer.role"] == "config")
+        .expect("a config layer");
+    let tar = zstd::decode_all(std::fs::read(blob(&config["digest"])).unwrap().as_slice()).unwrap();
+    let mut out = LayerUnits {
+        files: Vec::new(),
+        links: Vec::new(),
+    };
+    for e in tar::Archive::new(tar.as_slice()).entries().unwrap() {
+        let e = e.unwrap();
+        let path = e.path().unwrap().to_string_lossy().into_owned();
+        let Some(rest) = path.strip_prefix("etc/systemd/system/") else {
+            continue;
+        };
+        match e.header().entry_type() {
+            tar::EntryType::Regular if !rest.contains('/') => out.files.push(rest.to_string()),
+            tar::EntryType::Symlink => out.links.push((
+                rest.to_string(),
+                e.link_name()
+                    .unwrap()
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned(),
+            )),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Seconds since the epoch, for break-glass expiries.
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+fn cpu_node(edit: impl FnOnce(&mut Value)) -> Node {
+    let root = root_versions();
+    let mut bp = container_variant("debian12-cpu", &root);
+    edit(&mut bp);
+    Node::build(&bp, false)
+}
+
+const VERIFY: &str = "nodeimg-verify.service";
+const KUBELET: &str = "kubelet.service";
+
+#[test]
+#[ignore = "opt-in suite `boot`: boots a Debian 12 root under systemd-nspawn (root, mmdebstrap, systemd-container; cargo test -- --ignored boot)"]
+fn boot_healthy_cpu_node_passes_verify_then_starts_kubelet() {
+    let node = cpu_node(|_| {});
+    let boot = node.boot();
+    let why = boot.explain();
+    assert_eq!(boot.prop(VERIFY, "ActiveState"), "active", "{why}");
+    assert_eq!(boot.prop(VERIFY, "Result"), "success", "{why}");
+    assert_eq!(boot.prop(VERIFY, "NRestarts"), "0", "{why}");
+    assert!(boot.kubelet_started(), "kubelet never started:\n{why}");
+    assert_eq!(boot.prop(KUBELET, "ActiveState"), "active", "{why}");
+    assert!(
+        boot.started(KUBELET) >= boot.active_since(VERIFY) && boot.active_since(VERIFY) > 0,
+        "kubelet began starting at {} µs, before verify passed at {} µs",
+        boot.started(KUBELET),
+        boot.active_since(VERIFY)
+    );
+    let record = boot.record();
+    assert_eq!(record["result"], "pass", "{record:?}");
+    assert_eq!(boot.file_mode("/var/lib/nodeimg/acceptance.yaml"), 0o644);
+    assert!(
+        boot.messages(VERIFY)
+            .iter()
+            .any(|m| m.contains("nodeimg verify: PASS")),
+        "{why}"
+    );
+}
+
+/// A node whose pinned containerd is not the one installed: verify fails on
+/// every run, for a reason time does not fix.
+fn broken_cpu_node() -> Node {
+    cpu_node(|bp| {
+        set(
+            bp,
+            &["runtime", "containerd", "version"],
+            Value::from("1.7.22"),
+        )
+    })
+}
+
+/// How many runs the rendered verify unit gets (`--attempts N`; 1 without).
+fn verify_attempts(boot: &Boot) -> usize {
+    let unit = std::fs::read_to_string(boot.root.join("etc/systemd/system/nodeimg-verify.service"))
+        .unwrap();
+    let exec = unit.lines().find(|l| l.starts_with("ExecStart=")).unwrap();
+    let words: Vec<&str> = exec.split_whitespace().collect();
+    words
+        .iter()
+        .position(|w| *w == "--attempts")
+        .map_or(1, |i| words[i + 1].parse().unwrap())
+}
+
+#[test]
+#[ignore = "opt-in suite `boot`: boots a Debian 12 root under systemd-nspawn (root, mmdebstrap, systemd-container; cargo test -- --ignored boot)"]
+fn boot_broken_node_keeps_kubelet_down_after_bounded_retries_with_evidence() {
+    let node = broken_cpu_node();
+    let boot = node.boot();
+    let why = boot.explain();
+    assert!(
+        !boot.kubelet_started(),
+        "kubelet started on a broken node:\n{why}"
+    );
+    assert_ne!(boot.prop(KUBELET, "ActiveState"), "active", "{why}");
+    // Retried, a bounded number of times, then given up on: the boot settled
+    // (the probe ran) with verify failed and nothing left queued.
+    let runs = boot
+        .messages(VERIFY)
+        .iter()
+        .filter(|m| m.starts_with("nodeimg verify: FAIL"))
+        .count();
+    let attempts = verify_attempts(&boot);
+    assert!(attempts >= 2, "the verify unit is not retried");
+    assert_eq!(runs, attempts, "verify ran {runs} times:\n{why}");
+    assert_eq!(boot.prop(VERIFY, "ActiveState"), "failed", "{why}");
+    let jobs = std::fs::read_to_string(boot.root.join("var/lib/boot-test/jobs")).unwrap();
+    assert!(jobs.contains("No jobs running"), "{jobs}");
+    // The record and the evidence are on disk, readable before any join.
+    let record = boot.record();
+    assert_eq!(record["result"], "fail", "{record:?}");
+    let not_passed = format!("{:?}", record["diagnostics"]["not_passed"]);
+    assert!(
+        not_passed.contains("runtime.containerd.version"),
+        "{not_passed}"
+    );
+    let evidence = record["evidence"].as_str().expect("an evidence path");
+    assert!(
+        boot.root.join(evidence.trim_start_matches('/')).is_file(),
+        "{evidence}"
+    );
+    // The final failure was reported by the failure unit (console + journal).
+    assert!(boot.started("nodeimg-verify-failed.service") > 0, "{why}");
+    assert!(
+        boot.messages("nodeimg-verify-failed.service")
+            .iter()
+            .any(|m| m.contains("runtime.containerd.version")),
+        "{why}"
+    );
+}
+
+fn break_glass(expires_in: i64) -> String {
+    let at = now().checked_add_signed(expires_in).unwrap();
+    format!(
+        "reason: INC-4711 containerd pin lags the fleet rollout\nexpires: {}\n",
+        nodeimg::verify::timestamp::rfc3339(at)
+    )
+}
+
+#[test]
+#[ignore = "opt-in suite `boot`: boots a Debian 12 root under systemd-nspawn (root, mmdebstrap, systemd-container; cargo test -- --ignored boot)"]
+fn boot_break_glass_with_reason_and_expiry_lets_kubelet_start_and_is_recorded() {
+    let node = broken_cpu_node();
+    node.write("/etc/nodeimg/break-glass", &break_glass(86_400));
+    let boot = node.boot();
+    let why = boot.explain();
+    assert!(boot.kubelet_started(), "kubelet did not start:\n{why}");
+    assert_eq!(boot.prop(VERIFY, "ActiveState"), "active", "{why}");
+    let record = boot.record();
+    assert_eq!(record["result"], "overridden", "{record:?}");
+    let glass = record["break_glass"].as_str().unwrap_or_default();
+    assert!(
+        glass.contains("INC-4711") && glass.contains("(until 20"),
+        "{glass}"
+    );
+}
+
+#[test]
+#[ignore = "opt-in suite `boot`: boots a Debian 12 root under systemd-nspawn (root, mmdebstrap, systemd-container; cargo test -- --ignored boot)"]
+fn boot_expired_break_glass_does_not_apply() {
+    let node = broken_cpu_node();
+    node.write("/etc/nodeimg/break-glass", &break_glass(-3600));
+    let boot = node.boot();
+    let why = boot.explain();
+    assert!(
+        !boot.kubelet_started(),
+        "an expired break-glass let kubelet start:\n{why}"
+    );
+    assert_eq!(boot.record()["result"], "fail");
+    assert!(
+        boot.messages(VERIFY)
+            .iter()
+            .any(|m| m.contains("does not apply: expired at")),
+        "{why}"
+    );
+}
+
+#[test]
+#[ignore = "opt-in suite `boot`: boots a Debian 12 root under systemd-nspawn (root, mmdebstrap, systemd-container; cargo test -- --ignored boot)"]
+fn boot_runtime_facts_units_enabled_memlock_sysctls_tmpfiles() {
+    let node = cpu_node(|_| {});
+    let layer = layer_units(&node.layout);
+    let boot = node.boot();
+    let why = boot.explain();
+    // Every unit the image renders is enabled by the image itself (no
+    // `systemctl enable` ran: the links came with the layer), or has no
+    // [Install] section because something else starts it.
+    assert!(!layer.files.is_empty());
+    for unit in &layer.files {
+        let text =
+            std::fs::read_to_string(boot.root.join("etc/systemd/system").join(unit)).unwrap();
+        let state = boot.enabled.get(unit).map_or("missing", String::as_str);
+        if text.contains("[Install]") {
+            assert_eq!(state, "enabled", "{unit}");
+        } else {
+            assert_eq!(state, "static", "{unit}");
+        }
+    }
+    assert!(
+        layer
+            .links
+            .iter()
+            .any(|(p, _)| p == "multi-user.target.wants/nodeimg-verify.service"),
+        "{:?}",
+        layer.links
+    );
+    // `systemctl preset-all` (first boot, RHEL-family builds) keeps them: the
+    // preset lists what the links enable.
+    let preset = std::fs::read_to_string(
+        boot.root
+            .join("usr/lib/systemd/system-preset/50-nodeimg.preset"),
+    )
+    .unwrap();
+    for (path, _) in &layer.links {
+        if let Some(unit) = path.split_once(".wants/").map(|(_, u)| u) {
+            assert!(
+                preset.contains(&format!("enable {unit}")),
+                "{unit}: {preset}"
+            );
+        }
+    }
+    // containerd runs with an unlimited memlock limit, which pods inherit.
+    // A container cannot raise its hard limit (systemd clamps to it), so
+    // here systemd's setting is checked; the VM boot checks the process.
+    assert_eq!(
+        boot.prop("containerd.service", "ActiveState"),
+        "active",
+        "{why}"
+    );
+    assert_eq!(
+        boot.prop("containerd.service", "LimitMEMLOCK"),
+        "infinity",
+        "{why}"
+    );
+    assert!(
+        std::fs::read_to_string(boot.root.join("var/lib/boot-test/containerd-limits"))
+            .is_ok_and(|l| l.contains("Max locked memory")),
+        "containerd was not running"
+    );
+    // The blueprint's namespaced sysctls hold.
+    let bp_sysctls = get(&node.blueprint, &["security", "sysctls"])
+        .as_mapping()
+        .unwrap();
+    assert!(!bp_sysctls.is_empty());
+    for (k, v) in bp_sysctls {
+        let k = k.as_str().unwrap();
+        let want = match v {
+            Value::Number(n) => n.to_string(),
+            v => v.as_str().unwrap().to_string(),
+        };
+        assert_eq!(boot.sysctl.get(k), Some(&want), "sysctl {k}");
+    }
+    // The tmpfiles the image renders exist with their modes.
+    let tmpfiles = std::fs::read_to_string(boot.root.join("etc/tmpfiles.d/nodeimg.conf")).unwrap();
+    let mut checked = 0;
+    for line in tmpfiles.lines().filter(|l| l.starts_with("d ")) {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let mode = u32::from_str_radix(f[2], 8).unwrap();
+        assert_eq!(boot.file_mode(f[1]), mode, "{line}");
+        checked += 1;
+    }
+    assert!(checked >= 3, "{tmpfiles}");
+}
+
+/// The project's 8×H100 `nvidia-smi -q -x` capture (tests/it/support), healthy, with
+/// the blueprint's driver and CUDA versions.
+fn h100_nvidia_smi_xml(bp: &Value) -> String {
+    let driver = get(bp, &["accelerators", "driver", "version"])
+        .as_str()
+        .unwrap();
+    let cuda = get(bp, &["accelerators", "cuda"]).as_str().unwrap();
+    fixture_tree::h100_nvidia_smi_xml()
+        .replace("570.172.08", driver)
+        .replace("<cuda_version>12.8<", &format!("<cuda_version>{cuda}<"))
+        .replace("<remapped_row_pending>Yes<", "<remapped_row_pending>No<")
+        .replace("<remapped_row_unc>1<", "<remapped_row_unc>0<")
+        .replace("<dram_uncorrectable>1<", "<dram_uncorrectable>0<")
+}
+
+/// The GPU hardware stand-in: a container has no GPU, so verify (and only verify,
+/// through a drop-in that binds these over the host's files in its own mount
+/// namespace) sees the project's synthetic 8×H100 HGX PCI tree — GPUs behind PCIe
+/// switches at Gen5 x16, four NVSwitches — and the open NVIDIA driver's
+/// /proc/driver/nvidia/version. The tree is built with tests/it/support, written under
+/// /usr/share/boot-test/hw, and listed by absolute links so it resolves there.
+fn install_gpu_hardware(node: &Node) {
+    let bp = &node.blueprint;
+    let driver = get(bp, &["accelerators", "driver", "version"])
+        .as_str()
+        .unwrap();
+    let tree = fixture_tree::Tree::new();
+    for pair in fixture_tree::h100_pairs() {
+        let b = pair.root_bus;
+        let root_port = format!("pci0000:{b:02x}/0000:{b:02x}:01.0");
+        let upstream = format!("{root_port}/0000:{:02x}:00.0", b + 1);
+        let gpu_port = format!("{upstream}/{}", pair.gpu_port());
+        for bridge in [&root_port, &upstream, &gpu_port] {
+            fixture_tree::add_pci(
+                &tree,
+                &fixture_tree::bridge(bridge, pair.numa_node, LINK_GEN5_X16),
+            );
+        }
+        fixture_tree::add_pci(
+            &tree,
+            &PciFn {
+                real: format!("{gpu_port}/{}", pair.gpu_address()),
+                vendor: 0x10de,
+                device: 0x2330,
+                class: 0x030200,
+                driver: Some("nvidia"),
+                numa_node: pair.numa_node,
+                link: Some(LINK_GEN5_X16),
+                bars: vec![(
+                    1,
+                    0x2000_0000_0000 + (pair.index as u64) * 0x40_0000_0000,
+                    128 << 30,
+                    0x0014_220c,
+                )],
+                iommu_group: None,
+            },
+        );
+    }
+    for switch in 0..4u8 {
+        let root_port = format!("pci0000:00/0000:00:0{}.0", switch + 1);
+        let link = ("16.0 GT/s PCIe", "16.0 GT/s PCIe", 2, 2);
+        fixture_tree::add_pci(&tree, &fixture_tree::bridge(&root_port, 0, link));
+        fixture_tree::add_pci(
+            &tree,
+            &PciFn {
+                real: format!("{root_port}/0000:{:02x}:00.0", 0x05 + switch),
+                vendor: 0x10de,
+                device: 0x22a3,
+                class: 0x068000,
+                driver: Some("nvidia-nvswitch"),
+                numa_node: 0,
+                link: Some(link),
+                bars: vec![(
+                    0,
+                    0x9000_0000 + u64::from(switch) * 0x0200_0000,
+                    32 << 20,
+                    0x0004_0200,
+                )],
+                iommu_group: None,
+            },
+        );
+    }
+    let hw = node.root().join("usr/share/boot-test/hw");
+    std::fs::create_dir_all(&hw).unwrap();
+    let copied = Command::new("cp")
+        .arg("-a")
+        .arg(tree.local("/sys"))
+        .arg(&hw)
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    let devices = hw.join("pci-devices");
+    std::fs::create_dir_all(&devices).unwrap();
+    for e in std::fs::read_dir(hw.join("sys/bus/pci/devices")).unwrap() {
+        let e = e.unwrap();
+        let target = std::fs::read_link(e.path()).unwrap();
+        let real = target
+            .to_string_lossy()
+            .replace("../../../devices/", "/usr/share/boot-test/hw/sys/devices/");
+        std::os::unix::fs::symlink(real, devices.join(e.file_name())).unwrap();
+    }
+    node.write(
+        "/usr/share/boot-test/hw/proc-driver/nvidia/version",
+        &format!("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  {driver}  Release Build  (stand-in)  Mon Dec  1 00:00:00 UTC 2026\nGCC version:  gcc version 12.2.0 (Debian 12.2.0-14)\n"),
+    );
+    // The GPUs' kernel log: the driver loaded, no Xid events (a container may
+    // not read the host's, and the host has no GPU events to show).
+    node.write(
+        "/usr/share/boot-test/hw/kmsg",
+        &format!("6,1,0,-;Linux version (stand-in)\n6,2,4100000,-;nvidia: loading out-of-tree module taints kernel.\n6,3,4200000,-;NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  {driver}  Release Build\n"),
+    );
+    // The driver's user-space library the CDI spec mounts.
+    node.write(
+        &format!("/usr/lib/x86_64-linux-gnu/libcuda.so.{driver}"),
+        "",
+    );
+    node.write(
+        "/etc/systemd/system/nodeimg-verify.service.d/99-boot-test-gpu-hardware.conf",
+        "# STAND-IN hardware (nodeimg boot test): a container has no GPU. verify sees the\n\
+         # project's synthetic 8xH100 PCI tree, NVIDIA driver files and the GPUs' kernel\n\
+         # log instead of the host's.\n\
+         [Service]\n\
+         BindReadOnlyPaths=/usr/share/boot-test/hw/pci-devices:/sys/bus/pci/devices\n\
+         BindReadOnlyPaths=/usr/share/boot-test/hw/proc-driver:/proc/driver\n\
+         BindReadOnlyPaths=/usr/share/boot-test/hw/kmsg:/dev/kmsg\n",
+    );
+}
+
+fn gpu_node(edit: impl FnOnce(&mut Value)) -> Node {
+    let root = root_versions();
+    let mut bp = container_variant("h100-sxm-debian", &root);
+    edit(&mut bp);
+    Node::build(&bp, true)
+}
+
+#[test]
+#[ignore = "opt-in suite `boot`: boots a Debian 12 root under systemd-nspawn (root, mmdebstrap, systemd-container; cargo test -- --ignored boot)"]
+fn boot_gpu_node_runs_units_in_order_and_verify_sees_the_generated_spec() {
+    let node = gpu_node(|_| {});
+    let boot = node.boot();
+    let why = boot.explain();
+    // The documented order: device nodes, CDI spec, persistence daemon and
+    // Fabric Manager, verify, kubelet — each active before the next began.
+    let order = [
+        "nodeimg-device-nodes.service",
+        "nodeimg-cdi-generate.service",
+        "nvidia-persistenced.service",
+        "nvidia-fabricmanager.service",
+        VERIFY,
+        KUBELET,
+    ];
+    for unit in order {
+        assert_eq!(boot.prop(unit, "ActiveState"), "active", "{unit}:\n{why}");
+    }
+    for pair in [(0, 1), (1, 4), (2, 4), (3, 4), (4, 5)] {
+        let (a, b) = (order[pair.0], order[pair.1]);
+        assert!(
+            boot.active_since(a) > 0 && boot.active_since(a) <= boot.started(b),
+            "{a} became active at {} µs, after {b} began at {} µs",
+            boot.active_since(a),
+            boot.started(b)
+        );
+    }
+    assert!(boot.kubelet_started(), "{why}");
+    // The generator ran once, after the device nodes, and wrote the spec
+    // under the name the units and verify use.
+    let log = std::fs::read_to_string(boot.root.join("var/lib/boot-test/nvidia-ctk.log")).unwrap();
+    let steps: Vec<&str> = log
+        .lines()
+        .map(|l| l.split_whitespace().nth(1).unwrap_or(""))
+        .collect();
+    assert_eq!(steps, ["create-device-nodes", "cdi"], "{log}");
+    let spec =
+        std::fs::read_to_string(boot.root.join("var/lib/boot-test/cdi-spec")).unwrap_or_default();
+    assert!(spec.contains("/dev/nvidia-uvm was present"), "{spec}");
+    // Verify saw that spec: its CDI checks passed on /var/run/cdi/nvidia.yaml.
+    let report: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(boot.root.join("var/lib/boot-test/verify.json")).unwrap(),
+    )
+    .unwrap();
+    let cdi: Vec<&serde_json::Value> = report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["id"].as_str().unwrap().starts_with("runtime.cdi."))
+        .collect();
+    assert!(cdi.len() >= 2, "{report}");
+    for r in &cdi {
+        assert_eq!(r["verdict"], "pass", "{r}");
+    }
+    assert_eq!(report["outcome"], "pass", "{why}");
+    // One generator: the toolkit's own refresh units are masked.
+    assert_eq!(
+        boot.enabled
+            .get("nvidia-cdi-refresh.service")
+            .map(String::as_str),
+        Some("masked")
+    );
+    assert_eq!(
+        boot.enabled
+            .get("nvidia-cdi-refresh.path")
+            .map(String::as_str),
+        Some("masked")
+    );
+    // Fabric training was still in progress when verify first looked; it waited.
+    assert!(
+        boot.messages(VERIFY)
+            .iter()
+            .any(|m| m.contains("waited for settling states")),
+        "{why}"
+    );
+}
+
+#[test]
+#[ignore = "opt-in suite `boot`: boots a Debian 12 root under systemd-nspawn (root, mmdebstrap, systemd-container; cargo test -- --ignored boot)"]
+fn boot_gpu_node_with_a_failing_cdi_generator_keeps_kubelet_down() {
+    let node = gpu_node(|_| {});
+    node.write("/etc/boot-test/fail-cdi", "");
+    let boot = node.boot();
+    let why = boot.explain();
+    assert_eq!(
+        boot.prop("nodeimg-cdi-generate.service", "ActiveState"),
+        "failed",
+        "{why}"
+    );
+    assert!(
+        !boot.kubelet_started(),
+        "kubelet started without a CDI spec:\n{why}"
+    );
+    let record = boot.record();
+    assert_eq!(record["result"], "fail");
+    let not_passed = format!("{:?}", record["diagnostics"]["not_passed"]);
+    assert!(not_passed.contains("runtime.cdi.spec"), "{not_passed}");
+}
+
+#[test]
+#[ignore = "opt-in suite `boot`: boots a Debian 12 root under systemd-nspawn (root, mmdebstrap, systemd-container; cargo test -- --ignored boot)"]
+fn boot_debian_examples_pin_what_the_test_root_holds() {
+    // The root follows Debian's archive; when Debian publishes a new kernel
+    // ABI or containerd, this says which pins to move (deliberately, as a
+    // fleet would).
+    let root = root_versions();
+    for name in ["debian12-cpu", "h100-sxm-debian"] {
+        let bp = example(name);
+        assert_eq!(
+            get(&bp, &["os", "kernel"]).as_str(),
+            Some(root.kernel.as_str()),
+            "blueprints/{name}.yaml os.kernel: the boot-test root ({}) has {}",
+            root.dir.display(),
+            root.kernel
+        );
+        assert_eq!(
+            get(&bp, &["runtime", "containerd", "version"]).as_str(),
+            Some(root.containerd_upstream()),
+            "blueprints/{name}.yaml runtime.containerd.version: the root has {}",
+            root.containerd
+        );
+    }
+}
