@@ -549,7 +549,7 @@ fn break_glass(expires_in: i64) -> String {
     let at = now().checked_add_signed(expires_in).unwrap();
     format!(
         "reason: INC-4711 containerd pin lags the fleet rollout\nexpires: {}\n",
-        nodeimg::verify::timestamp::rfc3339(at)
+        nodeimg::time::rfc3339(at)
     )
 }
 
