@@ -21,8 +21,8 @@ use std::process::{Command, Output};
 
 use serde_yaml::Value;
 
-use crate::common::root;
 use crate::support::fixture_tree::{self, LINK_GEN5_X16, PciFn};
+use crate::support::root;
 
 /// What the cached Debian root holds (`scripts/boot-test root`).
 pub struct RootVersions {
@@ -641,17 +641,16 @@ fn boot_runtime_facts_units_enabled_memlock_sysctls_tmpfiles() {
             );
         }
     }
-    // containerd runs with an unlimited memlock limit, which pods inherit.
-    // A container cannot raise its hard limit (systemd clamps to it), so
-    // here systemd's setting is checked; the VM boot checks the process.
+    // containerd runs, with its data's mounts required (its memlock limit is
+    // the GPU scenario's: CPU nodes leave it at the default).
     assert_eq!(
         boot.prop("containerd.service", "ActiveState"),
         "active",
         "{why}"
     );
-    assert_eq!(
-        boot.prop("containerd.service", "LimitMEMLOCK"),
-        "infinity",
+    assert!(
+        boot.prop("containerd.service", "RequiresMountsFor")
+            .contains("/var/lib/containerd"),
         "{why}"
     );
     assert!(
@@ -848,6 +847,14 @@ fn boot_gpu_node_runs_units_in_order_and_verify_sees_the_generated_spec() {
         );
     }
     assert!(boot.kubelet_started(), "{why}");
+    // containerd runs with an unlimited memlock limit, which pods inherit
+    // (RDMA and NCCL register memory). A container cannot raise its hard
+    // limit above nspawn's, so systemd's setting is what is checked here.
+    assert_eq!(
+        boot.prop("containerd.service", "LimitMEMLOCK"),
+        "infinity",
+        "{why}"
+    );
     // The generator ran once, after the device nodes, and wrote the spec
     // under the name the units and verify use.
     let log = std::fs::read_to_string(boot.root.join("var/lib/boot-test/nvidia-ctk.log")).unwrap();

@@ -46,6 +46,7 @@ mod render_host;
 mod render_kubelet;
 mod robustness;
 mod site_matrix;
+mod startup;
 mod verify_checks;
 mod verify_cli;
 mod verify_golden;
