@@ -154,6 +154,12 @@ impl Node {
             .arg("-o")
             .arg(&layout)
             .env_remove("SOURCE_DATE_EPOCH");
+        // NODEIMG_BOOT_TEMPLATES=DIR boots images rendered with templates
+        // replaced from DIR (`build --templates`): how a scenario is seen to
+        // fail when the behaviour it guards is broken, without rebuilding.
+        if let Some(dir) = std::env::var_os("NODEIMG_BOOT_TEMPLATES") {
+            c.arg("--templates").arg(dir);
+        }
         run(c);
         let node = Node {
             dir,
@@ -848,12 +854,22 @@ fn boot_gpu_node_runs_units_in_order_and_verify_sees_the_generated_spec() {
     }
     assert!(boot.kubelet_started(), "{why}");
     // containerd runs with an unlimited memlock limit, which pods inherit
-    // (RDMA and NCCL register memory). A container cannot raise its hard
-    // limit above nspawn's, so systemd's setting is what is checked here.
+    // (RDMA and NCCL register memory): the unit's setting and the process's.
     assert_eq!(
         boot.prop("containerd.service", "LimitMEMLOCK"),
         "infinity",
         "{why}"
+    );
+    let limits =
+        std::fs::read_to_string(boot.root.join("var/lib/boot-test/containerd-limits")).unwrap();
+    let memlock = limits
+        .lines()
+        .find(|l| l.starts_with("Max locked memory"))
+        .unwrap_or_default();
+    assert_eq!(
+        memlock.split_whitespace().collect::<Vec<_>>()[3..5],
+        ["unlimited", "unlimited"],
+        "{limits}"
     );
     // The generator ran once, after the device nodes, and wrote the spec
     // under the name the units and verify use.
