@@ -853,6 +853,19 @@ fn boot_gpu_node_runs_units_in_order_and_verify_sees_the_generated_spec() {
         );
     }
     assert!(boot.kubelet_started(), "{why}");
+    // containerd starts after the spec is written and before verify, which
+    // checks the running containerd.
+    let containerd = "containerd.service";
+    assert!(
+        boot.active_since(order[1]) <= boot.started(containerd)
+            && boot.active_since(containerd) > 0
+            && boot.active_since(containerd) <= boot.started(VERIFY),
+        "containerd began at {} µs, active at {} µs; the spec at {} µs, verify began at {} µs",
+        boot.started(containerd),
+        boot.active_since(containerd),
+        boot.active_since(order[1]),
+        boot.started(VERIFY)
+    );
     // containerd runs with an unlimited memlock limit, which pods inherit
     // (RDMA and NCCL register memory): the unit's setting and the process's.
     assert_eq!(

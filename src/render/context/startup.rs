@@ -5,7 +5,7 @@
 //! The order on a node with a preinstalled NVIDIA driver:
 //! modules loaded → device nodes (`nvidia-ctk system create-device-nodes`)
 //! → CDI spec (`nvidia-ctk cdi generate`) → nvidia-persistenced, Fabric
-//! Manager → time synchronised → `nodeimg verify` → kubelet. Verify pulls
+//! Manager → time synchronised → containerd → `nodeimg verify` → kubelet. Verify pulls
 //! in (`Wants=`) and waits for (`After=`) everything it gates on, so
 //! nothing it checks is produced after it runs.
 //!
@@ -152,6 +152,12 @@ pub(super) fn of(
         wants.push("chrony-wait.service".into());
         enable("multi-user.target", "chrony-wait.service", false);
     }
+    // containerd: verify checks the running one (its memory-lock limit),
+    // and with the CDI spec written before it starts, containerd reads the
+    // spec verify checked. Running before acceptance starts no pod: kubelet
+    // is the gate.
+    before_verify.push("containerd.service".into());
+    wants.push("containerd.service".into());
     enable("multi-user.target", "nodeimg-verify.service", true);
     for (target, unit) in also {
         enable(target, unit, true);
