@@ -13,6 +13,7 @@ mod acceptance_manifests;
 mod blueprint_values;
 mod blueprints;
 mod boot;
+mod boot_vm;
 mod build_cli;
 mod cli;
 mod cluster_cli;
