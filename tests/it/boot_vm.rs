@@ -1,4 +1,5 @@
-//! First boot in a VM (opt-in suite `boot`, `cargo test -- --ignored boot`, as root):
+//! First boot in a VM (opt-in suite `boot_vm`, compiled only with the `boot-vm` feature:
+//! `cargo test --features boot-vm -- --ignored boot_vm::`, as root; ~10 min a boot under TCG):
 //! what a container cannot show, because it shares the host's kernel. The GPU example's
 //! image (h100-sxm-debian, unchanged: its kernel pin is the test root's kernel) is
 //! applied onto the cached Debian 12 root, which is copied onto an ext4 disk image;
@@ -192,7 +193,7 @@ fn rendered_args(root: &Path) -> Vec<String> {
 }
 
 #[test]
-#[ignore = "opt-in suite `boot`: boots a Debian 12 disk image under QEMU (root, mmdebstrap, qemu-system-x86; cargo test -- --ignored boot)"]
+#[ignore = "opt-in suite `boot_vm`: boots a Debian 12 disk image under QEMU (root, mmdebstrap, qemu-system-x86; cargo test --features boot-vm -- --ignored boot_vm::)"]
 fn boot_vm_kernel_arguments_hugepages_modules_and_sysctls_take_effect() {
     let node = vm_node();
     let args = rendered_args(&node.root());

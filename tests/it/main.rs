@@ -13,6 +13,8 @@ mod acceptance_manifests;
 mod blueprint_values;
 mod blueprints;
 mod boot;
+// ~10 min a boot without KVM: only with `--features boot-vm` (see Cargo.toml).
+#[cfg(feature = "boot-vm")]
 mod boot_vm;
 mod build_cli;
 mod cli;
