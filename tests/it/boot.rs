@@ -1,4 +1,4 @@
-//! First boot, for real (opt-in suite `boot`, `cargo test -- --ignored boot`, as root):
+//! First boot, for real (opt-in suite `boot`, `cargo test -- --ignored boot::`, as root):
 //! the image `nodeimg build` makes is applied layer by layer onto a Debian 12 root made
 //! from Debian's packages, and the root boots under systemd-nspawn with systemd as PID 1
 //! and the real containerd. The assertions read what systemd, the journal and nodeimg
@@ -453,7 +453,7 @@ const VERIFY: &str = "nodeimg-verify.service";
 const KUBELET: &str = "kubelet.service";
 
 #[test]
-#[ignore = "opt-in suite `boot`: boots a Debian 12 root under systemd-nspawn (root, mmdebstrap, systemd-container; cargo test -- --ignored boot)"]
+#[ignore = "opt-in suite `boot`: boots a Debian 12 root under systemd-nspawn (root, mmdebstrap, systemd-container; cargo test -- --ignored boot::)"]
 fn boot_healthy_cpu_node_passes_verify_then_starts_kubelet() {
     let node = cpu_node(|_| {});
     let boot = node.boot();
@@ -511,7 +511,7 @@ fn verify_attempts(boot: &Boot) -> usize {
 }
 
 #[test]
-#[ignore = "opt-in suite `boot`: boots a Debian 12 root under systemd-nspawn (root, mmdebstrap, systemd-container; cargo test -- --ignored boot)"]
+#[ignore = "opt-in suite `boot`: boots a Debian 12 root under systemd-nspawn (root, mmdebstrap, systemd-container; cargo test -- --ignored boot::)"]
 fn boot_broken_node_keeps_kubelet_down_after_bounded_retries_with_evidence() {
     let node = broken_cpu_node();
     let boot = node.boot();
@@ -566,7 +566,7 @@ fn break_glass(expires_in: i64) -> String {
 }
 
 #[test]
-#[ignore = "opt-in suite `boot`: boots a Debian 12 root under systemd-nspawn (root, mmdebstrap, systemd-container; cargo test -- --ignored boot)"]
+#[ignore = "opt-in suite `boot`: boots a Debian 12 root under systemd-nspawn (root, mmdebstrap, systemd-container; cargo test -- --ignored boot::)"]
 fn boot_break_glass_with_reason_and_expiry_lets_kubelet_start_and_is_recorded() {
     let node = broken_cpu_node();
     node.write("/etc/nodeimg/break-glass", &break_glass(86_400));
@@ -584,7 +584,7 @@ fn boot_break_glass_with_reason_and_expiry_lets_kubelet_start_and_is_recorded() 
 }
 
 #[test]
-#[ignore = "opt-in suite `boot`: boots a Debian 12 root under systemd-nspawn (root, mmdebstrap, systemd-container; cargo test -- --ignored boot)"]
+#[ignore = "opt-in suite `boot`: boots a Debian 12 root under systemd-nspawn (root, mmdebstrap, systemd-container; cargo test -- --ignored boot::)"]
 fn boot_expired_break_glass_does_not_apply() {
     let node = broken_cpu_node();
     node.write("/etc/nodeimg/break-glass", &break_glass(-3600));
@@ -604,7 +604,7 @@ fn boot_expired_break_glass_does_not_apply() {
 }
 
 #[test]
-#[ignore = "opt-in suite `boot`: boots a Debian 12 root under systemd-nspawn (root, mmdebstrap, systemd-container; cargo test -- --ignored boot)"]
+#[ignore = "opt-in suite `boot`: boots a Debian 12 root under systemd-nspawn (root, mmdebstrap, systemd-container; cargo test -- --ignored boot::)"]
 fn boot_runtime_facts_units_enabled_memlock_sysctls_tmpfiles() {
     let node = cpu_node(|_| {});
     let layer = layer_units(&node.layout);
@@ -825,7 +825,7 @@ fn gpu_node(edit: impl FnOnce(&mut Value)) -> Node {
 }
 
 #[test]
-#[ignore = "opt-in suite `boot`: boots a Debian 12 root under systemd-nspawn (root, mmdebstrap, systemd-container; cargo test -- --ignored boot)"]
+#[ignore = "opt-in suite `boot`: boots a Debian 12 root under systemd-nspawn (root, mmdebstrap, systemd-container; cargo test -- --ignored boot::)"]
 fn boot_gpu_node_runs_units_in_order_and_verify_sees_the_generated_spec() {
     let node = gpu_node(|_| {});
     let boot = node.boot();
@@ -934,7 +934,7 @@ fn boot_gpu_node_runs_units_in_order_and_verify_sees_the_generated_spec() {
 }
 
 #[test]
-#[ignore = "opt-in suite `boot`: boots a Debian 12 root under systemd-nspawn (root, mmdebstrap, systemd-container; cargo test -- --ignored boot)"]
+#[ignore = "opt-in suite `boot`: boots a Debian 12 root under systemd-nspawn (root, mmdebstrap, systemd-container; cargo test -- --ignored boot::)"]
 fn boot_gpu_node_with_a_failing_cdi_generator_keeps_kubelet_down() {
     let node = gpu_node(|_| {});
     node.write("/etc/boot-test/fail-cdi", "");
@@ -956,7 +956,7 @@ fn boot_gpu_node_with_a_failing_cdi_generator_keeps_kubelet_down() {
 }
 
 #[test]
-#[ignore = "opt-in suite `boot`: boots a Debian 12 root under systemd-nspawn (root, mmdebstrap, systemd-container; cargo test -- --ignored boot)"]
+#[ignore = "opt-in suite `boot`: boots a Debian 12 root under systemd-nspawn (root, mmdebstrap, systemd-container; cargo test -- --ignored boot::)"]
 fn boot_debian_examples_pin_what_the_test_root_holds() {
     // The root follows Debian's archive; when Debian publishes a new kernel
     // ABI or containerd, this says which pins to move (deliberately, as a
