@@ -817,7 +817,32 @@ fn install_gpu_hardware(node: &Node) {
     );
 }
 
+/// The GPU scenarios need containerd to run with an unlimited memory-lock limit, as on
+/// a node (verify checks it). `scripts/boot-test boot` gives the container's PID 1 that
+/// limit, which raising a hard limit takes CAP_SYS_RESOURCE for: a machine without it
+/// (some sandboxes drop it from the bounding set) fails here, saying so, rather than in
+/// verify's memlock check.
+fn require_raising_memlock() {
+    let raised = Command::new("prlimit")
+        .args(["--memlock=unlimited:unlimited", "true"])
+        .output()
+        .unwrap_or_else(|e| panic!("prlimit (util-linux): {e}"));
+    let caps = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let bounding = caps
+        .lines()
+        .find(|l| l.starts_with("CapBnd:"))
+        .unwrap_or("CapBnd: ?");
+    assert!(
+        raised.status.success(),
+        "this machine cannot raise RLIMIT_MEMLOCK to unlimited ({}; {bounding}, \
+         CAP_SYS_RESOURCE is bit 24): the GPU scenarios need it to give containerd the \
+         unlimited limit a node gives it",
+        String::from_utf8_lossy(&raised.stderr).trim()
+    );
+}
+
 fn gpu_node(edit: impl FnOnce(&mut Value)) -> Node {
+    require_raising_memlock();
     let root = root_versions();
     let mut bp = container_variant("h100-sxm-debian", &root);
     edit(&mut bp);
