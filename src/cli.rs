@@ -363,6 +363,10 @@ pub struct VerifyArgs {
     /// Report format on stdout.
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub format: ReportFormat,
+    /// Print every check verify knows (id, phases, severity, fault class) and exit;
+    /// `--format json` prints it as JSON.
+    #[arg(long)]
+    pub list_checks: bool,
     /// Also write a report to a file, atomically: `FORMAT=FILE` (repeatable; `FORMAT=-`: on
     /// standard output, in place of the `--format` report).
     #[arg(long, value_name = "FORMAT=FILE", value_parser = parse_output)]

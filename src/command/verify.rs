@@ -91,6 +91,22 @@ fn break_glass(host: &dyn Host, path: &Path, now: u64, env: &mut Env<'_>) -> Opt
 /// the unit, starts as soon as an attempt passes and never after the last
 /// one failed.
 pub fn run(args: &VerifyArgs, env: &mut Env<'_>) -> Outcome {
+    if args.list_checks {
+        let text = match args.format {
+            report::Format::Text => report::catalog::text(),
+            report::Format::Json => report::catalog::json(),
+            other => {
+                return Err(Failure::unusable(format!(
+                    "--list-checks prints text or json, not {}",
+                    other.name()
+                )));
+            }
+        };
+        env.out
+            .write_all(text.as_bytes())
+            .unusable_at("cannot write the check list")?;
+        return Ok(Exit::Ok);
+    }
     if args.phase == checks::Phase::Cluster {
         return super::cluster::run(args, env);
     }
@@ -133,7 +149,7 @@ fn run_once(args: &VerifyArgs, env: &mut Env<'_>) -> Outcome {
         !checks::catalog().iter().any(|s| select::glob(p, s.id))
     }) {
         return Err(Failure::unusable(format!(
-            "--checks {unmatched}: no check id matches (see `nodeimg verify --help`)"
+            "--checks {unmatched}: no check id matches (see `nodeimg verify --list-checks`)"
         )));
     }
     let blueprint = load(&args.blueprint, &matrix)?;

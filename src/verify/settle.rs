@@ -12,18 +12,19 @@
 
 use std::time::{Duration, Instant};
 
-use super::checks::CheckResult;
+use super::checks::catalog::{gpu, network, system};
+use super::checks::{CheckResult, Spec};
 
 /// Checks whose failure at boot may be a state still settling.
-pub const SETTLING: &[&str] = &[
-    "gpu.fabric-manager.active",
-    "gpu.fabric.state",
-    "gpu.persistence",
-    "nic.link.state",
-    "nic.speed",
-    "nic.rdma.port-state",
-    "nic.rdma.rate",
-    "system.time-sync.active",
+pub static SETTLING: &[&Spec] = &[
+    &gpu::FABRIC_MANAGER,
+    &gpu::FABRIC_STATE,
+    &gpu::PERSISTENCE,
+    &network::LINK_STATE,
+    &network::SPEED,
+    &network::RDMA_STATE,
+    &network::RDMA_RATE,
+    &system::TIME_SYNC,
 ];
 
 /// Pause between two runs.
@@ -32,7 +33,7 @@ pub const INTERVAL: Duration = Duration::from_secs(5);
 /// Whether the run is blocked only by checks that may still settle.
 pub fn only_settling(results: &[CheckResult]) -> bool {
     let mut blocking = results.iter().filter(|r| r.blocks()).peekable();
-    blocking.peek().is_some() && blocking.all(|r| SETTLING.contains(&r.id.as_str()))
+    blocking.peek().is_some() && blocking.all(|r| SETTLING.contains(&r.spec))
 }
 
 /// Runs `attempt` until it is not blocked only by settling checks, or the
@@ -58,21 +59,20 @@ pub fn run<T>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::verify::checks::{Action, FaultClass, Severity, Stage, Verdict};
+    use crate::verify::checks::catalog::os;
+    use crate::verify::checks::{Action, Severity, Verdict};
 
-    fn result(id: &str, verdict: Verdict) -> CheckResult {
+    fn result(spec: &'static Spec, verdict: Verdict) -> CheckResult {
         CheckResult {
-            id: id.into(),
+            spec,
             subject: None,
-            summary: String::new(),
             severity: Severity::Critical,
             verdict,
             expected: String::new(),
             observed: String::new(),
             evidence: Vec::new(),
-            fault: FaultClass::Link,
+            fault: spec.fault,
             action: Action::None,
-            stage: Stage::Host,
         }
     }
 
@@ -91,8 +91,8 @@ mod tests {
                 (
                     (),
                     vec![
-                        result("gpu.fabric.state", fabric),
-                        result("os.distro", Verdict::Pass),
+                        result(&gpu::FABRIC_STATE, fabric),
+                        result(&os::DISTRO, Verdict::Pass),
                     ],
                 )
             },
@@ -110,8 +110,8 @@ mod tests {
                 (
                     (),
                     vec![
-                        result("gpu.fabric.state", Verdict::Fail),
-                        result("gpu.driver.version", Verdict::Fail),
+                        result(&gpu::FABRIC_STATE, Verdict::Fail),
+                        result(&gpu::DRIVER, Verdict::Fail),
                     ],
                 )
             },
@@ -120,10 +120,10 @@ mod tests {
         assert_eq!(n, 1);
         let ((_, _), n) = run(
             Duration::from_secs(0),
-            || ((), vec![result("nic.link.state", Verdict::Fail)]),
+            || ((), vec![result(&network::LINK_STATE, Verdict::Fail)]),
             |_| panic!("no time left"),
         );
         assert_eq!(n, 1);
-        assert!(!only_settling(&[result("os.distro", Verdict::Pass)]));
+        assert!(!only_settling(&[result(&os::DISTRO, Verdict::Pass)]));
     }
 }

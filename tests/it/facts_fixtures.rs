@@ -306,7 +306,7 @@ fn h100_node_modules_cdi_and_kernel_log() {
         log.events[0].kind,
         KernelEventKind::Xid {
             code: 63,
-            pci: Some("0000:73:00".to_owned())
+            pci: nodeimg::verify::facts::pci_address::PciAddress::parse("0000:73:00.0").ok()
         }
     );
     assert!(matches!(

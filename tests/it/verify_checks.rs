@@ -584,7 +584,7 @@ fn cases() -> Vec<Case> {
 fn find<'a>(results: &'a [CheckResult], id: &str, subject: Option<&str>) -> &'a CheckResult {
     results
         .iter()
-        .find(|r| r.id == id && (subject.is_none() || r.subject.as_deref() == subject))
+        .find(|r| r.id() == id && (subject.is_none() || r.subject.as_deref() == subject))
         .unwrap_or_else(|| {
             let names: Vec<String> = results.iter().map(CheckResult::name).collect();
             panic!("no result {id} {subject:?} among {names:?}")
@@ -628,7 +628,7 @@ fn pre_ampere_gpus_are_checked_through_retired_pages() {
         find(&results, "gpu.retired-pages", GPU0).observed,
         "pending: no"
     );
-    assert!(!results.iter().any(|r| r.id.starts_with("gpu.row-remap")));
+    assert!(!results.iter().any(|r| r.id().starts_with("gpu.row-remap")));
 }
 
 fn run_cases(family: &str) {
@@ -715,13 +715,13 @@ fn runtime_checks_fail_on_their_mutation() {
 #[test]
 fn every_check_has_a_passing_and_a_failing_fixture() {
     let failing: Vec<&str> = cases().iter().map(|c| c.id).collect();
-    let mut passing: Vec<String> = Fixture::healthy()
+    let mut passing: Vec<&str> = Fixture::healthy()
         .results()
         .into_iter()
         .filter(|r| r.verdict == Verdict::Pass)
-        .map(|r| r.id)
+        .map(|r| r.id())
         .collect();
-    passing.push("gpu.retired-pages".to_owned()); // pre_ampere_gpus_are_checked_through_retired_pages
+    passing.push("gpu.retired-pages"); // pre_ampere_gpus_are_checked_through_retired_pages
     for spec in checks::catalog() {
         assert!(
             failing.contains(&spec.id),
@@ -729,11 +729,36 @@ fn every_check_has_a_passing_and_a_failing_fixture() {
             spec.id
         );
         assert!(
-            passing.iter().any(|p| p == spec.id),
+            passing.contains(&spec.id),
             "{} has no passing fixture",
             spec.id
         );
     }
+}
+
+/// Every result of every fixture (healthy and each mutation) points at a row of the check
+/// table: no check can produce a result without being listed.
+#[test]
+fn every_result_comes_from_the_check_table() {
+    let listed = |result: &CheckResult| {
+        checks::CATALOG
+            .iter()
+            .any(|spec| std::ptr::eq(*spec, result.spec))
+    };
+    let mut fixtures = vec![Fixture::healthy()];
+    for case in cases() {
+        let mut fixture = Fixture::healthy();
+        (case.mutate)(&mut fixture);
+        fixtures.push(fixture);
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for fixture in &fixtures {
+        for result in fixture.results() {
+            assert!(listed(&result), "{} is not in the check table", result.id());
+            seen.insert(result.id());
+        }
+    }
+    assert!(seen.len() > 40, "only {} distinct checks ran", seen.len());
 }
 
 #[test]

@@ -529,3 +529,51 @@ fn phases_follow_the_driver_authority() {
     let pcie = ids(&["--checks", "gpu.pcie.*"]);
     assert!(!pcie.is_empty() && pcie.iter().all(|id| id.starts_with("gpu.pcie.")));
 }
+
+#[test]
+fn list_checks_prints_every_check_with_phase_severity_and_fault() {
+    let out = nodeimg(&["verify", "--list-checks"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let listing = text(&out.stdout);
+    let row = |id: &str| {
+        listing
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(id))
+            .unwrap_or_else(|| panic!("no {id} in\n{listing}"))
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        row("gpu.xid")[..4],
+        ["gpu.xid", "driver,health", "critical", "device"]
+    );
+    assert_eq!(
+        row("os.kernel.arg.implied")[..4],
+        ["os.kernel.arg.implied", "boot", "warning", "os-memory-disk"]
+    );
+    assert_eq!(row("system.time-sync.active")[1], "boot");
+
+    let out = nodeimg(&["verify", "--list-checks", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let list = parse(&out.stdout);
+    let entries = list.as_array().cloned().unwrap_or_default();
+    let xid = entries
+        .iter()
+        .find(|e| e["id"] == "gpu.xid")
+        .unwrap_or_else(|| panic!("no gpu.xid in {list}"));
+    assert_eq!(xid["phases"], serde_json::json!(["driver", "health"]));
+    assert_eq!(xid["severity"], "critical");
+    assert_eq!(xid["fault"], "device");
+    let ids: std::collections::BTreeSet<&str> =
+        entries.iter().filter_map(|e| e["id"].as_str()).collect();
+    assert_eq!(ids.len(), entries.len(), "ids are unique");
+    // Every id the text lists is in the JSON too.
+    for line in listing.lines().skip(1).take_while(|l| !l.is_empty()) {
+        let id = line.split_whitespace().next().unwrap_or_default();
+        assert!(ids.contains(id), "{id}");
+    }
+
+    let out = nodeimg(&["verify", "--list-checks", "--format", "junit"]);
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -1,13 +1,17 @@
-//! What every check family sees (the blueprint, the facts, the compatibility matrix) and
-//! the one way they record a verdict, so every result has the same shape and an unknown
-//! fact always becomes an error verdict.
+//! What every check family reads ([`Inputs`]: the blueprint, the facts, the compatibility
+//! matrix, and what is derived from them once) and where it writes ([`Results`]: the one
+//! way to record a verdict, so every result has the same shape and an unknown fact always
+//! becomes an error verdict). Keeping the two apart lets a family borrow the facts while
+//! it records.
 
-use super::matcher::Expect;
+use super::matcher::{Expect, Judged};
 use super::{Action, CheckResult, Spec, Verdict};
 use crate::blueprint::compat::Matrix;
 use crate::blueprint::model::RawBlueprint;
 use crate::verify::fact::Fact;
 use crate::verify::facts::Facts;
+use crate::verify::facts::kernel_log::{DeviceEvents, KernelLog};
+use std::collections::BTreeMap;
 use std::fmt::Display;
 
 /// What was observed for one check: a value and whether it meets the expectation, or
@@ -37,26 +41,62 @@ impl Observation {
             Fact::Unknown { reason } => Observation::unknown(reason.clone()),
         }
     }
+
+    /// "All devices identical": unknown when any value is; otherwise the distinct values,
+    /// most common first, as `value ×count`, passing when there is exactly one.
+    pub fn all_identical<'v>(values: impl IntoIterator<Item = &'v Fact<String>>) -> Self {
+        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+        for value in values {
+            match value {
+                Fact::Known(text) => *counts.entry(text.as_str()).or_default() += 1,
+                Fact::Unknown { reason } => return Observation::unknown(reason.clone()),
+            }
+        }
+        let mut ranked: Vec<(&str, usize)> = counts.into_iter().collect();
+        ranked.sort_by_key(|(_, count)| std::cmp::Reverse(*count));
+        let text = ranked
+            .iter()
+            .map(|(value, count)| format!("{value} ×{count}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        Observation::value(text, ranked.len() == 1)
+    }
 }
 
-pub struct Context<'a> {
+/// What the checks read: the blueprint, the facts and the matrix, plus the kernel log's
+/// device events indexed by PCI device once for every per-device check.
+pub struct Inputs<'a> {
     pub blueprint: &'a RawBlueprint,
     pub facts: &'a Facts,
     pub matrix: &'a Matrix,
-    results: Vec<CheckResult>,
+    /// Xid and fallen-off-the-bus events by GPU; unknown when the log could not be read.
+    pub device_events: Fact<DeviceEvents<'a>>,
 }
 
-impl<'a> Context<'a> {
+impl<'a> Inputs<'a> {
     pub fn new(blueprint: &'a RawBlueprint, facts: &'a Facts, matrix: &'a Matrix) -> Self {
-        Context {
+        let device_events = match &facts.kernel_log {
+            Some(Fact::Known(log)) => Fact::Known(KernelLog::by_device(log)),
+            Some(Fact::Unknown { reason }) => Fact::unknown(reason.clone()),
+            None => Fact::unknown("the kernel log was not read"),
+        };
+        Inputs {
             blueprint,
             facts,
             matrix,
-            results: Vec::new(),
+            device_events,
         }
     }
+}
 
-    pub fn into_results(self) -> Vec<CheckResult> {
+/// The results recorded so far, in the order the checks ran.
+#[derive(Debug, Default)]
+pub struct Results {
+    results: Vec<CheckResult>,
+}
+
+impl Results {
+    pub fn into_vec(self) -> Vec<CheckResult> {
         self.results
     }
 
@@ -64,7 +104,7 @@ impl<'a> Context<'a> {
     /// pass, `none` otherwise.
     pub fn record(
         &mut self,
-        spec: &Spec,
+        spec: &'static Spec,
         subject: Option<String>,
         expected: impl Display,
         observation: Observation,
@@ -75,10 +115,10 @@ impl<'a> Context<'a> {
             Observation::Value { text, pass: false } => (Verdict::Fail, text),
             Observation::Unknown(reason) => (Verdict::Error, format!("unknown: {reason}")),
         };
+        let index = self.results.len();
         self.results.push(CheckResult {
-            id: spec.id.to_owned(),
+            spec,
             subject,
-            summary: spec.summary.to_owned(),
             severity: spec.severity,
             verdict,
             expected: expected.to_string(),
@@ -90,31 +130,66 @@ impl<'a> Context<'a> {
             } else {
                 spec.action
             },
-            stage: spec.stage,
         });
-        let last = self.results.len() - 1;
-        &mut self.results[last]
+        &mut self.results[index]
     }
 
-    /// Judges a fact's text against an expectation.
-    pub fn expect<T: Display>(
+    /// Judges a fact against an expectation.
+    pub fn expect<T: Judged>(
         &mut self,
-        spec: &Spec,
+        spec: &'static Spec,
         subject: Option<String>,
         expect: &Expect,
         fact: &Fact<T>,
         evidence: Vec<String>,
     ) -> &mut CheckResult {
         let observation = match fact {
-            Fact::Known(value) => {
-                let text = value.to_string();
-                match expect.matches(&text) {
-                    Ok(pass) => Observation::value(text, pass),
-                    Err(why) => Observation::unknown(why),
-                }
-            }
+            Fact::Known(value) => match value.judged_by(expect) {
+                Ok(pass) => Observation::value(value.to_string(), pass),
+                Err(why) => Observation::unknown(why),
+            },
             Fact::Unknown { reason } => Observation::unknown(reason.clone()),
         };
         self.record(spec, subject, expect, observation, evidence)
+    }
+
+    /// A per-device check the blueprint asks for when there is no device to check: an
+    /// error verdict that says so, never a silent pass.
+    pub fn nothing_to_check(
+        &mut self,
+        spec: &'static Spec,
+        expected: impl Display,
+        why: &str,
+        evidence: Vec<String>,
+    ) -> &mut CheckResult {
+        self.record(
+            spec,
+            None,
+            expected,
+            Observation::unknown(format!("not checked: {why}")),
+            evidence,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identical_values() {
+        let known = |s: &str| Fact::Known(s.to_owned());
+        assert_eq!(
+            Observation::all_identical(&[known("a"), known("a")]),
+            Observation::value("a ×2", true)
+        );
+        assert_eq!(
+            Observation::all_identical(&[known("a"), known("b"), known("a")]),
+            Observation::value("a ×2, b ×1", false)
+        );
+        assert_eq!(
+            Observation::all_identical(&[known("a"), Fact::unknown("gone")]),
+            Observation::unknown("gone")
+        );
     }
 }

@@ -7,48 +7,13 @@
 //! 64-bit BARs above 4 GiB. The BMC version is not readable from the host without IPMI or
 //! Redfish, so `firmware.versions.bmc` is not checked here (the acceptance record says so).
 
-use super::context::{Context, Observation};
+use super::catalog::firmware::*;
 use super::matcher::Expect;
-use super::{Action, FaultClass, Severity, Spec, Stage};
+use super::{Inputs, Observation, Results};
 use crate::blueprint::model::{IommuMode, ModuleSigning, Toggle};
 use crate::verify::fact::Fact;
 use crate::verify::facts::boot_security::{SECURE_BOOT_VAR, SecureBoot};
 use crate::verify::facts::pci::{BarKind, PciDevice};
-
-const fn spec(id: &'static str, summary: &'static str) -> Spec {
-    Spec {
-        id,
-        summary,
-        severity: Severity::Critical,
-        fault: FaultClass::OsMemoryDisk,
-        action: Action::IsolateAndRepair,
-        stage: Stage::Host,
-        health: false,
-    }
-}
-
-pub const BIOS_VERSION: Spec = spec("firmware.bios.version", "BIOS version");
-pub const IOMMU: Spec = spec("firmware.iommu", "IOMMU mode");
-pub const SMT: Spec = spec("firmware.smt", "simultaneous multithreading");
-pub const SECURE_BOOT: Spec = spec("firmware.secure-boot", "UEFI Secure Boot");
-pub const MODULE_SIGNING: Spec = spec(
-    "firmware.module-signing",
-    "kernel module signature enforcement",
-);
-pub const NUMA_PER_SOCKET: Spec = spec("firmware.numa-per-socket", "NUMA nodes per socket");
-pub const RESIZABLE_BAR: Spec = spec("firmware.resizable-bar", "GPU Resizable BAR");
-pub const ABOVE_4G: Spec = spec("firmware.above-4g-decoding", "GPU BARs above 4 GiB");
-
-pub const SPECS: &[Spec] = &[
-    BIOS_VERSION,
-    IOMMU,
-    SMT,
-    SECURE_BOOT,
-    MODULE_SIGNING,
-    NUMA_PER_SOCKET,
-    RESIZABLE_BAR,
-    ABOVE_4G,
-];
 
 /// The legacy BAR window; a resized BAR is larger.
 const LEGACY_BAR: u64 = 256 * 1024 * 1024;
@@ -61,15 +26,15 @@ fn toggle(t: Toggle) -> &'static str {
     }
 }
 
-pub fn evaluate(ctx: &mut Context) {
-    let bp = ctx.blueprint;
-    let facts = ctx.facts;
-    iommu(ctx);
+pub fn evaluate(input: &Inputs, out: &mut Results) {
+    let bp = input.blueprint;
+    let facts = input.facts;
+    iommu(input, out);
     let Some(firmware) = &bp.firmware else {
         return;
     };
     if let Some(req) = &firmware.versions.bios {
-        ctx.expect(
+        out.expect(
             &BIOS_VERSION,
             None,
             &Expect::Version(req.clone()),
@@ -79,7 +44,7 @@ pub fn evaluate(ctx: &mut Context) {
     }
     let bios = &firmware.bios;
     if let Some(want) = bios.smt {
-        ctx.record(
+        out.record(
             &SMT,
             None,
             toggle(want),
@@ -92,7 +57,7 @@ pub fn evaluate(ctx: &mut Context) {
         );
     }
     if let Some(want) = bios.secure_boot {
-        ctx.record(
+        out.record(
             &SECURE_BOOT,
             None,
             toggle(want),
@@ -110,7 +75,7 @@ pub fn evaluate(ctx: &mut Context) {
     }
     if let Some(policy) = bios.module_signing {
         let enforce = policy == ModuleSigning::Enforce;
-        ctx.record(
+        out.record(
             &MODULE_SIGNING,
             None,
             if enforce { "enforced" } else { "not enforced" },
@@ -136,7 +101,7 @@ pub fn evaluate(ctx: &mut Context) {
             }
             _ => Observation::unknown("no CPU socket found in /proc/cpuinfo"),
         };
-        ctx.record(
+        out.record(
             &NUMA_PER_SOCKET,
             None,
             nps,
@@ -147,12 +112,12 @@ pub fn evaluate(ctx: &mut Context) {
             ],
         );
     }
-    bars(ctx, bios.resizable_bar, bios.above4g_decoding);
+    bars(input, out, bios.resizable_bar, bios.above4g_decoding);
 }
 
-fn iommu(ctx: &mut Context) {
-    let facts = ctx.facts;
-    let mode = ctx.blueprint.boot.iommu;
+fn iommu(input: &Inputs, out: &mut Results) {
+    let facts = input.facts;
+    let mode = input.blueprint.boot.iommu;
     if mode == IommuMode::KernelDefault {
         // The blueprint leaves the mode to the kernel; nothing to compare.
         return;
@@ -179,7 +144,7 @@ fn iommu(ctx: &mut Context) {
             }
         },
     };
-    ctx.record(
+    out.record(
         &IOMMU,
         None,
         expected,
@@ -198,15 +163,15 @@ fn largest_bar(device: &PciDevice) -> Fact<u64> {
     })
 }
 
-fn bars(ctx: &mut Context, resizable: Option<Toggle>, above4g: Option<Toggle>) {
-    let gpus = &ctx.facts.gpus.gpus;
+fn bars(input: &Inputs, out: &mut Results, resizable: Option<Toggle>, above4g: Option<Toggle>) {
+    let gpus = &input.facts.gpus.gpus;
     for gpu in gpus {
         let subject = Some(gpu.address.to_string());
         let evidence = vec![format!("/sys/bus/pci/devices/{}/resource", gpu.address)];
         if let Some(want) = resizable {
             let size = gpu.pci.clone().and_then(|d| largest_bar(&d));
             let on = want == Toggle::Enabled;
-            ctx.record(
+            out.record(
                 &RESIZABLE_BAR,
                 subject.clone(),
                 if on {
@@ -233,7 +198,7 @@ fn bars(ctx: &mut Context, resizable: Option<Toggle>, above4g: Option<Toggle>) {
                 })
             });
             let on = want == Toggle::Enabled;
-            ctx.record(
+            out.record(
                 &ABOVE_4G,
                 subject,
                 if on {

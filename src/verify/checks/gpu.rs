@@ -12,9 +12,9 @@
 //! GSP Xids (119, 120) a driver fault, and the rest device faults; 64 (row remap failure)
 //! and 79 (fallen off the bus) need repair, the others a reset.
 
-use super::context::{Context, Observation};
-use super::matcher::{Expect, all_identical};
-use super::{Action, FaultClass, Severity, Spec, Stage};
+use super::catalog::gpu::*;
+use super::matcher::Expect;
+use super::{Action, FaultClass, Inputs, Observation, Results, Severity};
 use crate::blueprint::model::{Accelerators, KernelModule, SharingMode, Vendor};
 use crate::blueprint::value::VersionReq;
 use crate::verify::fact::Fact;
@@ -22,163 +22,6 @@ use crate::verify::facts::gpu::{Gpu, GpuVendor};
 use crate::verify::facts::kernel_log::KernelEventKind;
 use crate::verify::facts::nvidia_smi::NvidiaGpu;
 use regex::Regex;
-
-const fn spec(
-    id: &'static str,
-    summary: &'static str,
-    fault: FaultClass,
-    action: Action,
-    health: bool,
-) -> Spec {
-    Spec {
-        id,
-        summary,
-        severity: Severity::Critical,
-        fault,
-        action,
-        stage: Stage::Driver,
-        health,
-    }
-}
-
-use Action::{IsolateAndRepair, Reset, Restart};
-use FaultClass::{Device, DriverDaemon, Link};
-
-pub const COUNT: Spec = Spec {
-    stage: Stage::Host,
-    ..spec(
-        "gpu.count",
-        "GPUs on the PCI bus",
-        Device,
-        IsolateAndRepair,
-        true,
-    )
-};
-pub const NVSWITCH: Spec = Spec {
-    stage: Stage::Host,
-    ..spec(
-        "gpu.nvswitch.present",
-        "NVSwitches on the PCI bus",
-        Device,
-        IsolateAndRepair,
-        true,
-    )
-};
-pub const MODEL: Spec = spec("gpu.model", "GPU model", Device, IsolateAndRepair, false);
-pub const DRIVER: Spec = spec(
-    "gpu.driver.version",
-    "loaded GPU driver version",
-    DriverDaemon,
-    IsolateAndRepair,
-    false,
-);
-pub const KERNEL_MODULE: Spec = spec(
-    "gpu.driver.kernel-module",
-    "NVIDIA kernel module flavour",
-    DriverDaemon,
-    IsolateAndRepair,
-    false,
-);
-pub const CUDA: Spec = spec(
-    "gpu.cuda.version",
-    "CUDA version the driver supports",
-    DriverDaemon,
-    IsolateAndRepair,
-    false,
-);
-pub const VBIOS: Spec = spec(
-    "gpu.vbios",
-    "GPU VBIOS version",
-    Device,
-    IsolateAndRepair,
-    false,
-);
-pub const VBIOS_IDENTICAL: Spec = spec(
-    "gpu.vbios.identical",
-    "same VBIOS on every GPU",
-    Device,
-    IsolateAndRepair,
-    false,
-);
-pub const ECC_MODE: Spec = spec("gpu.ecc.mode", "ECC enabled", Device, Reset, false);
-pub const ECC_UNCORRECTABLE: Spec = spec(
-    "gpu.ecc.volatile-uncorrectable",
-    "no uncorrectable ECC errors since the driver loaded",
-    Device,
-    Reset,
-    true,
-);
-pub const REMAP_PENDING: Spec = spec(
-    "gpu.row-remap.pending",
-    "no row remapping pending",
-    Device,
-    Reset,
-    true,
-);
-pub const REMAP_FAILURE: Spec = spec(
-    "gpu.row-remap.failure",
-    "no row remapping failure",
-    Device,
-    IsolateAndRepair,
-    true,
-);
-pub const RETIRED_PAGES: Spec = spec(
-    "gpu.retired-pages",
-    "no page retirement pending",
-    Device,
-    Reset,
-    true,
-);
-pub const XID: Spec = spec(
-    "gpu.xid",
-    "no Xid events in the kernel log",
-    Device,
-    Reset,
-    true,
-);
-pub const PERSISTENCE: Spec = spec(
-    "gpu.persistence",
-    "persistence mode",
-    DriverDaemon,
-    Restart,
-    false,
-);
-pub const MIG: Spec = spec("gpu.mig.mode", "MIG mode", DriverDaemon, Reset, false);
-pub const FABRIC_MANAGER: Spec = spec(
-    "gpu.fabric-manager.active",
-    "nvidia-fabricmanager active",
-    DriverDaemon,
-    Restart,
-    true,
-);
-pub const FABRIC_STATE: Spec = spec(
-    "gpu.fabric.state",
-    "GPU joined the NVLink fabric",
-    Link,
-    Reset,
-    true,
-);
-
-pub const SPECS: &[Spec] = &[
-    COUNT,
-    NVSWITCH,
-    MODEL,
-    DRIVER,
-    KERNEL_MODULE,
-    CUDA,
-    VBIOS,
-    VBIOS_IDENTICAL,
-    ECC_MODE,
-    ECC_UNCORRECTABLE,
-    REMAP_PENDING,
-    REMAP_FAILURE,
-    RETIRED_PAGES,
-    XID,
-    PERSISTENCE,
-    MIG,
-    FABRIC_MANAGER,
-    FABRIC_STATE,
-];
 
 const NVIDIA_SMI: &str = "nvidia-smi -q -x";
 
@@ -206,11 +49,11 @@ fn nvidia(gpu: &Gpu) -> Fact<&NvidiaGpu> {
     }
 }
 
-pub fn evaluate(ctx: &mut Context) {
-    let Some(accelerators) = &ctx.blueprint.accelerators else {
+pub fn evaluate(input: &Inputs, out: &mut Results) {
+    let Some(accelerators) = &input.blueprint.accelerators else {
         return;
     };
-    let facts = ctx.facts;
+    let facts = input.facts;
     let gpus: Vec<&Gpu> = facts
         .gpus
         .gpus
@@ -229,7 +72,7 @@ pub fn evaluate(ctx: &mut Context) {
             in_sysfs.len() == accelerators.count as usize,
         ),
     };
-    ctx.record(
+    out.record(
         &COUNT,
         None,
         format!(
@@ -247,7 +90,7 @@ pub fn evaluate(ctx: &mut Context) {
             Fact::Unknown { reason } => Observation::unknown(reason.clone()),
             Fact::Known(_) => Observation::value(switches.len().to_string(), !switches.is_empty()),
         };
-        ctx.record(
+        out.record(
             &NVSWITCH,
             None,
             "at least 1",
@@ -255,19 +98,19 @@ pub fn evaluate(ctx: &mut Context) {
             vec!["/sys/bus/pci/devices".to_owned()],
         );
     }
-    driver(ctx, accelerators);
+    driver(input, out, accelerators);
     for gpu in &gpus {
-        model(ctx, accelerators, gpu);
+        model(input, out, accelerators, gpu);
         if accelerators.vendor == Vendor::Nvidia {
-            nvidia_gpu(ctx, accelerators, gpu);
+            nvidia_gpu(input, out, accelerators, gpu);
         } else {
-            amd_gpu(ctx, accelerators, gpu);
+            amd_gpu(input, out, gpu);
         }
-        xid(ctx, gpu);
+        xid(input, out, gpu);
     }
-    vbios_identical(ctx, accelerators, &gpus);
+    vbios_identical(out, accelerators, &gpus);
     if accelerators.vendor == Vendor::Nvidia && accelerators.interconnect.nvswitch {
-        let state = facts.runtime.clone().and_then(|r| {
+        let state = facts.runtime.as_ref().and_then(|r| {
             r.units
                 .get("nvidia-fabricmanager")
                 .cloned()
@@ -275,7 +118,7 @@ pub fn evaluate(ctx: &mut Context) {
                     Fact::unknown("the nvidia-fabricmanager unit state was not collected")
                 })
         });
-        ctx.expect(
+        out.expect(
             &FABRIC_MANAGER,
             None,
             &Expect::equal("active"),
@@ -285,13 +128,13 @@ pub fn evaluate(ctx: &mut Context) {
     }
 }
 
-fn driver(ctx: &mut Context, accelerators: &Accelerators) {
-    let facts = ctx.facts;
+fn driver(input: &Inputs, out: &mut Results, accelerators: &Accelerators) {
+    let facts = input.facts;
     let expect = Expect::Version(accelerators.driver.version.clone());
     match accelerators.vendor {
         Vendor::Nvidia => {
             let version = facts.modules.nvidia_driver.clone().map(|d| d.version);
-            ctx.expect(
+            out.expect(
                 &DRIVER,
                 None,
                 &expect,
@@ -300,7 +143,7 @@ fn driver(ctx: &mut Context, accelerators: &Accelerators) {
             );
             if let Some(flavour) = accelerators.driver.kernel_module {
                 let open = flavour == KernelModule::Open;
-                ctx.record(
+                out.record(
                     &KERNEL_MODULE,
                     None,
                     if open { "open" } else { "proprietary" },
@@ -321,21 +164,21 @@ fn driver(ctx: &mut Context, accelerators: &Accelerators) {
                     Ok(req) => Expect::Version(req),
                     Err(_) => Expect::equal(cuda),
                 };
-                ctx.expect(&CUDA, None, &expect, &observed, vec![NVIDIA_SMI.to_owned()]);
+                out.expect(&CUDA, None, &expect, &observed, vec![NVIDIA_SMI.to_owned()]);
             }
         }
         Vendor::Amd => {
             let version = facts
                 .modules
                 .versions
-                .clone()
+                .as_ref()
                 .and_then(|v| match v.get("amdgpu") {
                     Some(version) => Fact::Known(version.clone()),
                     None => Fact::unknown(
                         "/sys/module/amdgpu/version: amdgpu is not loaded or has no version",
                     ),
                 });
-            ctx.expect(
+            out.expect(
                 &DRIVER,
                 None,
                 &expect,
@@ -348,9 +191,9 @@ fn driver(ctx: &mut Context, accelerators: &Accelerators) {
 
 /// The names a GPU of the blueprint's model may report: the model, its aliases from the
 /// compatibility matrix, or any name carrying the model's words (`AMD Instinct MI300X`).
-fn model_expectation(ctx: &Context, accelerators: &Accelerators) -> Expect {
+fn model_expectation(input: &Inputs, accelerators: &Accelerators) -> Expect {
     let mut names = vec![accelerators.model.to_string()];
-    if let Some(model) = ctx.matrix.model(accelerators.vendor, &accelerators.model) {
+    if let Some(model) = input.matrix.model(accelerators.vendor, &accelerators.model) {
         names.push(model.model.clone());
         names.extend(model.aliases.iter().cloned());
     }
@@ -367,9 +210,9 @@ fn model_expectation(ctx: &Context, accelerators: &Accelerators) -> Expect {
     }
 }
 
-fn model(ctx: &mut Context, accelerators: &Accelerators, gpu: &Gpu) {
+fn model(input: &Inputs, out: &mut Results, accelerators: &Accelerators, gpu: &Gpu) {
     let subject = Some(gpu.address.to_string());
-    let expect = model_expectation(ctx, accelerators);
+    let expect = model_expectation(input, accelerators);
     let (name, evidence) = match accelerators.vendor {
         Vendor::Nvidia => (nvidia(gpu).and_then(|g| g.product_name.clone()), NVIDIA_SMI),
         Vendor::Amd => (
@@ -377,7 +220,7 @@ fn model(ctx: &mut Context, accelerators: &Accelerators, gpu: &Gpu) {
             "rocm-smi --json",
         ),
     };
-    ctx.expect(&MODEL, subject, &expect, &name, vec![evidence.to_owned()]);
+    out.expect(&MODEL, subject, &expect, &name, vec![evidence.to_owned()]);
 }
 
 fn amd(gpu: &Gpu) -> Fact<&crate::verify::facts::rocm_smi::AmdGpu> {
@@ -388,10 +231,10 @@ fn amd(gpu: &Gpu) -> Fact<&crate::verify::facts::rocm_smi::AmdGpu> {
     }
 }
 
-fn amd_gpu(ctx: &mut Context, accelerators: &Accelerators, gpu: &Gpu) {
-    if let Some(req) = accelerators_vbios(ctx, accelerators) {
+fn amd_gpu(input: &Inputs, out: &mut Results, gpu: &Gpu) {
+    if let Some(req) = pinned_vbios(input) {
         let vbios = amd(gpu).and_then(|g| g.vbios_version.clone());
-        ctx.expect(
+        out.expect(
             &VBIOS,
             Some(gpu.address.to_string()),
             &Expect::Version(req),
@@ -401,14 +244,16 @@ fn amd_gpu(ctx: &mut Context, accelerators: &Accelerators, gpu: &Gpu) {
     }
 }
 
-fn accelerators_vbios(ctx: &Context, _accelerators: &Accelerators) -> Option<VersionReq> {
-    ctx.blueprint
+/// `firmware.versions.gpuVbios`, when the blueprint pins one.
+fn pinned_vbios(input: &Inputs) -> Option<VersionReq> {
+    input
+        .blueprint
         .firmware
         .as_ref()
         .and_then(|f| f.versions.gpu_vbios.clone())
 }
 
-fn vbios_identical(ctx: &mut Context, accelerators: &Accelerators, gpus: &[&Gpu]) {
+fn vbios_identical(out: &mut Results, accelerators: &Accelerators, gpus: &[&Gpu]) {
     if gpus.len() < 2 {
         return;
     }
@@ -419,22 +264,12 @@ fn vbios_identical(ctx: &mut Context, accelerators: &Accelerators, gpus: &[&Gpu]
             Vendor::Amd => amd(gpu).and_then(|g| g.vbios_version.clone()),
         })
         .collect();
-    let observation = match versions.iter().find_map(|v| v.reason()) {
-        Some(reason) => Observation::unknown(reason.to_owned()),
-        None => match all_identical(
-            versions
-                .iter()
-                .filter_map(|v| v.known().map(String::as_str)),
-        ) {
-            Ok(text) => Observation::value(text, true),
-            Err(text) => Observation::value(text, false),
-        },
-    };
+    let observation = Observation::all_identical(&versions);
     let evidence = match accelerators.vendor {
         Vendor::Nvidia => NVIDIA_SMI,
         Vendor::Amd => "rocm-smi --json",
     };
-    ctx.record(
+    out.record(
         &VBIOS_IDENTICAL,
         None,
         "one VBIOS version",
@@ -443,17 +278,17 @@ fn vbios_identical(ctx: &mut Context, accelerators: &Accelerators, gpus: &[&Gpu]
     );
 }
 
-fn nvidia_gpu(ctx: &mut Context, accelerators: &Accelerators, gpu: &Gpu) {
+fn nvidia_gpu(input: &Inputs, out: &mut Results, accelerators: &Accelerators, gpu: &Gpu) {
     let subject = || Some(gpu.address.to_string());
     let evidence = || vec![NVIDIA_SMI.to_owned()];
     let entry = nvidia(gpu);
     let field = |get: fn(&NvidiaGpu) -> Fact<bool>| entry.clone().and_then(get);
-    if let Some(req) = accelerators_vbios(ctx, accelerators) {
+    if let Some(req) = pinned_vbios(input) {
         let vbios = entry.clone().and_then(|g| g.vbios_version.clone());
-        ctx.expect(&VBIOS, subject(), &Expect::Version(req), &vbios, evidence());
+        out.expect(&VBIOS, subject(), &Expect::Version(req), &vbios, evidence());
     }
     if accelerators.ecc_required {
-        ctx.record(
+        out.record(
             &ECC_MODE,
             subject(),
             "enabled",
@@ -464,7 +299,7 @@ fn nvidia_gpu(ctx: &mut Context, accelerators: &Accelerators, gpu: &Gpu) {
     let uncorrectable = entry
         .clone()
         .and_then(|g| g.ecc_errors.volatile.uncorrectable.clone());
-    ctx.expect(
+    out.expect(
         &ECC_UNCORRECTABLE,
         subject(),
         &Expect::exactly(0.0),
@@ -479,7 +314,7 @@ fn nvidia_gpu(ctx: &mut Context, accelerators: &Accelerators, gpu: &Gpu) {
     });
     if remapped.is_known() || !retired_known {
         let pending = remapped.clone().and_then(|r| r.pending);
-        ctx.record(
+        out.record(
             &REMAP_PENDING,
             subject(),
             "no",
@@ -487,7 +322,7 @@ fn nvidia_gpu(ctx: &mut Context, accelerators: &Accelerators, gpu: &Gpu) {
             evidence(),
         );
         let failure = remapped.and_then(|r| r.failure);
-        ctx.record(
+        out.record(
             &REMAP_FAILURE,
             subject(),
             "no",
@@ -497,7 +332,7 @@ fn nvidia_gpu(ctx: &mut Context, accelerators: &Accelerators, gpu: &Gpu) {
     }
     if retired_known || entry.known().is_none() {
         let pending = retired.and_then(|r| r.pending);
-        ctx.record(
+        out.record(
             &RETIRED_PAGES,
             subject(),
             "no retirement pending",
@@ -506,7 +341,7 @@ fn nvidia_gpu(ctx: &mut Context, accelerators: &Accelerators, gpu: &Gpu) {
         );
     }
     if accelerators.persistence {
-        ctx.record(
+        out.record(
             &PERSISTENCE,
             subject(),
             "enabled",
@@ -515,7 +350,7 @@ fn nvidia_gpu(ctx: &mut Context, accelerators: &Accelerators, gpu: &Gpu) {
         );
     }
     let mig = accelerators.sharing.mode() == SharingMode::Mig;
-    ctx.record(
+    out.record(
         &MIG,
         subject(),
         enabled(&mig),
@@ -531,7 +366,7 @@ fn nvidia_gpu(ctx: &mut Context, accelerators: &Accelerators, gpu: &Gpu) {
                 Fact::unknown(reason.clone())
             }
         });
-        ctx.record(
+        out.record(
             &FABRIC_STATE,
             subject(),
             "Completed / Success",
@@ -564,21 +399,19 @@ pub fn classify_xid(code: u32) -> (FaultClass, Action, Severity) {
     }
 }
 
-fn xid(ctx: &mut Context, gpu: &Gpu) {
+fn xid(input: &Inputs, out: &mut Results, gpu: &Gpu) {
     let address = gpu.address.to_string();
-    let log = match &ctx.facts.kernel_log {
-        Some(log) => log.clone(),
-        None => Fact::unknown("the kernel log was not read"),
-    };
+    let events = input.device_events.as_ref().map(|index| {
+        index
+            .get(&gpu.address.device_slot())
+            .map_or(&[][..], Vec::as_slice)
+    });
     let mut codes: Vec<u32> = Vec::new();
     let mut fallen = false;
-    if let Fact::Known(log) = &log {
-        for event in &log.events {
+    if let Fact::Known(events) = &events {
+        for event in *events {
             match &event.kind {
-                KernelEventKind::Xid {
-                    code,
-                    pci: Some(pci),
-                } if address.starts_with(&pci.to_ascii_lowercase()) => codes.push(*code),
+                KernelEventKind::Xid { code, .. } => codes.push(*code),
                 KernelEventKind::FallenOffBus { pci: Some(pci) } if *pci == gpu.address => {
                     fallen = true
                 }
@@ -590,12 +423,12 @@ fn xid(ctx: &mut Context, gpu: &Gpu) {
     if fallen {
         shown.push("fallen off the bus".to_owned());
     }
-    let observation = match &log {
+    let observation = match &events {
         Fact::Unknown { reason } => Observation::unknown(reason.clone()),
         Fact::Known(_) if shown.is_empty() => Observation::value("none", true),
         Fact::Known(_) => Observation::value(shown.join(", "), false),
     };
-    let result = ctx.record(
+    let result = out.record(
         &XID,
         Some(address),
         "none",

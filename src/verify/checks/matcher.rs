@@ -1,14 +1,13 @@
 //! Expectations and how an observed value is judged against them: exact text, numeric
-//! ranges, version constraints ([`VersionReq`]), sets, regular expressions, and "all
-//! devices identical".
+//! ranges, version constraints ([`VersionReq`]), sets and regular expressions.
 //!
-//! A value that cannot be understood for the comparison (a version that does not parse, a
-//! number that is not one) is an error verdict, never a pass.
+//! Facts are typed ([`Judged`]): a [`Version`] is compared as a version and a number as a
+//! number, without a round trip through text. A value that cannot be understood for the
+//! comparison (text that is not a version, a number that is not one) is an error verdict,
+//! never a pass.
 
-use super::Verdict;
 use crate::blueprint::value::{Version, VersionReq};
 use regex::Regex;
-use std::collections::BTreeMap;
 use std::fmt;
 
 /// What a check expects of one observed value.
@@ -90,16 +89,48 @@ impl Expect {
             }
         }
     }
+}
 
-    /// The verdict for an observed value.
-    pub fn verdict(&self, observed: &str) -> (Verdict, Option<String>) {
-        match self.matches(observed) {
-            Ok(true) => (Verdict::Pass, None),
-            Ok(false) => (Verdict::Fail, None),
-            Err(why) => (Verdict::Error, Some(why)),
+/// An observed value an [`Expect`] can judge.
+pub trait Judged: fmt::Display {
+    /// `Err` when the value cannot be compared (an error verdict).
+    fn judged_by(&self, expect: &Expect) -> Result<bool, String>;
+}
+
+impl Judged for String {
+    fn judged_by(&self, expect: &Expect) -> Result<bool, String> {
+        expect.matches(self)
+    }
+}
+
+impl Judged for Version {
+    fn judged_by(&self, expect: &Expect) -> Result<bool, String> {
+        match expect {
+            Expect::Version(req) => Ok(req.matches(self)),
+            Expect::Any(options) => Ok(options
+                .iter()
+                .any(|option| self.judged_by(option).unwrap_or(false))),
+            other => other.matches(self.as_str()),
         }
     }
 }
+
+macro_rules! judged_number {
+    ($($t:ty),*) => {$(
+        impl Judged for $t {
+            fn judged_by(&self, expect: &Expect) -> Result<bool, String> {
+                match expect {
+                    Expect::Range { min, max } => {
+                        let value = *self as f64;
+                        Ok(min.is_none_or(|min| value >= min) && max.is_none_or(|max| value <= max))
+                    }
+                    other => other.matches(&self.to_string()),
+                }
+            }
+        }
+    )*};
+}
+judged_number!(u32, u64, f64);
 
 fn number(value: f64) -> String {
     if value.fract() == 0.0 && value.abs() < 1e15 {
@@ -131,27 +162,6 @@ impl fmt::Display for Expect {
                 f.write_str(&texts.join(" or "))
             }
         }
-    }
-}
-
-/// "All devices identical": the distinct values among `values`, most common first, as
-/// `value ×count`; `Ok(summary)` when there is exactly one.
-pub fn all_identical<'a>(values: impl IntoIterator<Item = &'a str>) -> Result<String, String> {
-    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-    for value in values {
-        *counts.entry(value).or_default() += 1;
-    }
-    let mut ranked: Vec<(&str, usize)> = counts.into_iter().collect();
-    ranked.sort_by_key(|(_, count)| std::cmp::Reverse(*count));
-    let text = ranked
-        .iter()
-        .map(|(value, count)| format!("{value} ×{count}"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    if ranked.len() == 1 {
-        Ok(text)
-    } else {
-        Err(text)
     }
 }
 
@@ -191,8 +201,14 @@ mod tests {
     }
 
     #[test]
-    fn identical_values() {
-        assert_eq!(all_identical(["a", "a"]), Ok("a ×2".to_owned()));
-        assert_eq!(all_identical(["a", "b", "a"]), Err("a ×2, b ×1".to_owned()));
+    fn typed_values_are_judged_without_text() {
+        let version: Version = "570.172.08".parse().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            version.judged_by(&Expect::Version(req(">=570.124"))),
+            Ok(true)
+        );
+        assert_eq!(version.judged_by(&Expect::Version(req("<570"))), Ok(false));
+        assert_eq!(8u64.judged_by(&Expect::at_least(16.0)), Ok(false));
+        assert_eq!(16u64.judged_by(&Expect::exactly(16.0)), Ok(true));
     }
 }

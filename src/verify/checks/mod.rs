@@ -1,15 +1,19 @@
 //! Checks: the blueprint's expectations compared with the machine's [`Facts`].
 //!
-//! Each check has a stable id (`gpu.pcie.link-width`), a [`Spec`] (what it checks, its
-//! severity, the fault class and the recommended action when it fails, which stage of the
-//! boot it belongs to) and yields one [`CheckResult`] per subject (a GPU, a NIC, a pool)
-//! with the expected and observed values and the evidence they came from.
+//! Each check is one row of the table in [`catalog`]: a stable id (`gpu.pcie.link-width`)
+//! and its [`Spec`] (what it checks, its severity, the fault class and the recommended
+//! action when it fails, which stage of the boot and which phases it belongs to). A check
+//! yields one [`CheckResult`] per subject (a GPU, a NIC, a pool) with the expected and
+//! observed values and the evidence they came from, and a reference to its spec.
 //!
 //! Checks are pure functions of the blueprint and the facts: no host access, so a replayed
 //! capture gives the same verdicts. They **fail closed**: a fact that could not be read is
-//! an [`Verdict::Error`], never a pass. One file per family of checks; this one holds the
-//! shared types and [`evaluate`].
+//! an [`Verdict::Error`], never a pass, and a check the blueprint asks for that finds no
+//! device to look at says so instead of staying silent. Each family reads the
+//! [`Inputs`] and writes to [`Results`]; one file per family; this one holds the shared
+//! types and [`evaluate`].
 
+pub mod catalog;
 mod context;
 pub mod firmware;
 pub mod gpu;
@@ -19,14 +23,17 @@ pub mod os;
 pub mod pcie;
 pub mod runtime;
 pub mod select;
+pub mod system;
 
-pub use context::Context;
+pub use catalog::{CATALOG, Spec};
+pub use context::{Inputs, Observation, Results};
 pub use select::{Phase, Selection};
 
 use crate::blueprint::compat::Matrix;
 use crate::blueprint::model::{DriverAuthority, RawBlueprint};
 use crate::verify::facts::Facts;
 use serde::Serialize;
+use serde::ser::{SerializeMap, Serializer};
 
 /// How much a failed check matters.
 #[derive(
@@ -152,27 +159,16 @@ pub enum Stage {
     Driver,
 }
 
-/// The fixed description of a check.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct Spec {
-    pub id: &'static str,
-    pub summary: &'static str,
-    pub severity: Severity,
-    pub fault: FaultClass,
-    pub action: Action,
-    pub stage: Stage,
-    /// Part of the post-join device health subset (`--phase health`).
-    pub health: bool,
-}
-
 /// One check's verdict on one subject.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+///
+/// The id, summary and stage come from the check's row of the table ([`Spec`]); the
+/// severity, fault class and action start as the spec's and may be refined by the check
+/// (an application Xid is a warning with a restart, not a device fault).
+#[derive(Debug, Clone, PartialEq)]
 pub struct CheckResult {
-    pub id: String,
+    pub spec: &'static Spec,
     /// The device, interface, pool or unit checked; `None` for node-wide checks.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub subject: Option<String>,
-    pub summary: String,
     pub severity: Severity,
     pub verdict: Verdict,
     pub expected: String,
@@ -182,15 +178,26 @@ pub struct CheckResult {
     pub fault: FaultClass,
     /// Recommended action; `none` when the check passed.
     pub action: Action,
-    pub stage: Stage,
 }
 
 impl CheckResult {
+    pub fn id(&self) -> &'static str {
+        self.spec.id
+    }
+
+    pub fn summary(&self) -> &'static str {
+        self.spec.summary
+    }
+
+    pub fn stage(&self) -> Stage {
+        self.spec.stage
+    }
+
     /// `id` or `id[subject]`.
     pub fn name(&self) -> String {
         match &self.subject {
-            Some(subject) => format!("{}[{subject}]", self.id),
-            None => self.id.clone(),
+            Some(subject) => format!("{}[{subject}]", self.spec.id),
+            None => self.spec.id.to_owned(),
         }
     }
 
@@ -200,20 +207,42 @@ impl CheckResult {
     }
 }
 
-/// Every check spec, in report order.
-pub fn catalog() -> Vec<&'static Spec> {
-    [
-        os::SPECS,
-        firmware::SPECS,
-        pcie::SPECS,
-        gpu::SPECS,
-        network::SPECS,
-        runtime::SPECS,
-    ]
-    .iter()
-    .flat_map(|specs| specs.iter())
-    .collect()
+/// The result as reports show it: the spec's id, summary and stage inline.
+impl Serialize for CheckResult {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("id", self.spec.id)?;
+        if let Some(subject) = &self.subject {
+            map.serialize_entry("subject", subject)?;
+        }
+        map.serialize_entry("summary", self.spec.summary)?;
+        map.serialize_entry("severity", &self.severity)?;
+        map.serialize_entry("verdict", &self.verdict)?;
+        map.serialize_entry("expected", &self.expected)?;
+        map.serialize_entry("observed", &self.observed)?;
+        map.serialize_entry("evidence", &self.evidence)?;
+        map.serialize_entry("fault", &self.fault)?;
+        map.serialize_entry("action", &self.action)?;
+        map.serialize_entry("stage", &self.spec.stage)?;
+        map.end()
+    }
 }
+
+/// Every check spec, in report order.
+pub fn catalog() -> &'static [&'static Spec] {
+    CATALOG
+}
+
+/// The families, in report order; each records its results for the blueprint and facts.
+const FAMILIES: [fn(&Inputs, &mut Results); 7] = [
+    os::evaluate,
+    firmware::evaluate,
+    pcie::evaluate,
+    gpu::evaluate,
+    network::evaluate,
+    runtime::evaluate,
+    system::evaluate,
+];
 
 /// Runs every check that applies to the blueprint, then keeps the selected ones.
 pub fn evaluate(
@@ -222,23 +251,14 @@ pub fn evaluate(
     matrix: &Matrix,
     selection: &Selection,
 ) -> Vec<CheckResult> {
-    let mut ctx = Context::new(blueprint, facts, matrix);
-    os::evaluate(&mut ctx);
-    firmware::evaluate(&mut ctx);
-    pcie::evaluate(&mut ctx);
-    gpu::evaluate(&mut ctx);
-    network::evaluate(&mut ctx);
-    runtime::evaluate(&mut ctx);
+    let input = Inputs::new(blueprint, facts, matrix);
+    let mut out = Results::default();
+    for family in FAMILIES {
+        family(&input, &mut out);
+    }
     let authority = blueprint.accelerators.as_ref().map(|a| a.driver.authority);
     let preinstalled = authority != Some(DriverAuthority::Operator);
-    let specs = catalog();
-    ctx.into_results()
-        .into_iter()
-        .filter(|result| {
-            specs
-                .iter()
-                .find(|spec| spec.id == result.id)
-                .is_some_and(|spec| selection.includes(spec, preinstalled))
-        })
-        .collect()
+    let mut results = out.into_vec();
+    results.retain(|result| selection.includes(result.spec, preinstalled));
+    results
 }

@@ -8,96 +8,14 @@
 //! and link layer can be matched; a warning says so. An InfiniBand interface's MTU is the
 //! IPoIB MTU, which is the IB MTU less the 4-byte IPoIB header (4092 for 4096).
 
-use super::context::{Context, Observation};
-use super::matcher::{Expect, all_identical};
-use super::{Action, FaultClass, Severity, Spec, Stage};
+use super::catalog::network::*;
+use super::matcher::Expect;
+use super::{Inputs, Observation, Results};
 use crate::blueprint::model::{LinkLayer, Nic as NicGroup, NicRole};
 use crate::verify::fact::Fact;
 use crate::verify::facts::nic::Nic;
 use crate::verify::facts::pci::PciDevice;
 use crate::verify::facts::rdma::RdmaDevice;
-
-const fn spec(id: &'static str, summary: &'static str, action: Action, health: bool) -> Spec {
-    Spec {
-        id,
-        summary,
-        severity: Severity::Critical,
-        fault: FaultClass::Link,
-        action,
-        stage: Stage::Host,
-        health,
-    }
-}
-
-pub const COUNT: Spec = spec(
-    "nic.count",
-    "NICs of the group present",
-    Action::IsolateAndRepair,
-    true,
-);
-pub const MODEL: Spec = Spec {
-    severity: Severity::Warning,
-    ..spec("nic.model", "NIC model identifiable", Action::None, false)
-};
-pub const LINK_STATE: Spec = spec(
-    "nic.link.state",
-    "interface operationally up",
-    Action::Reset,
-    true,
-);
-pub const SPEED: Spec = spec("nic.speed", "interface link speed", Action::Reset, true);
-pub const MTU: Spec = Spec {
-    fault: FaultClass::OsMemoryDisk,
-    ..spec("nic.mtu", "interface MTU", Action::Restart, false)
-};
-pub const RDMA_STATE: Spec = spec(
-    "nic.rdma.port-state",
-    "RDMA port ACTIVE and LinkUp",
-    Action::Reset,
-    true,
-);
-pub const RDMA_RATE: Spec = spec("nic.rdma.rate", "RDMA port rate", Action::Reset, true);
-pub const FIRMWARE: Spec = spec(
-    "nic.firmware",
-    "NIC firmware version",
-    Action::IsolateAndRepair,
-    false,
-);
-pub const FIRMWARE_IDENTICAL: Spec = spec(
-    "nic.firmware.identical",
-    "same NIC firmware across the group",
-    Action::IsolateAndRepair,
-    false,
-);
-pub const GPU_NIC_NUMA: Spec = Spec {
-    fault: FaultClass::OsMemoryDisk,
-    ..spec(
-        "gpu.nic.numa",
-        "a compute NIC on the GPU's NUMA node",
-        Action::IsolateAndRepair,
-        false,
-    )
-};
-pub const GPU_NIC_SWITCH: Spec = spec(
-    "gpu.nic.pcie-switch",
-    "a compute NIC behind the GPU's PCIe switch",
-    Action::IsolateAndRepair,
-    false,
-);
-
-pub const SPECS: &[Spec] = &[
-    COUNT,
-    MODEL,
-    LINK_STATE,
-    SPEED,
-    MTU,
-    RDMA_STATE,
-    RDMA_RATE,
-    FIRMWARE,
-    FIRMWARE_IDENTICAL,
-    GPU_NIC_NUMA,
-    GPU_NIC_SWITCH,
-];
 
 /// PCI device ids of NIC models nodeimg can identify (vendor Mellanox 0x15b3 or Intel
 /// 0x8086), by lower-case model name without spaces or dashes.
@@ -155,9 +73,9 @@ fn fits(group: &NicGroup, nic: &Nic, pci: Option<&PciDevice>) -> bool {
 }
 
 /// Every physical interface that fits a blueprint NIC group, by group order.
-pub fn members<'a>(ctx: &Context<'a>) -> Vec<Member<'a>> {
-    let facts = ctx.facts;
-    let groups = &ctx.blueprint.network.nics;
+pub fn members<'a>(input: &Inputs<'a>) -> Vec<Member<'a>> {
+    let facts = input.facts;
+    let groups = &input.blueprint.network.nics;
     let (Fact::Known(nics), pci) = (&facts.nics, facts.pci_devices.known()) else {
         return Vec::new();
     };
@@ -185,23 +103,22 @@ pub fn members<'a>(ctx: &Context<'a>) -> Vec<Member<'a>> {
     out
 }
 
-pub fn evaluate(ctx: &mut Context) {
-    let groups = &ctx.blueprint.network.nics;
+pub fn evaluate(input: &Inputs, out: &mut Results) {
+    let groups = &input.blueprint.network.nics;
     if groups.is_empty() {
         return;
     }
-    let members = members(ctx);
-    let default_firmware = ctx
+    let members = members(input);
+    let default_firmware = input
         .blueprint
         .firmware
         .as_ref()
         .and_then(|f| f.versions.nic.clone());
-    let mut results = Vec::new();
     for (index, group) in groups.iter().enumerate() {
         let label = format!("{} {}", group.role, group.model);
         let mine: Vec<&Member> = members.iter().filter(|m| m.group == index).collect();
         let names: Vec<&str> = mine.iter().map(|m| m.nic.name.as_str()).collect();
-        let observation = match &ctx.facts.nics {
+        let observation = match &input.facts.nics {
             Fact::Unknown { reason } => Observation::unknown(reason.clone()),
             Fact::Known(_) => Observation::value(
                 format!("{} ({})", mine.len(), list(&names)),
@@ -209,7 +126,7 @@ pub fn evaluate(ctx: &mut Context) {
             ),
         };
         let driver = group.driver.as_deref().unwrap_or("any driver");
-        results.push((
+        out.record(
             &COUNT,
             Some(label.clone()),
             format!(
@@ -222,7 +139,7 @@ pub fn evaluate(ctx: &mut Context) {
             ),
             observation,
             vec!["/sys/class/net".to_owned()],
-        ));
+        );
         let model = match model_device_ids(&group.model) {
             None => Observation::unknown(format!(
                 "nodeimg has no PCI ids for model {:?}; NICs were matched by driver and link layer only",
@@ -236,56 +153,34 @@ pub fn evaluate(ctx: &mut Context) {
                 )
             }
         };
-        results.push((
+        out.record(
             &MODEL,
             Some(label.clone()),
-            group.model.to_string(),
+            &group.model,
             model,
             vec!["/sys/bus/pci/devices/*/device".to_owned()],
-        ));
+        );
         // `firmware.versions.nic` is the RDMA NICs' firmware; other groups pin their own.
         let firmware = group
             .firmware
             .clone()
             .or_else(|| default_firmware.clone().filter(|_| group.rdma));
         for member in &mine {
-            member_checks(&mut results, group, member, firmware.as_ref());
+            member_checks(out, group, member, firmware.as_ref());
         }
         if mine.len() > 1 && (group.rdma || firmware.is_some()) {
             let versions: Vec<Fact<String>> = mine.iter().map(|m| firmware_of(m)).collect();
-            let observation = match versions.iter().find_map(|v| v.reason()) {
-                Some(reason) => Observation::unknown(reason.to_owned()),
-                None => match all_identical(
-                    versions
-                        .iter()
-                        .filter_map(|v| v.known().map(String::as_str)),
-                ) {
-                    Ok(text) => Observation::value(text, true),
-                    Err(text) => Observation::value(text, false),
-                },
-            };
-            results.push((
+            out.record(
                 &FIRMWARE_IDENTICAL,
                 Some(label),
-                "one firmware version".to_owned(),
-                observation,
+                "one firmware version",
+                Observation::all_identical(&versions),
                 vec!["/sys/class/infiniband/*/fw_ver".to_owned()],
-            ));
+            );
         }
     }
-    for (spec, subject, expected, observation, evidence) in results {
-        ctx.record(spec, subject, expected, observation, evidence);
-    }
-    affinity(ctx, &members);
+    affinity(input, out, &members);
 }
-
-type Pending = (
-    &'static Spec,
-    Option<String>,
-    String,
-    Observation,
-    Vec<String>,
-);
 
 fn firmware_of(member: &Member) -> Fact<String> {
     match member.rdma {
@@ -298,7 +193,7 @@ fn firmware_of(member: &Member) -> Fact<String> {
 }
 
 fn member_checks(
-    out: &mut Vec<Pending>,
+    out: &mut Results,
     group: &NicGroup,
     member: &Member,
     firmware: Option<&crate::blueprint::value::VersionReq>,
@@ -306,15 +201,15 @@ fn member_checks(
     let nic = member.nic;
     let subject = Some(nic.name.clone());
     let net = format!("/sys/class/net/{}", nic.name);
-    out.push((
+    out.record(
         &LINK_STATE,
         subject.clone(),
         "up".to_owned(),
         Observation::of(&nic.operstate, Clone::clone, |s| s == "up"),
         vec![format!("{net}/operstate")],
-    ));
+    );
     let mbps = u64::from(group.speed_gbps) * 1000;
-    out.push((
+    out.record(
         &SPEED,
         subject.clone(),
         format!("{} Gb/s", group.speed_gbps),
@@ -324,7 +219,7 @@ fn member_checks(
             |s| u64::from(*s) == mbps,
         ),
         vec![format!("{net}/speed")],
-    ));
+    );
     let (want_mtu, mtu_text) = match group.link_layer {
         LinkLayer::Ethernet => (group.mtu, group.mtu.to_string()),
         LinkLayer::Infiniband => {
@@ -332,13 +227,13 @@ fn member_checks(
             (ipoib, format!("{ipoib} (IPoIB on IB MTU {})", group.mtu))
         }
     };
-    out.push((
+    out.record(
         &MTU,
         subject.clone(),
         mtu_text,
         Observation::of(&nic.mtu, ToString::to_string, |m| *m == want_mtu),
         vec![format!("{net}/mtu")],
-    ));
+    );
     let ib = member
         .rdma
         .map(|r| format!("/sys/class/infiniband/{}", r.name))
@@ -370,7 +265,7 @@ fn member_checks(
             }
             Fact::Known((shown.join(", "), ok))
         });
-        out.push((
+        out.record(
             &RDMA_STATE,
             subject.clone(),
             "every port ACTIVE / LinkUp".to_owned(),
@@ -379,7 +274,7 @@ fn member_checks(
                 format!("{ib}/ports/*/state"),
                 format!("{ib}/ports/*/phys_state"),
             ],
-        ));
+        );
         let rates = ports.and_then(|ports| {
             let mut shown = Vec::new();
             let mut ok = !ports.is_empty();
@@ -394,13 +289,13 @@ fn member_checks(
             }
             Fact::Known((shown.join(", "), ok))
         });
-        out.push((
+        out.record(
             &RDMA_RATE,
             subject.clone(),
             format!("{} Gb/s on every port", group.speed_gbps),
             Observation::of(&rates, |(text, _)| text.clone(), |(_, ok)| *ok),
             vec![format!("{ib}/ports/*/rate")],
-        ));
+        );
     }
     if let Some(req) = firmware {
         let fw = firmware_of(member);
@@ -411,13 +306,13 @@ fn member_checks(
             },
             Fact::Unknown { reason } => Observation::unknown(reason.clone()),
         };
-        out.push((
+        out.record(
             &FIRMWARE,
             subject,
             format!("version {}", req.as_str()),
             observation,
             vec![format!("{ib}/fw_ver")],
-        ));
+        );
     }
 }
 
@@ -436,8 +331,8 @@ fn same_switch(a: &str, b: &str) -> bool {
     common >= 3 && common < a.len() && common < b.len()
 }
 
-fn affinity(ctx: &mut Context, members: &[Member]) {
-    let bp = ctx.blueprint;
+fn affinity(input: &Inputs, out: &mut Results, members: &[Member]) {
+    let bp = input.blueprint;
     let affinity = &bp.network.affinity;
     if !affinity.gpu_nic_same_numa && !affinity.gpu_nic_same_pcie_switch {
         return;
@@ -451,19 +346,18 @@ fn affinity(ctx: &mut Context, members: &[Member]) {
                 .is_some_and(|g| g.role == NicRole::Compute)
         })
         .collect();
-    let mut pending = Vec::new();
-    for gpu in &ctx.facts.gpus.gpus {
+    for gpu in &input.facts.gpus.gpus {
         let subject = Some(gpu.address.to_string());
         let device = match &gpu.pci {
             Fact::Known(device) => device,
             Fact::Unknown { reason } => {
-                pending.push((
+                out.record(
                     &GPU_NIC_NUMA,
                     subject,
                     "a compute NIC".to_owned(),
                     Observation::unknown(reason.clone()),
                     Vec::new(),
-                ));
+                );
                 continue;
             }
         };
@@ -483,7 +377,7 @@ fn affinity(ctx: &mut Context, members: &[Member]) {
                     )
                 }
             };
-            pending.push((
+            out.record(
                 &GPU_NIC_NUMA,
                 subject.clone(),
                 "a compute NIC on the same NUMA node".to_owned(),
@@ -492,7 +386,7 @@ fn affinity(ctx: &mut Context, members: &[Member]) {
                     format!("/sys/bus/pci/devices/{}/numa_node", gpu.address),
                     "/sys/class/net/*/device/numa_node".to_owned(),
                 ],
-            ));
+            );
         }
         if affinity.gpu_nic_same_pcie_switch {
             let observation = match &device.sysfs_path {
@@ -513,17 +407,14 @@ fn affinity(ctx: &mut Context, members: &[Member]) {
                     )
                 }
             };
-            pending.push((
+            out.record(
                 &GPU_NIC_SWITCH,
                 subject,
                 "a compute NIC behind the same PCIe switch".to_owned(),
                 observation,
                 vec![format!("/sys/bus/pci/devices/{}", gpu.address)],
-            ));
+            );
         }
-    }
-    for (spec, subject, expected, observation, evidence) in pending {
-        ctx.record(spec, subject, expected, observation, evidence);
     }
 }
 

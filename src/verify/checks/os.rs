@@ -11,9 +11,9 @@
 //! names compare with `-` and `_` alike, as the kernel does. A `v1` cgroup blueprint
 //! accepts the hybrid layout, which runs the v1 controllers.
 
-use super::context::{Context, Observation};
+use super::catalog::os::*;
 use super::matcher::Expect;
-use super::{Action, FaultClass, Severity, Spec, Stage};
+use super::{Inputs, Observation, Results};
 use crate::blueprint::cmdline::{self, KernelArg};
 use crate::blueprint::model::{CgroupMode, Vendor};
 use crate::blueprint::value::VersionReq;
@@ -21,74 +21,12 @@ use crate::verify::fact::Fact;
 use crate::verify::facts::cgroup;
 use crate::verify::facts::kernel::KernelCmdline;
 
-const fn spec(id: &'static str, summary: &'static str, action: Action) -> Spec {
-    Spec {
-        id,
-        summary,
-        severity: Severity::Critical,
-        fault: FaultClass::OsMemoryDisk,
-        action,
-        stage: Stage::Host,
-        health: false,
-    }
-}
-
-pub const DISTRO: Spec = spec("os.distro", "OS distribution", Action::IsolateAndRepair);
-pub const VERSION: Spec = spec("os.version", "OS release", Action::IsolateAndRepair);
-pub const KERNEL_RELEASE: Spec = spec(
-    "os.kernel.release",
-    "running kernel release",
-    Action::IsolateAndRepair,
-);
-pub const ARG_REQUIRED: Spec = spec(
-    "os.kernel.arg.required",
-    "required kernel argument on the command line",
-    Action::IsolateAndRepair,
-);
-pub const ARG_IMPLIED: Spec = Spec {
-    severity: Severity::Warning,
-    ..spec(
-        "os.kernel.arg.implied",
-        "kernel argument the blueprint's typed fields imply",
-        Action::IsolateAndRepair,
-    )
-};
-pub const ARG_FORBIDDEN: Spec = spec(
-    "os.kernel.arg.forbidden",
-    "forbidden kernel argument absent",
-    Action::IsolateAndRepair,
-);
-pub const CGROUP: Spec = spec("os.cgroup", "cgroup hierarchy", Action::IsolateAndRepair);
-pub const HUGEPAGES: Spec = spec("os.hugepages", "hugepages reserved at boot", Action::Reset);
-pub const SHM: Spec = spec("os.shm.size", "/dev/shm size", Action::IsolateAndRepair);
-pub const NOUVEAU: Spec = Spec {
-    fault: FaultClass::DriverDaemon,
-    ..spec(
-        "os.nouveau.absent",
-        "nouveau not loaded",
-        Action::IsolateAndRepair,
-    )
-};
-
-pub const SPECS: &[Spec] = &[
-    DISTRO,
-    VERSION,
-    KERNEL_RELEASE,
-    ARG_REQUIRED,
-    ARG_IMPLIED,
-    ARG_FORBIDDEN,
-    CGROUP,
-    HUGEPAGES,
-    SHM,
-    NOUVEAU,
-];
-
-pub fn evaluate(ctx: &mut Context) {
-    let bp = ctx.blueprint;
-    let facts = ctx.facts;
+pub fn evaluate(input: &Inputs, out: &mut Results) {
+    let bp = input.blueprint;
+    let facts = input.facts;
     let os_release = || vec!["/etc/os-release".to_owned()];
     let distro = facts.os.clone().and_then(|os| os.id);
-    ctx.expect(
+    out.expect(
         &DISTRO,
         None,
         &Expect::equal(bp.os.distro.as_str()),
@@ -98,17 +36,17 @@ pub fn evaluate(ctx: &mut Context) {
     let version = facts.os.clone().and_then(|os| os.version_id);
     let exact: Option<VersionReq> = bp.os.version.as_str().parse().ok();
     let expect = exact.map_or_else(|| Expect::equal(bp.os.version.as_str()), Expect::Version);
-    ctx.expect(&VERSION, None, &expect, &version, os_release());
-    ctx.expect(
+    out.expect(&VERSION, None, &expect, &version, os_release());
+    out.expect(
         &KERNEL_RELEASE,
         None,
         &Expect::equal(bp.os.kernel.as_str()),
         &facts.kernel.release,
         vec!["/proc/sys/kernel/osrelease".to_owned()],
     );
-    kernel_args(ctx);
+    kernel_args(input, out);
     let v2 = bp.os.cgroup == CgroupMode::V2;
-    ctx.record(
+    out.record(
         &CGROUP,
         None,
         if v2 { "v2" } else { "v1 (or hybrid)" },
@@ -119,11 +57,11 @@ pub fn evaluate(ctx: &mut Context) {
         ),
         vec!["/sys/fs/cgroup".to_owned()],
     );
-    hugepages(ctx);
+    hugepages(input, out);
     if let Some(size) = &bp.system.shm_size {
         let want = size.units_ceil() as f64;
         let observed = facts.dev_shm.clone().and_then(|shm| shm.size_bytes);
-        ctx.expect(
+        out.expect(
             &SHM,
             None,
             &Expect::at_least(want),
@@ -136,7 +74,7 @@ pub fn evaluate(ctx: &mut Context) {
         .as_ref()
         .is_some_and(|a| a.vendor == Vendor::Nvidia)
     {
-        ctx.record(
+        out.record(
             &NOUVEAU,
             None,
             "not loaded",
@@ -179,9 +117,9 @@ fn show(name: &str, found: &[Option<&str>]) -> String {
         .join(" ")
 }
 
-fn kernel_args(ctx: &mut Context) {
-    let bp = ctx.blueprint;
-    let cmdline = &ctx.facts.kernel.cmdline;
+fn kernel_args(input: &Inputs, out: &mut Results) {
+    let bp = input.blueprint;
+    let cmdline = &input.facts.kernel.cmdline;
     let evidence = || vec!["/proc/cmdline".to_owned()];
     let implied = cmdline::implied(bp);
     let required = bp
@@ -210,7 +148,7 @@ fn kernel_args(ctx: &mut Context) {
             Fact::Unknown { reason } => Observation::unknown(reason.clone()),
         };
         let expected = format!("{arg} (from {})", arg.from);
-        ctx.record(
+        out.record(
             spec,
             Some(arg.to_string()),
             expected,
@@ -237,7 +175,7 @@ fn kernel_args(ctx: &mut Context) {
             None => format!("no {} (any value)", arg.name),
             Some(_) => format!("not {arg}"),
         };
-        ctx.record(
+        out.record(
             &ARG_FORBIDDEN,
             Some(arg.to_string()),
             expected,
@@ -247,9 +185,9 @@ fn kernel_args(ctx: &mut Context) {
     }
 }
 
-fn hugepages(ctx: &mut Context) {
-    let bp = ctx.blueprint;
-    let pools = &ctx.facts.memory.hugepage_pools;
+fn hugepages(input: &Inputs, out: &mut Results) {
+    let bp = input.blueprint;
+    let pools = &input.facts.memory.hugepage_pools;
     for pool in &bp.boot.hugepages {
         let size_kb = (pool.size.units_ceil() / 1024) as u64;
         let dir = format!("/sys/kernel/mm/hugepages/hugepages-{size_kb}kB/nr_hugepages");
@@ -259,7 +197,7 @@ fn hugepages(ctx: &mut Context) {
                 None => Fact::Known(0),
             }
         });
-        ctx.expect(
+        out.expect(
             &HUGEPAGES,
             Some(pool.size.to_string()),
             &Expect::at_least(f64::from(pool.count)),

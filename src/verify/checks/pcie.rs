@@ -7,54 +7,12 @@
 //! not downshift at idle, so their current speed must equal what both ends can do. A
 //! degraded link can show only on the upstream side, so that side is checked too.
 
-use super::context::{Context, Observation};
+use super::catalog::pcie::*;
 use super::network;
-use super::{Action, FaultClass, Severity, Spec, Stage};
+use super::{Inputs, Observation, Results};
 use crate::verify::fact::Fact;
 use crate::verify::facts::pci::PciDevice;
 use crate::verify::facts::pcie_link::{LinkSpeed, PcieLink};
-
-const fn spec(id: &'static str, summary: &'static str) -> Spec {
-    Spec {
-        id,
-        summary,
-        severity: Severity::Critical,
-        fault: FaultClass::Link,
-        action: Action::Reset,
-        stage: Stage::Host,
-        health: true,
-    }
-}
-
-pub const GPU_WIDTH: Spec = spec("gpu.pcie.link-width", "GPU PCIe link width");
-pub const GPU_MAX_SPEED: Spec = spec("gpu.pcie.max-speed", "GPU PCIe maximum link speed");
-pub const GPU_UPSTREAM_WIDTH: Spec = spec(
-    "gpu.pcie.upstream-width",
-    "PCIe width of the port above the GPU",
-);
-pub const GPU_UPSTREAM_SPEED: Spec = spec(
-    "gpu.pcie.upstream-max-speed",
-    "maximum speed of the port above the GPU",
-);
-pub const NIC_WIDTH: Spec = spec("nic.pcie.link-width", "NIC PCIe link width, both ends");
-pub const NIC_SPEED: Spec = spec("nic.pcie.link-speed", "NIC PCIe link speed, both ends");
-pub const AER: Spec = Spec {
-    severity: Severity::Warning,
-    ..spec(
-        "pcie.aer.uncorrectable",
-        "no uncorrectable PCIe errors reported (AER)",
-    )
-};
-
-pub const SPECS: &[Spec] = &[
-    GPU_WIDTH,
-    GPU_MAX_SPEED,
-    GPU_UPSTREAM_WIDTH,
-    GPU_UPSTREAM_SPEED,
-    NIC_WIDTH,
-    NIC_SPEED,
-    AER,
-];
 
 fn gen_text(speed: &LinkSpeed) -> String {
     match speed.generation {
@@ -97,18 +55,18 @@ fn both<A: Clone, B: Clone>(a: &Fact<A>, b: &Fact<B>) -> Fact<(A, B)> {
     }
 }
 
-pub fn evaluate(ctx: &mut Context) {
-    if let Some(accelerators) = &ctx.blueprint.accelerators {
+pub fn evaluate(input: &Inputs, out: &mut Results) {
+    if let Some(accelerators) = &input.blueprint.accelerators {
         let width = u32::from(accelerators.pcie.width.get());
         let generation = accelerators.pcie.generation.get();
-        for gpu in &ctx.facts.gpus.gpus {
+        for gpu in &input.facts.gpus.gpus {
             let subject = Some(gpu.address.to_string());
             let dir = format!("/sys/bus/pci/devices/{}", gpu.address);
             let device = match &gpu.pci {
-                Fact::Known(device) => device.clone(),
+                Fact::Known(device) => device,
                 Fact::Unknown { reason } => {
                     for spec in [&GPU_WIDTH, &GPU_MAX_SPEED] {
-                        ctx.record(
+                        out.record(
                             spec,
                             subject.clone(),
                             "a PCIe device in sysfs",
@@ -119,19 +77,19 @@ pub fn evaluate(ctx: &mut Context) {
                     continue;
                 }
             };
-            gpu_link(ctx, &device, subject, &dir, width, generation);
-            aer(ctx, &device);
+            gpu_link(out, device, subject, &dir, width, generation);
+            aer(out, device);
         }
     }
-    for member in network::members(ctx) {
+    for member in network::members(input) {
         let Some(device) = member.pci else { continue };
-        nic_link(ctx, device, &member.nic.name);
-        aer(ctx, device);
+        nic_link(out, device, &member.nic.name);
+        aer(out, device);
     }
 }
 
 fn gpu_link(
-    ctx: &mut Context,
+    out: &mut Results,
     device: &PciDevice,
     subject: Option<String>,
     dir: &str,
@@ -139,7 +97,7 @@ fn gpu_link(
     generation: u8,
 ) {
     let link = &device.link;
-    ctx.record(
+    out.record(
         &GPU_WIDTH,
         subject.clone(),
         format!("x{width}"),
@@ -151,7 +109,7 @@ fn gpu_link(
         link_files(dir),
     );
     let want = gen_speed(generation);
-    ctx.record(
+    out.record(
         &GPU_MAX_SPEED,
         subject.clone(),
         format!("max >= Gen{generation} ({want} GT/s); current speed may be lower at idle"),
@@ -165,7 +123,7 @@ fn gpu_link(
     match &device.upstream {
         Fact::Unknown { reason } => {
             for spec in [&GPU_UPSTREAM_WIDTH, &GPU_UPSTREAM_SPEED] {
-                ctx.record(
+                out.record(
                     spec,
                     subject.clone(),
                     "the upstream port's link",
@@ -178,7 +136,7 @@ fn gpu_link(
         Fact::Known(None) => {}
         Fact::Known(Some(port)) => {
             let port_dir = format!("/sys/bus/pci/devices/{}", port.address);
-            ctx.record(
+            out.record(
                 &GPU_UPSTREAM_WIDTH,
                 subject.clone(),
                 format!("x{width} at {}", port.address),
@@ -189,7 +147,7 @@ fn gpu_link(
                 ),
                 link_files(&port_dir),
             );
-            ctx.record(
+            out.record(
                 &GPU_UPSTREAM_SPEED,
                 subject,
                 format!("max >= Gen{generation} ({want} GT/s) at {}", port.address),
@@ -200,7 +158,7 @@ fn gpu_link(
     }
 }
 
-fn nic_link(ctx: &mut Context, device: &PciDevice, name: &str) {
+fn nic_link(out: &mut Results, device: &PciDevice, name: &str) {
     let subject = Some(format!("{name} {}", device.address));
     let dir = format!("/sys/bus/pci/devices/{}", device.address);
     let mut evidence = link_files(&dir);
@@ -218,7 +176,7 @@ fn nic_link(ctx: &mut Context, device: &PciDevice, name: &str) {
             Some(up) => up.current_width.map(|w| (current, max, Some(w))),
         },
     );
-    ctx.record(
+    out.record(
         &NIC_WIDTH,
         subject.clone(),
         "current width = device max width, on both ends",
@@ -238,7 +196,7 @@ fn nic_link(ctx: &mut Context, device: &PciDevice, name: &str) {
             Some(up) => up.max_speed.map(|s| (current, max, Some(s))),
         },
     );
-    ctx.record(
+    out.record(
         &NIC_SPEED,
         subject,
         "current speed = the lower max speed of the two ends",
@@ -262,10 +220,10 @@ fn nic_link(ctx: &mut Context, device: &PciDevice, name: &str) {
     );
 }
 
-fn aer(ctx: &mut Context, device: &PciDevice) {
+fn aer(out: &mut Results, device: &PciDevice) {
     let dir = format!("/sys/bus/pci/devices/{}", device.address);
     let totals = both(&device.aer.nonfatal, &device.aer.fatal);
-    ctx.record(
+    out.record(
         &AER,
         Some(device.address.to_string()),
         "0 non-fatal and 0 fatal",

@@ -1,4 +1,5 @@
-//! Runtime checks: containerd and kubelet versions, time sync, and the GPU CDI spec being
+//! Runtime checks: containerd and kubelet versions, containerd's locked-memory limit (which
+//! every pod inherits), and the GPU CDI spec being
 //! fresh: it exists, lists every GPU (by index or UUID), its device nodes exist, and the
 //! driver libraries it mounts (`libcuda.so.<version>`) are the loaded driver's.
 //!
@@ -6,9 +7,9 @@
 //! common cause of pods that cannot see their GPUs; the CDI checks need the driver, so
 //! they run in the driver stage.
 
-use super::context::{Context, Observation};
+use super::catalog::runtime::*;
 use super::matcher::Expect;
-use super::{Action, FaultClass, Severity, Spec, Stage};
+use super::{Inputs, Observation, Results};
 use crate::blueprint::model::{CdiGenerator, Vendor};
 use crate::blueprint::value::VersionReq;
 use crate::verify::fact::Fact;
@@ -17,164 +18,47 @@ use crate::verify::facts::gpu::Gpu;
 use crate::verify::facts::memlock::Limit;
 use regex::Regex;
 
-const fn spec(id: &'static str, summary: &'static str, stage: Stage, action: Action) -> Spec {
-    Spec {
-        id,
-        summary,
-        severity: Severity::Critical,
-        fault: FaultClass::DriverDaemon,
-        action,
-        stage,
-        health: false,
-    }
-}
-
-pub const CONTAINERD: Spec = spec(
-    "runtime.containerd.version",
-    "containerd version",
-    Stage::Host,
-    Action::IsolateAndRepair,
-);
-pub const KUBELET: Spec = spec(
-    "runtime.kubelet.version",
-    "kubelet version",
-    Stage::Host,
-    Action::IsolateAndRepair,
-);
-pub const TIME_SYNC: Spec = Spec {
-    fault: FaultClass::OsMemoryDisk,
-    ..spec(
-        "system.time-sync.active",
-        "a time sync daemon is active",
-        Stage::Host,
-        Action::Restart,
-    )
-};
-pub const CDI_SPEC: Spec = spec(
-    "runtime.cdi.spec",
-    "GPU CDI spec present",
-    Stage::Driver,
-    Action::Restart,
-);
-pub const CDI_DEVICES: Spec = spec(
-    "runtime.cdi.devices",
-    "CDI spec lists every GPU",
-    Stage::Driver,
-    Action::Restart,
-);
-pub const CDI_NODES: Spec = spec(
-    "runtime.cdi.device-nodes",
-    "CDI device nodes exist",
-    Stage::Driver,
-    Action::Restart,
-);
-pub const CDI_DRIVER: Spec = spec(
-    "runtime.cdi.driver-version",
-    "CDI spec mounts the loaded driver's libraries",
-    Stage::Driver,
-    Action::Restart,
-);
-
-pub const MEMLOCK: Spec = spec(
-    "runtime.containerd.memlock",
-    "containerd (and so every pod) may lock unlimited memory",
-    Stage::Host,
-    Action::Restart,
-);
-
-pub const SPECS: &[Spec] = &[
-    CONTAINERD,
-    MEMLOCK,
-    KUBELET,
-    TIME_SYNC,
-    CDI_SPEC,
-    CDI_DEVICES,
-    CDI_NODES,
-    CDI_DRIVER,
-];
-
-/// Units that keep the clock in sync.
-const TIME_UNITS: &[&str] = &["chrony", "chronyd", "systemd-timesyncd"];
-
-pub fn evaluate(ctx: &mut Context) {
-    let bp = ctx.blueprint;
-    let facts = ctx.facts;
-    let runtime = &facts.runtime;
+pub fn evaluate(input: &Inputs, out: &mut Results) {
+    let bp = input.blueprint;
+    let runtime = input.facts.runtime.as_ref();
     let exact = |v: &crate::blueprint::value::Version| match v.as_str().parse::<VersionReq>() {
         Ok(req) => Expect::Version(req),
         Err(_) => Expect::equal(v),
     };
-    ctx.expect(
+    out.expect(
         &CONTAINERD,
         None,
         &exact(&bp.runtime.containerd.version),
-        &runtime.clone().and_then(|r| r.containerd_version),
+        &runtime.clone().and_then(|r| r.containerd_version.clone()),
         vec!["containerd --version".to_owned()],
     );
-    ctx.expect(
+    out.expect(
         &KUBELET,
         None,
         &exact(&bp.kubernetes.version),
-        &runtime.clone().and_then(|r| r.kubelet_version),
+        &runtime.and_then(|r| r.kubelet_version.clone()),
         vec!["kubelet --version".to_owned()],
     );
     // Rendered with the containerd drop-in for GPU and RDMA nodes: pods
     // inherit containerd's limit, and NCCL/RCCL registration needs it.
     if bp.accelerators.is_some() || bp.network.nics.iter().any(|n| n.rdma) {
-        ctx.record(
+        out.record(
             &MEMLOCK,
             None,
             "unlimited (LimitMEMLOCK=infinity)",
             Observation::of(
-                &facts.containerd_memlock,
+                &input.facts.containerd_memlock,
                 |m| format!("soft {}, hard {} (pid {})", m.soft, m.hard, m.pid),
                 |m| m.soft == Limit::Unlimited && m.hard == Limit::Unlimited,
             ),
             vec!["/proc/<containerd pid>/limits".to_owned()],
         );
     }
-    if bp.system.time_sync.is_some() {
-        let observation = match runtime {
-            Fact::Unknown { reason } => Observation::unknown(reason.clone()),
-            Fact::Known(r) => {
-                let states: Vec<(&str, &Fact<String>)> = TIME_UNITS
-                    .iter()
-                    .filter_map(|u| r.units.get(*u).map(|s| (*u, s)))
-                    .collect();
-                let active: Vec<&str> = states
-                    .iter()
-                    .filter(|(_, s)| s.known().is_some_and(|s| s == "active"))
-                    .map(|(u, _)| *u)
-                    .collect();
-                if !active.is_empty() {
-                    Observation::value(format!("{} active", active.join(", ")), true)
-                } else if let Some(reason) = states.iter().find_map(|(_, s)| s.reason()) {
-                    Observation::unknown(reason.to_owned())
-                } else {
-                    let shown: Vec<String> = states
-                        .iter()
-                        .map(|(u, s)| format!("{u} {}", s.known().map_or("?", String::as_str)))
-                        .collect();
-                    Observation::value(shown.join(", "), false)
-                }
-            }
-        };
-        ctx.record(
-            &TIME_SYNC,
-            None,
-            format!("one of {} active", TIME_UNITS.join(", ")),
-            observation,
-            TIME_UNITS
-                .iter()
-                .map(|u| format!("systemctl is-active -- {u}"))
-                .collect(),
-        );
-    }
-    cdi(ctx);
+    cdi(input, out);
 }
 
-fn cdi(ctx: &mut Context) {
-    let bp = ctx.blueprint;
+fn cdi(input: &Inputs, out: &mut Results) {
+    let bp = input.blueprint;
     let Some(accelerators) = &bp.accelerators else {
         return;
     };
@@ -182,7 +66,7 @@ fn cdi(ctx: &mut Context) {
     if !cdi.enabled || cdi.generator == CdiGenerator::None {
         return;
     }
-    let facts = ctx.facts;
+    let facts = input.facts;
     let kind = match accelerators.vendor {
         Vendor::Nvidia => "nvidia.com/gpu",
         Vendor::Amd => "amd.com/gpu",
@@ -192,7 +76,7 @@ fn cdi(ctx: &mut Context) {
         .cdi_specs
         .clone()
         .and_then(|specs| find_spec(&specs, kind));
-    ctx.record(
+    out.record(
         &CDI_SPEC,
         None,
         format!("a parseable spec of kind {kind}"),
@@ -243,7 +127,7 @@ fn cdi(ctx: &mut Context) {
             false,
         )
     };
-    ctx.record(
+    out.record(
         &CDI_DEVICES,
         Some(path.clone()),
         format!("every GPU ({}) by index or UUID", gpus.len()),
@@ -278,7 +162,7 @@ fn cdi(ctx: &mut Context) {
         }
         None => Observation::value(format!("missing: {}", absent.join(", ")), false),
     };
-    ctx.record(
+    out.record(
         &CDI_NODES,
         Some(path.clone()),
         "every device node present",
@@ -302,7 +186,7 @@ fn cdi(ctx: &mut Context) {
             Fact::Known(version) => format!("libcuda.so.{version} (the loaded driver)"),
             Fact::Unknown { .. } => "the loaded driver's version".to_owned(),
         };
-        ctx.record(
+        out.record(
             &CDI_DRIVER,
             Some(path.clone()),
             expected,

@@ -10,6 +10,7 @@
 use super::{Spec, Stage};
 use serde::Serialize;
 
+/// Which checks a run keeps (`--phase`).
 #[derive(
     Debug,
     Clone,
@@ -45,10 +46,10 @@ impl Phase {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Selection {
     pub phase: Phase,
-    /// Id patterns; empty keeps every check of the phase.
+    /// Id patterns (`--checks`); empty keeps every check of the phase.
     pub patterns: Vec<String>,
 }
 

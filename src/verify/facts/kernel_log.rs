@@ -9,9 +9,14 @@
 //! `pcieport 0000:00:01.0: AER: Corrected error received: 0000:01:00.0`,
 //! `EDAC MC0: 1 CE memory read error on CPU_SrcID#0_Ha#0_Chan#0_DIMM#0`.
 //! Xid numbers drive the restart-or-repair decision, so each event keeps its line.
+//!
+//! The Xid location is the kernel's `domain:bus:device` without a function number; it is
+//! parsed into a [`PciAddress`] of function 0, the GPU's. [`KernelLog::by_device`] indexes
+//! the GPU events by device once, so per-GPU checks look up instead of scanning the log.
 
 use super::pci_address::PciAddress;
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct KernelLog {
@@ -31,11 +36,11 @@ pub struct KernelEvent {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case", tag = "type")]
 pub enum KernelEventKind {
-    /// `NVRM: Xid (PCI:<domain:bus:device>): <code>, ...`; the location keeps the kernel's
-    /// spelling (no function number).
+    /// `NVRM: Xid (PCI:<domain:bus:device>): <code>, ...`; the location has no function
+    /// number in the log and is function 0 here.
     Xid {
         code: u32,
-        pci: Option<String>,
+        pci: Option<PciAddress>,
     },
     FallenOffBus {
         pci: Option<PciAddress>,
@@ -59,6 +64,25 @@ pub enum AerSeverity {
     NonFatal,
     Fatal,
     Unknown,
+}
+
+/// The Xid and fallen-off-the-bus events of each PCI device (by function-0 address).
+pub type DeviceEvents<'a> = BTreeMap<PciAddress, Vec<&'a KernelEvent>>;
+
+impl KernelLog {
+    /// The GPU events (Xid, fallen off the bus) by device, in log order.
+    pub fn by_device(&self) -> DeviceEvents<'_> {
+        let mut index: DeviceEvents<'_> = BTreeMap::new();
+        for event in &self.events {
+            let pci = match &event.kind {
+                KernelEventKind::Xid { pci: Some(pci), .. }
+                | KernelEventKind::FallenOffBus { pci: Some(pci) } => pci,
+                _ => continue,
+            };
+            index.entry(pci.device_slot()).or_default().push(event);
+        }
+        index
+    }
 }
 
 pub fn parse(text: &str) -> KernelLog {
@@ -110,7 +134,7 @@ fn classify(message: &str) -> Option<KernelEventKind> {
         let (location, after) = rest.split_once(')')?;
         let pci = location
             .strip_prefix("PCI:")
-            .map(|p| p.to_ascii_lowercase());
+            .and_then(|slot| PciAddress::parse(&format!("{slot}.0")).ok());
         let code = after
             .trim_start_matches(':')
             .trim()
@@ -182,9 +206,13 @@ mod tests {
             log.events[0].kind,
             KernelEventKind::Xid {
                 code: 79,
-                pci: Some("0000:cb:00".to_owned())
+                pci: PciAddress::parse("0000:cb:00.0").ok()
             }
         );
+        let index = log.by_device();
+        let cb = PciAddress::parse("0000:cb:00.0").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(index.get(&cb).map(Vec::len), Some(1));
+        assert_eq!(index.len(), 2);
         assert_eq!(log.events[0].seconds, Some(51.234567));
         assert!(matches!(
             log.events[1].kind,

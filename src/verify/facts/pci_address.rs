@@ -48,6 +48,17 @@ impl PciAddress {
     }
 }
 
+impl PciAddress {
+    /// The address of function 0 of the same device: what the kernel log names when it
+    /// prints `domain:bus:device` (NVIDIA Xids).
+    pub fn device_slot(self) -> PciAddress {
+        PciAddress {
+            function: 0,
+            ..self
+        }
+    }
+}
+
 impl fmt::Display for PciAddress {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(

@@ -11,7 +11,7 @@ use std::fmt::Write;
 pub fn render(report: &Report) -> String {
     let mut families: BTreeMap<&str, Vec<&CheckResult>> = BTreeMap::new();
     for result in &report.results {
-        let family = result.id.split('.').next().unwrap_or("checks");
+        let family = result.id().split('.').next().unwrap_or("checks");
         families.entry(family).or_default().push(result);
     }
     let counts = &report.counts;
@@ -55,7 +55,7 @@ fn case(out: &mut String, result: &CheckResult) {
     let _ = write!(
         out,
         "    <testcase classname=\"nodeimg.{}\" name=\"{}\"",
-        escape(&result.id),
+        escape(result.id()),
         escape(&result.name())
     );
     if result.verdict == Verdict::Pass {
@@ -65,7 +65,7 @@ fn case(out: &mut String, result: &CheckResult) {
     out.push_str(">\n");
     let details = format!(
         "{}\nexpected: {}\nobserved: {}\nevidence: {}\nfault: {}\naction: {}",
-        result.summary,
+        result.summary(),
         result.expected,
         result.observed,
         result.evidence.join(", "),

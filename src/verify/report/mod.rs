@@ -5,6 +5,7 @@
 //! Every format renders the same [`Report`]; none of them decides the exit code, which
 //! comes from [`Report::outcome`] alone.
 
+pub mod catalog;
 pub mod json;
 pub mod junit;
 pub mod prometheus;

@@ -57,7 +57,7 @@ pub fn render(report: &Report) -> String {
         let _ = writeln!(
             out,
             "nodeimg_verify_check_passed{{id=\"{}\",subject=\"{}\",severity=\"{}\",verdict=\"{}\",fault=\"{}\",action=\"{}\",phase=\"{phase}\"}} {}",
-            label(&result.id),
+            label(result.id()),
             label(result.subject.as_deref().unwrap_or("")),
             result.severity,
             result.verdict,

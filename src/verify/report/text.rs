@@ -62,7 +62,7 @@ pub fn render(report: &Report) -> String {
                 "  {} {}: {}",
                 marker(result),
                 result.name(),
-                result.summary
+                result.summary()
             );
             let _ = writeln!(out, "      expected: {}", result.expected);
             let _ = writeln!(out, "      observed: {}", result.observed);

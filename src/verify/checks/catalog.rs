@@ -1,0 +1,211 @@
+//! Every check verify can run, in one table: id, summary, severity, fault class,
+//! recommended action, boot stage and whether it belongs to the post-join health subset.
+//!
+//! The [`checks!`] macro turns the table into one `static` [`Spec`] per row, grouped in a
+//! module per family (`catalog::gpu::COUNT`), and into [`CATALOG`], the list in report
+//! order. [`Spec`] has a private field, so a spec can only be made here: every result
+//! points at a row of this table (`CheckResult::spec`), and a check cannot be declared
+//! without being listed.
+//!
+//! Columns: `stage` is `Host` (readable before any GPU driver: always in `--phase boot`)
+//! or `Driver` (needs the GPU driver: in `--phase driver`, and in `boot` when the image
+//! carries the driver); `phase` is `health` when the check is part of `--phase health`,
+//! the device health subset Node Problem Detector runs after join, `-` otherwise.
+
+use super::{Action, FaultClass, Phase, Severity, Stage};
+use serde::Serialize;
+
+/// The fixed description of a check: one row of the table.
+#[derive(Debug, PartialEq, Eq, Serialize)]
+#[allow(
+    clippy::manual_non_exhaustive,
+    reason = "sealed to this module, which `non_exhaustive` (crate-wide) would not be"
+)]
+pub struct Spec {
+    pub id: &'static str,
+    pub summary: &'static str,
+    pub severity: Severity,
+    pub fault: FaultClass,
+    pub action: Action,
+    pub stage: Stage,
+    /// Part of the post-join device health subset (`--phase health`).
+    pub health: bool,
+    /// Only this module makes specs.
+    #[serde(skip)]
+    sealed: (),
+}
+
+impl Spec {
+    /// The phases that run this check, as `--list-checks` prints them: `boot` for host
+    /// checks, `driver` for driver checks (and `boot` too when the driver is in the image),
+    /// plus `health` for the health subset. `all` runs every check and is not listed.
+    pub fn phases(&self) -> Vec<Phase> {
+        let mut phases = match self.stage {
+            Stage::Host => vec![Phase::Boot],
+            Stage::Driver => vec![Phase::Driver],
+        };
+        if self.health {
+            phases.push(Phase::Health);
+        }
+        phases
+    }
+}
+
+macro_rules! health {
+    (health) => {
+        true
+    };
+    (-) => {
+        false
+    };
+}
+
+macro_rules! checks {
+    ($(
+        $(#[$family_doc:meta])*
+        $family:ident {
+            $( $name:ident = $id:literal, $summary:literal, $severity:ident, $fault:ident,
+               $action:ident, $stage:ident, $phase:tt; )*
+        }
+    )*) => {
+        $(
+            $(#[$family_doc])*
+            pub mod $family {
+                use super::*;
+                $(
+                    #[doc = $summary]
+                    pub static $name: Spec = Spec {
+                        id: $id,
+                        summary: $summary,
+                        severity: Severity::$severity,
+                        fault: FaultClass::$fault,
+                        action: Action::$action,
+                        stage: Stage::$stage,
+                        health: health!($phase),
+                        sealed: (),
+                    };
+                )*
+            }
+        )*
+
+        /// Every check, in report order.
+        pub static CATALOG: &[&Spec] = &[$($(&$family::$name,)*)*];
+    };
+}
+
+#[rustfmt::skip]
+checks! {
+    /// OS and kernel.
+    os {
+        //  const         id                          summary                                              severity  fault          action            stage  phase
+        DISTRO         = "os.distro",                "OS distribution",                                    Critical, OsMemoryDisk,  IsolateAndRepair, Host,  -;
+        VERSION        = "os.version",               "OS release",                                         Critical, OsMemoryDisk,  IsolateAndRepair, Host,  -;
+        KERNEL_RELEASE = "os.kernel.release",        "running kernel release",                             Critical, OsMemoryDisk,  IsolateAndRepair, Host,  -;
+        ARG_REQUIRED   = "os.kernel.arg.required",   "required kernel argument on the command line",       Critical, OsMemoryDisk,  IsolateAndRepair, Host,  -;
+        ARG_IMPLIED    = "os.kernel.arg.implied",    "kernel argument the blueprint's typed fields imply", Warning,  OsMemoryDisk,  IsolateAndRepair, Host,  -;
+        ARG_FORBIDDEN  = "os.kernel.arg.forbidden",  "forbidden kernel argument absent",                   Critical, OsMemoryDisk,  IsolateAndRepair, Host,  -;
+        CGROUP         = "os.cgroup",                "cgroup hierarchy",                                   Critical, OsMemoryDisk,  IsolateAndRepair, Host,  -;
+        HUGEPAGES      = "os.hugepages",             "hugepages reserved at boot",                         Critical, OsMemoryDisk,  Reset,            Host,  -;
+        SHM            = "os.shm.size",              "/dev/shm size",                                      Critical, OsMemoryDisk,  IsolateAndRepair, Host,  -;
+        NOUVEAU        = "os.nouveau.absent",        "nouveau not loaded",                                 Critical, DriverDaemon,  IsolateAndRepair, Host,  -;
+    }
+    /// BIOS policy as the kernel sees its effects, and firmware versions.
+    firmware {
+        BIOS_VERSION    = "firmware.bios.version",       "BIOS version",                                   Critical, OsMemoryDisk,  IsolateAndRepair, Host,  -;
+        IOMMU           = "firmware.iommu",              "IOMMU mode",                                     Critical, OsMemoryDisk,  IsolateAndRepair, Host,  -;
+        SMT             = "firmware.smt",                "simultaneous multithreading",                    Critical, OsMemoryDisk,  IsolateAndRepair, Host,  -;
+        SECURE_BOOT     = "firmware.secure-boot",        "UEFI Secure Boot",                               Critical, OsMemoryDisk,  IsolateAndRepair, Host,  -;
+        MODULE_SIGNING  = "firmware.module-signing",     "kernel module signature enforcement",            Critical, OsMemoryDisk,  IsolateAndRepair, Host,  -;
+        NUMA_PER_SOCKET = "firmware.numa-per-socket",    "NUMA nodes per socket",                          Critical, OsMemoryDisk,  IsolateAndRepair, Host,  -;
+        RESIZABLE_BAR   = "firmware.resizable-bar",      "GPU Resizable BAR",                              Critical, OsMemoryDisk,  IsolateAndRepair, Host,  -;
+        ABOVE_4G        = "firmware.above-4g-decoding",  "GPU BARs above 4 GiB",                           Critical, OsMemoryDisk,  IsolateAndRepair, Host,  -;
+    }
+    /// PCIe links of GPUs and NICs, both ends, and AER.
+    pcie {
+        GPU_WIDTH          = "gpu.pcie.link-width",          "GPU PCIe link width",                         Critical, Link, Reset, Host, health;
+        GPU_MAX_SPEED      = "gpu.pcie.max-speed",           "GPU PCIe maximum link speed",                 Critical, Link, Reset, Host, health;
+        GPU_UPSTREAM_WIDTH = "gpu.pcie.upstream-width",      "PCIe width of the port above the GPU",        Critical, Link, Reset, Host, health;
+        GPU_UPSTREAM_SPEED = "gpu.pcie.upstream-max-speed",  "maximum speed of the port above the GPU",     Critical, Link, Reset, Host, health;
+        NIC_WIDTH          = "nic.pcie.link-width",          "NIC PCIe link width, both ends",              Critical, Link, Reset, Host, health;
+        NIC_SPEED          = "nic.pcie.link-speed",          "NIC PCIe link speed, both ends",              Critical, Link, Reset, Host, health;
+        AER                = "pcie.aer.uncorrectable",       "no uncorrectable PCIe errors reported (AER)", Warning,  Link, Reset, Host, health;
+    }
+    /// GPUs: presence from sysfs, then what the driver reports.
+    gpu {
+        COUNT             = "gpu.count",                      "GPUs on the PCI bus",                            Critical, Device,       IsolateAndRepair, Host,   health;
+        NVSWITCH          = "gpu.nvswitch.present",           "NVSwitches on the PCI bus",                      Critical, Device,       IsolateAndRepair, Host,   health;
+        MODEL             = "gpu.model",                      "GPU model",                                      Critical, Device,       IsolateAndRepair, Driver, -;
+        DRIVER            = "gpu.driver.version",             "loaded GPU driver version",                      Critical, DriverDaemon, IsolateAndRepair, Driver, -;
+        KERNEL_MODULE     = "gpu.driver.kernel-module",       "NVIDIA kernel module flavour",                   Critical, DriverDaemon, IsolateAndRepair, Driver, -;
+        CUDA              = "gpu.cuda.version",               "CUDA version the driver supports",               Critical, DriverDaemon, IsolateAndRepair, Driver, -;
+        VBIOS             = "gpu.vbios",                      "GPU VBIOS version",                              Critical, Device,       IsolateAndRepair, Driver, -;
+        VBIOS_IDENTICAL   = "gpu.vbios.identical",            "same VBIOS on every GPU",                        Critical, Device,       IsolateAndRepair, Driver, -;
+        ECC_MODE          = "gpu.ecc.mode",                   "ECC enabled",                                    Critical, Device,       Reset,            Driver, -;
+        ECC_UNCORRECTABLE = "gpu.ecc.volatile-uncorrectable", "no uncorrectable ECC errors since the driver loaded", Critical, Device,   Reset,            Driver, health;
+        REMAP_PENDING     = "gpu.row-remap.pending",          "no row remapping pending",                       Critical, Device,       Reset,            Driver, health;
+        REMAP_FAILURE     = "gpu.row-remap.failure",          "no row remapping failure",                       Critical, Device,       IsolateAndRepair, Driver, health;
+        RETIRED_PAGES     = "gpu.retired-pages",              "no page retirement pending",                     Critical, Device,       Reset,            Driver, health;
+        XID               = "gpu.xid",                        "no Xid events in the kernel log",                Critical, Device,       Reset,            Driver, health;
+        PERSISTENCE       = "gpu.persistence",                "persistence mode",                               Critical, DriverDaemon, Restart,          Driver, -;
+        MIG               = "gpu.mig.mode",                   "MIG mode",                                       Critical, DriverDaemon, Reset,            Driver, -;
+        FABRIC_MANAGER    = "gpu.fabric-manager.active",      "nvidia-fabricmanager active",                    Critical, DriverDaemon, Restart,          Driver, health;
+        FABRIC_STATE      = "gpu.fabric.state",               "GPU joined the NVLink fabric",                   Critical, Link,         Reset,            Driver, health;
+    }
+    /// NICs of each blueprint group, and GPU-NIC placement.
+    network {
+        COUNT              = "nic.count",              "NICs of the group present",                   Critical, Link,         IsolateAndRepair, Host, health;
+        MODEL              = "nic.model",              "NICs of the group are the declared model",    Warning,  Link,         IsolateAndRepair, Host, -;
+        LINK_STATE         = "nic.link.state",         "interface operationally up",                  Critical, Link,         Reset,            Host, health;
+        SPEED              = "nic.speed",              "interface link speed",                        Critical, Link,         Reset,            Host, health;
+        MTU                = "nic.mtu",                "interface MTU",                               Critical, OsMemoryDisk, Restart,          Host, -;
+        RDMA_STATE         = "nic.rdma.port-state",    "RDMA port ACTIVE and LinkUp",                 Critical, Link,         Reset,            Host, health;
+        RDMA_RATE          = "nic.rdma.rate",          "RDMA port rate",                              Critical, Link,         Reset,            Host, health;
+        FIRMWARE           = "nic.firmware",           "NIC firmware version",                        Critical, Link,         IsolateAndRepair, Host, -;
+        FIRMWARE_IDENTICAL = "nic.firmware.identical", "same NIC firmware across the group",          Critical, Link,         IsolateAndRepair, Host, -;
+        GPU_NIC_NUMA       = "gpu.nic.numa",           "a compute NIC on the GPU's NUMA node",        Critical, OsMemoryDisk, IsolateAndRepair, Host, -;
+        GPU_NIC_SWITCH     = "gpu.nic.pcie-switch",    "a compute NIC behind the GPU's PCIe switch",  Critical, Link,         IsolateAndRepair, Host, -;
+    }
+    /// Container runtime, kubelet and the CDI spec.
+    runtime {
+        CONTAINERD  = "runtime.containerd.version",  "containerd version",                             Critical, DriverDaemon, IsolateAndRepair, Host,   -;
+        MEMLOCK     = "runtime.containerd.memlock",  "containerd (and so every pod) may lock unlimited memory", Critical, DriverDaemon, Restart, Host, -;
+        KUBELET     = "runtime.kubelet.version",     "kubelet version",                                Critical, DriverDaemon, IsolateAndRepair, Host,   -;
+        CDI_SPEC    = "runtime.cdi.spec",            "GPU CDI spec present",                           Critical, DriverDaemon, Restart,          Driver, -;
+        CDI_DEVICES = "runtime.cdi.devices",         "CDI spec lists every GPU",                       Critical, DriverDaemon, Restart,          Driver, -;
+        CDI_NODES   = "runtime.cdi.device-nodes",    "CDI device nodes exist",                         Critical, DriverDaemon, Restart,          Driver, -;
+        CDI_DRIVER  = "runtime.cdi.driver-version",  "CDI spec mounts the loaded driver's libraries",  Critical, DriverDaemon, Restart,          Driver, -;
+    }
+    /// The node as a whole.
+    system {
+        TIME_SYNC       = "system.time-sync.active",  "a time sync daemon is active",                    Critical, OsMemoryDisk, Restart,          Host, -;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn ids_are_unique_and_well_formed() {
+        let mut seen = BTreeSet::new();
+        for spec in CATALOG {
+            assert!(seen.insert(spec.id), "{} is in the table twice", spec.id);
+            assert!(
+                spec.id.split('.').all(|part| !part.is_empty()
+                    && part
+                        .chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')),
+                "{} is not a dotted lower-case id",
+                spec.id
+            );
+        }
+    }
+
+    #[test]
+    fn phases_follow_stage_and_health() {
+        assert_eq!(gpu::COUNT.phases(), vec![Phase::Boot, Phase::Health]);
+        assert_eq!(gpu::MODEL.phases(), vec![Phase::Driver]);
+        assert_eq!(os::DISTRO.phases(), vec![Phase::Boot]);
+    }
+}
