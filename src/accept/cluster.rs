@@ -21,6 +21,8 @@ use crate::blueprint::model::{
 use crate::blueprint::resolve;
 use crate::blueprint::value::Quantity;
 use crate::k8s::{ConditionStatus, Node, Pod};
+use crate::verify::checks::Spec;
+use crate::verify::checks::catalog::cluster as spec;
 use crate::verify::report::record::{self, Action, Component, Fault, Finding, Layer, Run, Verdict};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -58,7 +60,7 @@ impl Out<'_> {
     #[allow(clippy::too_many_arguments)]
     fn push(
         &mut self,
-        id: &str,
+        spec: &'static Spec,
         subject: Option<&str>,
         summary: &str,
         pass: Option<bool>,
@@ -73,7 +75,7 @@ impl Out<'_> {
             None => Verdict::Incomplete,
         };
         self.findings.push(Finding {
-            id: id.to_owned(),
+            id: spec.id.to_owned(),
             layer: Layer::Kubernetes,
             subject: subject.map(str::to_owned),
             summary: summary.to_owned(),
@@ -121,7 +123,7 @@ pub fn check(
     let k = &blueprint.kubernetes;
     let Some(status) = &node.status else {
         out.push(
-            "cluster.status",
+            &spec::STATUS,
             None,
             "the Node object has a status (capacity, allocatable, conditions)",
             None,
@@ -136,7 +138,7 @@ pub fn check(
     // Capacity.
     let cpu = node.capacity("cpu");
     out.push(
-        "cluster.capacity.cpu",
+        &spec::CAPACITY_CPU,
         None,
         "the node has the blueprint's logical CPUs",
         cpu.map(|c| c.millis_ceil() == i128::from(k.capacity.cpu) * 1000)
@@ -149,7 +151,7 @@ pub fn check(
     let declared = k.capacity.memory.units_ceil();
     let memory = bytes(node.capacity("memory"));
     out.push(
-        "cluster.capacity.memory",
+        &spec::CAPACITY_MEMORY,
         None,
         "the node has the blueprint's memory",
         Some(memory.is_some_and(|m| within(m, declared, MEMORY_SLACK))),
@@ -165,7 +167,7 @@ pub fn check(
     if let Some(eph) = &k.capacity.ephemeral_storage {
         let have = bytes(node.capacity("ephemeral-storage"));
         out.push(
-            "cluster.capacity.ephemeral-storage",
+            &spec::CAPACITY_STORAGE,
             None,
             "the node's kubelet file system has the blueprint's size",
             Some(have.is_some_and(|h| within(h, eph.units_ceil(), STORAGE_SLACK))),
@@ -180,7 +182,7 @@ pub fn check(
         let want = pool.size.units_ceil() * i128::from(pool.count);
         let have = bytes(node.capacity(&resource));
         out.push(
-            "cluster.capacity.hugepages",
+            &spec::CAPACITY_HUGEPAGES,
             Some(&resource),
             "the boot-time hugepage pool is advertised",
             Some(have == Some(want)),
@@ -209,7 +211,7 @@ pub fn check(
             cap.millis_ceil() - millis(&r.kube_reserved.cpu) - millis(&r.system_reserved.cpu);
         let have = node.allocatable("cpu").map(Quantity::millis_ceil);
         out.push(
-            "cluster.allocatable.cpu",
+            &spec::ALLOCATABLE_CPU,
             None,
             "allocatable CPU is capacity minus the blueprint's reservations",
             Some(have == Some(want)),
@@ -249,7 +251,7 @@ pub fn check(
             - hugepages;
         let have = bytes(node.allocatable("memory"));
         out.push(
-            "cluster.allocatable.memory",
+            &spec::ALLOCATABLE_MEMORY,
             None,
             "allocatable memory is capacity minus reservations, eviction threshold and hugepages",
             Some(have.is_some_and(|h| (h - want).abs() <= ROUNDING_BYTES)),
@@ -278,7 +280,7 @@ pub fn check(
             - eviction;
         let have = bytes(node.allocatable("ephemeral-storage"));
         out.push(
-            "cluster.allocatable.ephemeral-storage",
+            &spec::ALLOCATABLE_STORAGE,
             None,
             "allocatable ephemeral storage is capacity minus reservations and the nodefs eviction threshold",
             Some(have.is_some_and(|h| (h - want).abs() <= ROUNDING_BYTES)),
@@ -297,7 +299,7 @@ pub fn check(
     }
     let pods_alloc = node.allocatable("pods").map(Quantity::units_ceil);
     out.push(
-        "cluster.allocatable.pods",
+        &spec::ALLOCATABLE_PODS,
         None,
         "allocatable pods is the blueprint's maxPods",
         Some(pods_alloc == Some(i128::from(r.max_pods))),
@@ -364,7 +366,7 @@ fn gpu_capacity(out: &mut Out<'_>, blueprint: &RawBlueprint, node: &Node) {
         )
     };
     out.push(
-        "cluster.capacity.gpu",
+        &spec::CAPACITY_GPU,
         Some(&resource),
         "the device plugin advertises every GPU",
         Some(pass),
@@ -376,7 +378,7 @@ fn gpu_capacity(out: &mut Out<'_>, blueprint: &RawBlueprint, node: &Node) {
     let alloc = node.allocatable(&resource).map(Quantity::units_ceil);
     if sharing.mode() != SharingMode::Mig {
         out.push(
-            "cluster.allocatable.gpu",
+            &spec::ALLOCATABLE_GPU,
             Some(&resource),
             "every advertised GPU is allocatable",
             Some(alloc.is_some() && alloc == have),
@@ -440,7 +442,7 @@ fn labels(out: &mut Out<'_>, blueprint: &RawBlueprint, node: &Node) {
     for (key, value, what) in want {
         let have = node.labels.get(&key);
         out.push(
-            "cluster.label",
+            &spec::LABEL,
             Some(&key),
             what,
             Some(have == Some(&value)),
@@ -466,7 +468,7 @@ fn taints(out: &mut Out<'_>, blueprint: &RawBlueprint, node: &Node) {
             None => format!("{}:{effect}", t.key.as_str()),
         };
         out.push(
-            "cluster.taint",
+            &spec::TAINT,
             Some(t.key.as_str()),
             "the node carries the blueprint's taint",
             Some(found),
@@ -492,7 +494,7 @@ fn taints(out: &mut Out<'_>, blueprint: &RawBlueprint, node: &Node) {
             .any(|d| d.key.as_str() == t.key);
         if !system && !declared && t.effect != "PreferNoSchedule" {
             out.push(
-                "cluster.taint",
+                &spec::TAINT,
                 Some(&t.key),
                 "no taint the blueprint does not declare",
                 Some(false),
@@ -552,7 +554,7 @@ fn conditions(out: &mut Out<'_>, node: &Node) {
             },
         );
         out.push(
-            "cluster.condition",
+            &spec::CONDITION,
             Some(kind),
             "the node is ready and under no pressure",
             Some(c.is_some_and(|c| c.status == *want)),
@@ -585,7 +587,7 @@ fn handlers(out: &mut Out<'_>, blueprint: &RawBlueprint, node: &Node) {
     for handler in want {
         let found = have.is_some_and(|h| h.iter().any(|x| x == handler));
         out.push(
-            "cluster.runtime-handler",
+            &spec::RUNTIME_HANDLER,
             Some(handler),
             "containerd offers the runtime handler RuntimeClasses name",
             if reported { Some(found) } else { None },
@@ -643,7 +645,7 @@ fn components(
     let Some(pods) = pods else {
         if !want.is_empty() {
             out.push(
-                "cluster.components",
+                &spec::COMPONENTS,
                 None,
                 "the device components run on the node and are ready",
                 None,
@@ -670,7 +672,7 @@ fn components(
             .find(|p| patterns.iter().any(|pat| p.name.contains(pat)));
         let ready = pod.is_some_and(|p| p.ready && p.phase == "Running");
         out.push(
-            "cluster.component",
+            &spec::COMPONENT,
             Some(name),
             "the device component runs on the node and is ready",
             Some(ready),

@@ -9,7 +9,8 @@
 //!
 //! Columns: `stage` is `Host` (readable before any GPU driver: always in `--phase boot`)
 //! or `Driver` (needs the GPU driver: in `--phase driver`, and in `boot` when the image
-//! carries the driver); `phase` is `health` when the check is part of `--phase health`,
+//! carries the driver) or `Cluster` (the Node object after join, `--phase cluster`, judged
+//! by [`crate::accept::cluster`]; `nodeimg accept` folds them into the record); `phase` is `health` when the check is part of `--phase health`,
 //! the device health subset Node Problem Detector runs after join, `-` otherwise.
 
 use super::{Action, FaultClass, Phase, Severity, Stage};
@@ -43,6 +44,7 @@ impl Spec {
         let mut phases = match self.stage {
             Stage::Host => vec![Phase::Boot],
             Stage::Driver => vec![Phase::Driver],
+            Stage::Cluster => vec![Phase::Cluster],
         };
         if self.health {
             phases.push(Phase::Health);
@@ -179,6 +181,26 @@ checks! {
     system {
         TIME_SYNC       = "system.time-sync.active",  "a time sync daemon is active",                    Critical, OsMemoryDisk, Restart,          Host, -;
     }
+    /// The Node object after join (acceptance layer 2, `--phase cluster`).
+    cluster {
+        STATUS                  = "cluster.status",                        "the Node object has a status",                            Critical, DriverDaemon, None,             Cluster, -;
+        CAPACITY_CPU            = "cluster.capacity.cpu",                  "the node has the blueprint's logical CPUs",               Critical, OsMemoryDisk, IsolateAndRepair, Cluster, -;
+        CAPACITY_MEMORY         = "cluster.capacity.memory",               "the node has the blueprint's memory",                     Critical, OsMemoryDisk, IsolateAndRepair, Cluster, -;
+        CAPACITY_STORAGE        = "cluster.capacity.ephemeral-storage",    "the kubelet file system has the blueprint's size",        Critical, OsMemoryDisk, IsolateAndRepair, Cluster, -;
+        CAPACITY_HUGEPAGES      = "cluster.capacity.hugepages",            "the boot-time hugepage pool is advertised",               Critical, OsMemoryDisk, Reset,            Cluster, -;
+        CAPACITY_GPU            = "cluster.capacity.gpu",                  "the device plugin advertises every GPU",                  Critical, DriverDaemon, Restart,          Cluster, -;
+        ALLOCATABLE_CPU         = "cluster.allocatable.cpu",               "allocatable CPU is capacity minus the reservations",      Critical, DriverDaemon, Restart,          Cluster, -;
+        ALLOCATABLE_MEMORY      = "cluster.allocatable.memory",            "allocatable memory is capacity minus the reservations",   Critical, DriverDaemon, Restart,          Cluster, -;
+        ALLOCATABLE_STORAGE     = "cluster.allocatable.ephemeral-storage", "allocatable storage is capacity minus the reservations",  Critical, DriverDaemon, Restart,          Cluster, -;
+        ALLOCATABLE_PODS        = "cluster.allocatable.pods",              "allocatable pods is the blueprint's maxPods",             Critical, DriverDaemon, Restart,          Cluster, -;
+        ALLOCATABLE_GPU         = "cluster.allocatable.gpu",               "every advertised GPU is allocatable",                     Critical, DriverDaemon, Restart,          Cluster, -;
+        LABEL                   = "cluster.label",                         "the node carries the label",                              Critical, DriverDaemon, Restart,          Cluster, -;
+        TAINT                   = "cluster.taint",                         "the node's taints are the blueprint's",                   Critical, DriverDaemon, Restart,          Cluster, -;
+        CONDITION               = "cluster.condition",                     "the node is ready and under no pressure",                 Critical, DriverDaemon, Restart,          Cluster, -;
+        RUNTIME_HANDLER         = "cluster.runtime-handler",               "containerd offers the runtime handler",                   Critical, DriverDaemon, Restart,          Cluster, -;
+        COMPONENTS              = "cluster.components",                    "the device components are known (a Pod list)",            Critical, DriverDaemon, None,             Cluster, -;
+        COMPONENT               = "cluster.component",                     "the device component runs on the node and is ready",      Critical, DriverDaemon, Restart,          Cluster, -;
+    }
 }
 
 #[cfg(test)]
@@ -207,5 +229,31 @@ mod tests {
         assert_eq!(gpu::COUNT.phases(), vec![Phase::Boot, Phase::Health]);
         assert_eq!(gpu::MODEL.phases(), vec![Phase::Driver]);
         assert_eq!(os::DISTRO.phases(), vec![Phase::Boot]);
+        assert_eq!(cluster::LABEL.phases(), vec![Phase::Cluster]);
+    }
+
+    #[test]
+    fn cluster_checks_run_in_the_cluster_phase_alone() {
+        use crate::verify::checks::Selection;
+        let select = |phase| {
+            let selection = Selection {
+                phase,
+                patterns: Vec::new(),
+            };
+            CATALOG
+                .iter()
+                .filter(|s| selection.includes(s, true))
+                .map(|s| s.id)
+                .collect::<Vec<_>>()
+        };
+        for phase in [Phase::Boot, Phase::Driver, Phase::All, Phase::Health] {
+            assert!(
+                select(phase).iter().all(|id| !id.starts_with("cluster.")),
+                "{phase}"
+            );
+        }
+        let cluster = select(Phase::Cluster);
+        assert!(cluster.contains(&"cluster.capacity.cpu"));
+        assert!(cluster.iter().all(|id| id.starts_with("cluster.")));
     }
 }

@@ -157,6 +157,9 @@ pub enum Stage {
     /// Needs the GPU driver: before kubelet when the image carries the driver, after the
     /// operator installed it otherwise.
     Driver,
+    /// After join, from the Node object (`--phase cluster`, acceptance layer 2): never
+    /// evaluated on the host.
+    Cluster,
 }
 
 /// One check's verdict on one subject.

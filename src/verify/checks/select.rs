@@ -66,11 +66,13 @@ impl Selection {
     /// Whether `spec` runs; `preinstalled` says the driver is in the image.
     pub fn includes(&self, spec: &Spec, preinstalled: bool) -> bool {
         let in_phase = match self.phase {
-            Phase::All => true,
-            Phase::Boot => spec.stage == Stage::Host || preinstalled,
+            Phase::All => spec.stage != Stage::Cluster,
+            Phase::Boot => {
+                spec.stage == Stage::Host || (preinstalled && spec.stage == Stage::Driver)
+            }
             Phase::Driver => spec.stage == Stage::Driver,
             Phase::Health => spec.health,
-            Phase::Cluster => false,
+            Phase::Cluster => spec.stage == Stage::Cluster,
         };
         let (exclude, include): (Vec<&String>, Vec<&String>) =
             self.patterns.iter().partition(|p| p.starts_with('!'));
