@@ -1,7 +1,7 @@
 //! Every check verify can run, in one table: id, summary, severity, fault class,
 //! recommended action, boot stage and whether it belongs to the post-join health subset.
 //!
-//! The [`checks!`] macro turns the table into one `static` [`Spec`] per row, grouped in a
+//! The `checks!` macro turns the table into one `static` [`Spec`] per row, grouped in a
 //! module per family (`catalog::gpu::COUNT`), and into [`CATALOG`], the list in report
 //! order. [`Spec`] has a private field, so a spec can only be made here: every result
 //! points at a row of this table (`CheckResult::spec`), and a check cannot be declared

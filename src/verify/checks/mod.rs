@@ -1,6 +1,6 @@
 //! Checks: the blueprint's expectations compared with the machine's [`Facts`].
 //!
-//! Each check is one row of the table in [`catalog`]: a stable id (`gpu.pcie.link-width`)
+//! Each check is one row of the table in [`catalog`](mod@catalog): a stable id (`gpu.pcie.link-width`)
 //! and its [`Spec`] (what it checks, its severity, the fault class and the recommended
 //! action when it fails, which stage of the boot and which phases it belongs to). A check
 //! yields one [`CheckResult`] per subject (a GPU, a NIC, a pool) with the expected and
