@@ -315,7 +315,8 @@ variant('containerd-extra-bad-key', [('    defaultRuntime: runc', '    defaultRu
 # ---- who provides what ----
 variant('cuda-driver-range-too-wide', [('    version: "580.105.08"\n    authority: preinstalled', '    version: ">=570, <590"\n    authority: operator'), ('  containerToolkit: "1.18.1"', '  containerToolkit: "1.18.1"\n  operator: {name: gpu-operator, version: v25.10.1, manages: [driver, device-plugin]}'), ('{version: "580.105.08"}', '{version: "580.105.08"}')],
         [('cuda-driver', 'accelerators.driver.version', ('version: ">=570', '">='), 'CUDA 13.0 needs driver 580.65.06 or later; the constraint `>=570, <590` also admits older drivers'),
-         ('cuda-13-minor-version-compat', 'accelerators.driver.version', ('version: ">=570', '">='), 'the NVIDIA driver is >=570, <590, needs >=580')])
+         ('cuda-13-minor-version-compat', 'accelerators.driver.version', ('version: ">=570', '">='), 'the NVIDIA driver is >=570, <590, needs >=580'),
+         ('operator-driver-version', 'accelerators.driver.version', ('version: ">=570', '">='), 'the operator installs one driver image')])
 variant('operator-driver-only', [('    version: "580.105.08"\n    authority: preinstalled', '    version: "580.105.08"\n    authority: operator'), ('  containerToolkit: "1.18.1"\n', '  operator: {name: gpu-operator, version: v25.10.1, manages: [driver]}\n'), ('    generator: nvidia-ctk\n', '    generator: operator\n')],
         [('cdi-generator', 'runtime.cdi.generator', ('generator: operator', 'operator'), 'it does not manage the toolkit'),
          ('toolkit-authority', 'accelerators.containerToolkit', ('accelerators:', 'accelerators'), 'nothing provides the NVIDIA container toolkit'),

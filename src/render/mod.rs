@@ -13,6 +13,7 @@ mod extra_config;
 pub mod plan;
 mod selfcheck;
 pub mod templates;
+pub mod tolerations;
 pub mod write;
 
 use std::path::{Path, PathBuf};

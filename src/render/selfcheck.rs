@@ -28,6 +28,15 @@ pub fn check(bp: &Blueprint, ctx: &Context<'_>, out: &Rendered) -> Result<(), Re
     kubelet(ctx, out)?;
     cmdline(ctx, out)?;
     lock(bp, out)?;
+    if let Some(problem) = super::tolerations::check(out, &bp.spec().kubernetes.taints)
+        .into_iter()
+        .next()
+    {
+        return Err(fail(
+            &format!("cluster/{}", problem.file),
+            problem.to_string(),
+        ));
+    }
     for (path, _, bytes) in out.layer.files().chain(out.cluster.files()) {
         if path.ends_with(".yaml")
             || path.ends_with(".conf") && path.contains("node-feature-discovery")

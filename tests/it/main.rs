@@ -34,6 +34,7 @@ mod hostile_property;
 #[cfg(feature = "push")]
 mod hostile_registry;
 mod invalid_blueprints;
+mod node_rules;
 mod output_safety;
 mod package_layout;
 #[cfg(feature = "push")]
@@ -43,6 +44,7 @@ mod package_repro;
 mod properties;
 mod readme_node;
 mod real_consumers;
+mod render_cluster;
 mod render_corpus;
 mod render_escaping;
 mod render_host;

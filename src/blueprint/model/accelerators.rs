@@ -7,7 +7,9 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::blueprint::value::{LinkWidth, MigProfile, OneLine, PcieGen, Version, VersionReq};
+use crate::blueprint::value::{
+    DnsLabel, LinkWidth, MigProfile, OneLine, PcieGen, Version, VersionReq,
+};
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -120,8 +122,9 @@ pub struct FabricManager {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Driver {
-    /// Exact version when preinstalled (`570.124.06`); exact or a constraint when the operator
-    /// installs it, wholly at or above the CUDA release's minimum (`>=570.26, <571`).
+    /// Exact version (`570.124.06`): the driver baked into the image, or the one image tag
+    /// the operator installs (a constraint such as `>=570.26, <571` is refused for the
+    /// operator: its chart takes a tag).
     pub version: VersionReq,
     /// Exactly one component owns the kernel driver.
     pub authority: DriverAuthority,
@@ -155,6 +158,24 @@ pub struct Operator {
     /// Components the operator deploys on this node class.
     #[serde(default)]
     pub manages: Vec<OperatorComponent>,
+    /// AMD GPU Operator building the driver: the registry repository KMM
+    /// pushes the driver image it builds to (DeviceConfig `driver.image`),
+    /// e.g. `registry.example.com/amdgpu-driver`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub driver_image: Option<OneLine>,
+    /// Secrets (in the operator's namespace) holding the key and
+    /// certificate the operator signs the driver modules with (DeviceConfig
+    /// `driver.imageSign`): required when Secure Boot enforces module signing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub module_signing: Option<SigningSecrets>,
+}
+
+/// Names of the Secrets holding a module-signing key and its certificate.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SigningSecrets {
+    pub key_secret: DnsLabel,
+    pub cert_secret: DnsLabel,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -9,6 +9,7 @@ mod iommu;
 mod kernel_args;
 mod kubelet;
 mod network;
+mod operator;
 mod runtime;
 mod system;
 
@@ -35,6 +36,7 @@ pub fn check(bp: &RawBlueprint, cx: &Context<'_>, out: &mut Collector<'_>) {
     kernel_args::check(bp, out);
     kubelet::check(bp, out);
     network::check(bp, out);
+    operator::check(bp, out);
     runtime::check(bp, out);
     system::check(bp, cx.base_dir, out);
 }

@@ -39,6 +39,15 @@ pub struct Operator {
     pub mig_manager: bool,
     pub nfd: bool,
     pub gfd: bool,
+    /// Image tags the operator deploys, pinned to what the blueprint pins
+    /// (NVIDIA tags its driver images `580.105.08`, its device plugin
+    /// images `v0.18.1`): the driver (exact versions only; validation
+    /// refuses a constraint for an operator-installed driver) and the device
+    /// plugin (whose image GFD shares). An operator-deployed toolkit has no
+    /// version in the blueprint (`containerToolkit` pins the image's own):
+    /// the chart's default applies.
+    pub driver_tag: Option<String>,
+    pub device_plugin_tag: Option<String>,
 }
 
 impl Gpu<'_> {
@@ -88,6 +97,13 @@ pub(super) fn of(s: &RawBlueprint) -> Option<Gpu<'_>> {
             mig_manager: manages(OperatorComponent::MigManager),
             nfd: manages(OperatorComponent::NodeFeatureDiscovery),
             gfd: manages(OperatorComponent::GpuFeatureDiscovery),
+            driver_tag: a.driver.version.exact().map(|v| v.to_string()),
+            device_plugin_tag: s
+                .kubernetes
+                .device_injection
+                .version
+                .as_ref()
+                .map(|v| format!("v{v}")),
         }),
         sharing: &a.sharing,
     })

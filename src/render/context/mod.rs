@@ -12,6 +12,7 @@
 //! context — not the raw blueprint.
 
 mod acceptance;
+mod amd;
 mod boot;
 mod cdi;
 mod containerd;
@@ -21,9 +22,11 @@ mod kernel;
 mod kubelet;
 mod network;
 mod nfd;
+mod npd;
 mod security;
 mod startup;
 mod system;
+mod tolerations;
 mod toolkit;
 
 use serde::Serialize;
@@ -32,6 +35,7 @@ use super::RenderError;
 use crate::blueprint::{Blueprint, cmdline};
 
 pub use acceptance::Acceptance;
+pub use amd::Amd;
 pub use boot::Boot;
 pub use cdi::Cdi;
 pub use containerd::{Containerd, Registry, Runtime, pause_tag, sandbox_image};
@@ -41,9 +45,11 @@ pub use kernel::Kernel;
 pub use kubelet::Kubelet;
 pub use network::NicRule;
 pub use nfd::Nfd;
+pub use npd::Npd;
 pub use security::Security;
 pub use startup::{Link, Startup};
 pub use system::System;
+pub use tolerations::Toleration;
 pub use toolkit::Toolkit;
 
 /// Where nodeimg lives on the node and what it writes there.
@@ -87,6 +93,12 @@ pub struct Context<'a> {
     /// system.certificates), so the store is rebuilt.
     pub trust_store: bool,
     pub nfd: Nfd<'a>,
+    /// What the node's own DaemonSets tolerate: one per registration taint.
+    pub tolerations: Vec<Toleration>,
+    /// The node-problem-detector plugin; present with accelerators.
+    pub npd: Option<Npd>,
+    /// The AMD GPU Operator's DeviceConfig; present with an AMD operator.
+    pub amd: Option<Amd>,
     pub verify: Verify,
     /// The acceptance workloads (`cluster/acceptance/`); absent without an `acceptance` section.
     pub acceptance: Option<Acceptance<'a>>,
@@ -151,6 +163,7 @@ impl<'a> Context<'a> {
             also.push(("sysinit.target", "nodeimg-kernel-args.service"));
         }
         let startup = startup::of(s, gpu.as_ref(), &cdi, &system, &also);
+        let tolerations = tolerations::of(s);
         Ok(Self {
             name: bp.name(),
             id: bp.id(),
@@ -193,6 +206,9 @@ impl<'a> Context<'a> {
             security: security::of(s),
             trust_store,
             nfd: nfd::of(s),
+            amd: amd::of(s, &tolerations),
+            tolerations,
+            npd: s.accelerators.is_some().then(npd::of),
             verify: Verify {
                 bin: NODEIMG_BIN,
                 lock: LOCK_PATH,

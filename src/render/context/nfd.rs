@@ -1,4 +1,5 @@
-//! `nfd`: the NFD worker config and the cluster-side NodeFeatureRule.
+//! `nfd`: the NFD worker's Helm values (its configuration and tolerations)
+//! and the cluster-side NodeFeatureRule.
 
 use std::collections::BTreeMap;
 
@@ -9,6 +10,9 @@ use crate::blueprint::model::*;
 #[derive(Debug, Clone, Serialize)]
 pub struct Nfd<'a> {
     pub sources: &'a [NfdSource],
+    /// The GPU operator deploys NFD (its values carry the worker's
+    /// configuration); otherwise a standalone NFD's values are rendered.
+    pub operator_managed: bool,
     /// One NodeFeatureRule rule per platform label.
     pub labels: Vec<Rule<'a>>,
 }
@@ -65,8 +69,14 @@ pub(super) fn of(s: &RawBlueprint) -> Nfd<'_> {
             }
         })
         .collect();
+    let operator_managed = s.accelerators.as_ref().is_some_and(|a| {
+        a.operator
+            .as_ref()
+            .is_some_and(|o| o.manages.contains(&OperatorComponent::NodeFeatureDiscovery))
+    });
     Nfd {
         sources: &n.sources,
+        operator_managed,
         labels,
     }
 }

@@ -1,0 +1,232 @@
+//! The cluster-side values the node depends on, read the way their
+//! consumers read them: the NPD custom plugin monitor (NPD's condition
+//! polarity), tolerations of every DaemonSet that must run on the tainted
+//! node (core/v1 matching, cross-checked at render), the NFD worker's
+//! configuration in its Helm values, the GPU Operator's pinned component
+//! images, and the AMD DeviceConfig for the pinned chart.
+
+use crate::support::*;
+use nodeimg::render::tolerations;
+use serde_json::{Value, json};
+
+fn cluster(r: &nodeimg::render::Rendered, path: &str) -> Value {
+    serde_yaml::from_slice(
+        r.cluster
+            .file(path)
+            .unwrap_or_else(|| panic!("cluster/{path} not rendered")),
+    )
+    .unwrap_or_else(|e| panic!("cluster/{path}: {e}"))
+}
+
+fn tolerated(list: &Value, taint: &str) -> bool {
+    let t: nodeimg::blueprint::value::Taint = taint.parse().unwrap();
+    list.as_array()
+        .is_some_and(|l| l.iter().any(|x| tolerations::tolerates(x, &t)))
+}
+
+#[test]
+fn npd_reads_a_custom_plugin_monitor_whose_condition_is_a_problem() {
+    let r = rendered(&example("h100-sxm-ubuntu"));
+    assert!(
+        r.layer
+            .files()
+            .all(|(p, _, _)| !p.contains("node-problem-detector")),
+        "NPD reads no host folder: its configuration is cluster-side"
+    );
+    let v = cluster(&r, "node-problem-detector-values.yaml");
+    // The chart mounts custom_monitor_definitions at /custom-config and
+    // passes custom_plugin_monitors to --config.custom-plugin-monitor.
+    let defs = v["settings"]["custom_monitor_definitions"]
+        .as_object()
+        .unwrap();
+    let (file, text) = defs.iter().next().unwrap();
+    assert_eq!(
+        v["settings"]["custom_plugin_monitors"],
+        json!([format!("/custom-config/{file}")])
+    );
+    let monitor: Value = serde_json::from_str(text.as_str().unwrap()).unwrap();
+    assert_eq!(monitor["plugin"], "custom");
+    let cond = &monitor["conditions"][0];
+    let rule = &monitor["rules"][0];
+    // NPD sets a permanent rule's condition True when the plugin reports
+    // NonOK: the condition must name the problem, its default reason health.
+    assert_eq!(rule["type"], "permanent");
+    assert_eq!(rule["condition"], cond["type"]);
+    assert_eq!(cond["type"], "GPUProblem");
+    assert_eq!(cond["reason"], "GPUsHealthy");
+    assert_ne!(rule["reason"], cond["reason"]);
+    // The plugin runs the node's verifier in the host's namespaces.
+    assert_eq!(rule["path"], "/usr/bin/nsenter");
+    let args: Vec<&str> = rule["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    let bin = args
+        .iter()
+        .position(|a| *a == "/usr/local/bin/nodeimg")
+        .unwrap();
+    assert!(args[..bin].contains(&"--mount") && args[..bin].contains(&"--target"));
+    assert_eq!(&args[bin + 2..bin + 5], &["verify", "--phase", "health"]);
+    assert_eq!(v["hostPID"], true);
+    assert_eq!(v["securityContext"]["privileged"], true);
+    assert!(tolerated(
+        &v["tolerations"],
+        "nvidia.com/gpu=present:NoSchedule"
+    ));
+}
+
+#[test]
+fn every_node_daemonset_tolerates_the_node_taints() {
+    // H100: an external NFD (the operator's is off) and the operator's operands.
+    let r = rendered(&example("h100-sxm-ubuntu"));
+    let taint = "nvidia.com/gpu=present:NoSchedule";
+    assert!(tolerated(
+        &cluster(&r, "nfd-values.yaml")["worker"]["tolerations"],
+        taint
+    ));
+    assert!(tolerated(
+        &cluster(&r, "gpu-operator-values.yaml")["daemonsets"]["tolerations"],
+        taint
+    ));
+    // MI300X: DeviceConfig DaemonSets (the operator defaults to none).
+    let r = rendered(&example("mi300x-rhel"));
+    let taint = "amd.com/gpu=present:NoSchedule";
+    let dc = cluster(&r, "amd-deviceconfig.yaml");
+    for list in [
+        &dc["spec"]["devicePlugin"]["devicePluginTolerations"],
+        &dc["spec"]["devicePlugin"]["nodeLabellerTolerations"],
+        &dc["spec"]["metricsExporter"]["tolerations"],
+        &dc["spec"]["driver"]["tolerations"],
+        &cluster(&r, "nfd-values.yaml")["worker"]["tolerations"],
+        &cluster(&r, "node-problem-detector-values.yaml")["tolerations"],
+    ] {
+        assert!(tolerated(list, taint), "{list}");
+    }
+    // A taint of another key with NoExecute reaches every list too.
+    let bp = Variant::of("mi300x-rhel")
+        .set(
+            "kubernetes.taints",
+            json!([
+                "amd.com/gpu=present:NoSchedule",
+                "fleet.example.com/burn-in:NoExecute"
+            ]),
+        )
+        .load();
+    let r = rendered(&bp);
+    assert!(tolerations::check(&r, &bp.spec().kubernetes.taints).is_empty());
+    assert!(tolerated(
+        &cluster(&r, "amd-deviceconfig.yaml")["spec"]["metricsExporter"]["tolerations"],
+        "fleet.example.com/burn-in:NoExecute"
+    ));
+}
+
+#[test]
+fn a_template_that_drops_tolerations_is_refused_at_render() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("cluster")).unwrap();
+    std::fs::write(
+        dir.path().join("cluster/nfd-values.yaml.j2"),
+        "worker:\n  config:\n    core:\n      labelSources: [pci]\n",
+    )
+    .unwrap();
+    let templates = nodeimg::render::Templates::with_overrides(dir.path()).unwrap();
+    let err = nodeimg::render::render(&example("h100-sxm-ubuntu"), &templates)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("cluster/nfd-values.yaml")
+            && err.contains("nvidia.com/gpu=present:NoSchedule"),
+        "{err}"
+    );
+}
+
+#[test]
+fn nfd_worker_configuration_is_in_its_helm_values() {
+    let r = rendered(&example("h100-sxm-ubuntu"));
+    assert!(
+        r.layer
+            .files()
+            .all(|(p, _, _)| !p.contains("node-feature-discovery")),
+        "nfd-worker reads a ConfigMap in its pod, never a host file"
+    );
+    let v = cluster(&r, "nfd-values.yaml");
+    assert_eq!(
+        v["worker"]["config"]["core"]["labelSources"],
+        json!(["pci", "kernel", "cpu", "system", "network"])
+    );
+    // When the operator deploys NFD, the configuration goes to its subchart.
+    let bp = Variant::of("h100-sxm-ubuntu")
+        .set(
+            "accelerators.operator.manages",
+            json!([
+                "device-plugin",
+                "dcgm-exporter",
+                "gpu-feature-discovery",
+                "node-feature-discovery"
+            ]),
+        )
+        .load();
+    let r = rendered(&bp);
+    assert!(r.cluster.file("nfd-values.yaml").is_none());
+    let v = cluster(&r, "gpu-operator-values.yaml");
+    assert_eq!(v["nfd"]["enabled"], true);
+    let w = &v["node-feature-discovery"]["worker"];
+    assert_eq!(w["config"]["core"]["labelSources"][0], "pci");
+    assert!(tolerated(
+        &w["tolerations"],
+        "nvidia.com/gpu=present:NoSchedule"
+    ));
+}
+
+#[test]
+fn gpu_operator_images_follow_the_blueprint_pins() {
+    let r = rendered(&example("h100-sxm-ubuntu"));
+    let v = cluster(&r, "gpu-operator-values.yaml");
+    // deviceInjection.version 0.18.1 → the device plugin's image tag (GFD shares it).
+    assert_eq!(v["devicePlugin"]["version"], "v0.18.1");
+    assert_eq!(v["gfd"]["version"], "v0.18.1");
+    // An operator-installed driver: the chart takes an image tag.
+    let bp = Variant::of("h100-sxm-ubuntu")
+        .set("accelerators.driver.authority", json!("operator"))
+        .set(
+            "accelerators.operator.manages",
+            json!([
+                "driver",
+                "device-plugin",
+                "dcgm-exporter",
+                "gpu-feature-discovery"
+            ]),
+        )
+        .load();
+    let v = cluster(&rendered(&bp), "gpu-operator-values.yaml");
+    assert_eq!(v["driver"]["version"], "580.105.08");
+}
+
+#[test]
+fn amd_deviceconfig_follows_the_pinned_chart() {
+    // v1.2.0: no deviceConfig in the chart's values, so the CR is its own file.
+    let r = rendered(&example("mi300x-rhel"));
+    let values = cluster(&r, "amd-gpu-operator-values.yaml");
+    assert!(values.get("deviceConfig").is_none(), "{values}");
+    let dc = cluster(&r, "amd-deviceconfig.yaml");
+    assert_eq!(dc["apiVersion"], "amd.com/v1alpha1");
+    assert_eq!(dc["kind"], "DeviceConfig");
+    let d = &dc["spec"]["driver"];
+    assert_eq!(d["enable"], true);
+    assert_eq!(d["blacklist"], true, "the inbox amdgpu must be blacklisted");
+    assert_eq!(d["version"], "6.2.4");
+    // v1.4 and later render deviceConfig.spec themselves.
+    let bp = Variant::of("mi300x-rhel")
+        .set("accelerators.operator.version", json!("v1.4.0"))
+        .load();
+    let r = rendered(&bp);
+    assert!(r.cluster.file("amd-deviceconfig.yaml").is_none());
+    let values = cluster(&r, "amd-gpu-operator-values.yaml");
+    assert_eq!(values["deviceConfig"]["spec"]["driver"]["blacklist"], true);
+    assert!(tolerated(
+        &values["deviceConfig"]["spec"]["devicePlugin"]["devicePluginTolerations"],
+        "amd.com/gpu=present:NoSchedule"
+    ));
+}
