@@ -5,6 +5,7 @@
 pub mod accept;
 pub mod atomic;
 pub mod blueprint;
+pub mod canonical_json;
 pub mod cli;
 pub mod command;
 pub mod diff;

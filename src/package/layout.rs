@@ -21,13 +21,13 @@ use oci_spec::image::{
 };
 use serde::Serialize;
 
-use super::canonical_json;
 use super::digest::Digest;
 use super::error::PackageError;
 use super::layer::LayerInfo;
 use super::meta::ImageMeta;
 use super::output;
 use super::source_date::SourceDate;
+use crate::canonical_json;
 
 /// The blueprint-id annotation (and config label).
 pub const ANNOTATION_BLUEPRINT_ID: &str = "dev.nodeimg.blueprint.id";

@@ -16,7 +16,6 @@
 //! zone, locale, file-system order, thread count or working directory.
 
 pub mod cache;
-pub mod canonical_json;
 pub mod compress;
 pub mod credentials;
 pub mod digest;
