@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::model::Vendor;
 use super::value::{LinkWidth, PcieGen, Version, VersionReq};
@@ -25,6 +25,7 @@ use super::yaml_path::YamlPath;
 const BUILTIN: &str = include_str!("compat-matrix.yaml");
 
 /// The matrix in use: the built-in data, extended by any `--matrix` files.
+/// It serializes as a matrix file that `--matrix` reads back.
 #[derive(Debug, Clone, Default)]
 pub struct Matrix {
     pub cuda_minimum_driver: Vec<CudaDriver>,
@@ -35,14 +36,28 @@ pub struct Matrix {
     pub newest: Vec<Newest>,
 }
 
-#[derive(Debug, Clone)]
+impl Serialize for Matrix {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut m = s.serialize_struct("Matrix", 6)?;
+        m.serialize_field("schemaVersion", &1)?;
+        m.serialize_field("cudaMinimumDriver", &self.cuda_minimum_driver)?;
+        m.serialize_field("rocm", &self.rocm)?;
+        m.serialize_field("models", &self.models)?;
+        m.serialize_field("rules", &self.rules)?;
+        m.serialize_field("newest", &self.newest)?;
+        m.end()
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
 pub struct CudaDriver {
     pub cuda: Version,
     pub driver: Version,
     pub source: String,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 pub struct RocmRelease {
     pub rocm: Version,
     pub gpus: Vec<String>,
@@ -50,7 +65,8 @@ pub struct RocmRelease {
     pub source: String,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Model {
     pub vendor: Vendor,
     pub model: String,
@@ -63,7 +79,7 @@ pub struct Model {
     pub source: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum RuleSeverity {
     Error,
@@ -71,7 +87,7 @@ pub enum RuleSeverity {
 }
 
 /// When every `when` constraint holds, every `require` constraint must.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Rule {
     pub id: String,
     pub when: BTreeMap<Component, Want>,
@@ -83,7 +99,7 @@ pub struct Rule {
 
 /// The newest release of a component the matrix knows; a blueprint that
 /// pins a later one gets a warning, since no rule has been checked for it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Newest {
     pub component: Component,
     pub version: Version,
@@ -92,7 +108,9 @@ pub struct Newest {
 
 /// The things rules talk about. Versions are compared as versions; the
 /// last three are names compared literally.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, Serialize, JsonSchema,
+)]
 #[serde(rename_all = "camelCase")]
 pub enum Component {
     Kubernetes,
@@ -156,6 +174,13 @@ impl Want {
                 .map(Want::Version)
                 .map_err(|e| format!("`{text}` is not a version constraint: {e}"))
         }
+    }
+}
+
+/// As written in a matrix file: the constraint or the name.
+impl Serialize for Want {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
     }
 }
 
@@ -343,6 +368,23 @@ impl Matrix {
     /// The matrix shipped with nodeimg.
     pub fn builtin() -> Self {
         Self::builtin_ref().clone()
+    }
+
+    /// A matrix of exactly these entries (those a blueprint was validated
+    /// with; see `identity`).
+    pub fn of(
+        cuda_minimum_driver: Vec<CudaDriver>,
+        rocm: Vec<RocmRelease>,
+        models: Vec<Model>,
+        rules: Vec<Rule>,
+    ) -> Self {
+        Self {
+            cuda_minimum_driver,
+            rocm,
+            models,
+            rules,
+            newest: Vec::new(),
+        }
     }
 
     /// The shipped matrix, parsed once per process.

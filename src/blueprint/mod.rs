@@ -31,7 +31,7 @@ use yaml_path::YamlPath;
 #[derive(Debug, Clone)]
 pub struct Blueprint {
     raw: RawBlueprint,
-    id: String,
+    identity: identity::Identity,
     file: PathBuf,
 }
 
@@ -41,9 +41,16 @@ impl Blueprint {
         &self.raw
     }
 
-    /// `sha256:…` of the canonical resolved form.
+    /// `sha256:…` of the canonical resolved form, the matrix entries it
+    /// was validated with and its overlay tree (see [`identity`]).
     pub fn id(&self) -> &str {
-        &self.id
+        self.identity.id()
+    }
+
+    /// The id and what it covers: the canonical form, the matrix entries
+    /// in use, the overlay tree.
+    pub fn identity(&self) -> &identity::Identity {
+        &self.identity
     }
 
     /// The file it was read from.
@@ -64,10 +71,10 @@ impl Blueprint {
 impl Blueprint {
     /// A blueprint taken as already checked (a lock file whose id matched;
     /// see [`identity::load_lock`]).
-    pub(crate) fn trusted(raw: RawBlueprint, id: String, file: &Path) -> Self {
+    pub(crate) fn trusted(raw: RawBlueprint, identity: identity::Identity, file: &Path) -> Self {
         Self {
             raw,
-            id,
+            identity,
             file: file.to_path_buf(),
         }
     }
@@ -158,11 +165,19 @@ pub fn load_bytes(
         return Err(out.finish());
     }
     canonicalise(&mut raw, matrix);
-    let id = identity::id(&raw);
+    // The id covers the overlay's content: reading it here also refuses,
+    // at validation, what the layer could not carry.
+    let identity = match identity::Identity::compute(&raw, matrix, base_dir) {
+        Ok(i) => i,
+        Err(e) => {
+            out.error(e.code, &e.path, e.message);
+            return Err(out.finish());
+        }
+    };
     Ok(Loaded {
         blueprint: Blueprint {
             raw,
-            id,
+            identity,
             file: file.to_path_buf(),
         },
         warnings: out.finish(),

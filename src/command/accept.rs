@@ -25,8 +25,8 @@ pub(super) fn load_blueprint(input: &Input, matrix: &Matrix) -> Result<Blueprint
         .unusable_at(format_args!("blueprint {input}"))?;
     let path = input.name();
     let loaded = if blueprint::identity::is_lock(path) {
-        let id = crate::input::read_text(&path.with_file_name("blueprint.id"), 4096).ok();
-        blueprint::identity::load_lock(&bytes, path, id.as_deref())
+        // With the id and matrix files beside it, as verify loads it.
+        blueprint::identity::load_lock_beside(&bytes, path)
     } else {
         blueprint::load_bytes(&bytes, path, None, matrix).map(|l| l.blueprint)
     };

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::prepared::Prepared;
 use super::{Env, Exit, OrUnusable, Outcome};
-use crate::blueprint::{Blueprint, cmdline, identity};
+use crate::blueprint::{Blueprint, cmdline};
 use crate::cli::{ExplainArgs, Format};
 
 #[derive(Serialize)]
@@ -37,7 +37,7 @@ pub fn run(args: &ExplainArgs, env: &mut Env<'_>) -> Outcome {
 }
 
 fn build(bp: &Blueprint) -> Report {
-    let values: Vec<(String, Value)> = identity::leaves(bp.spec()).into_iter().collect();
+    let values: Vec<(String, Value)> = bp.identity().leaves().into_iter().collect();
     let k = bp.kubelet();
     let mut derived = vec![Derived {
         path: "kubernetes.kubelet.maxPods".into(),

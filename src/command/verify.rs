@@ -31,7 +31,8 @@ const MAX_BLUEPRINT_BYTES: u64 = crate::blueprint::source::MAX_BYTES as u64;
 /// Loads the blueprint (YAML or JSON). Relative paths inside it (overlay,
 /// certificates) name files on the build machine, so they are not looked for.
 /// A lock was validated at build time (maybe with a site matrix): it is loaded
-/// as trusted input, checked against the id beside it.
+/// as trusted input with the matrix entries beside it, checked against the id
+/// beside it.
 fn load(input: &Input, matrix: &Matrix) -> Result<Blueprint, Failure> {
     let bytes = input.read(MAX_BLUEPRINT_BYTES).map_err(|e| {
         let hint = match input {
@@ -46,8 +47,7 @@ fn load(input: &Input, matrix: &Matrix) -> Result<Blueprint, Failure> {
     })?;
     let path = input.name();
     let loaded = if blueprint::identity::is_lock(path) {
-        let id = crate::input::read_text(&path.with_file_name("blueprint.id"), 4096).ok();
-        blueprint::identity::load_lock(&bytes, path, id.as_deref())
+        blueprint::identity::load_lock_beside(&bytes, path)
     } else {
         blueprint::load_bytes(&bytes, path, None, matrix).map(|l| l.blueprint)
     };
@@ -178,7 +178,14 @@ fn run_once(args: &VerifyArgs, env: &mut Env<'_>) -> Outcome {
             } else {
                 (collect(host.as_ref(), &options), None)
             };
-            let results = checks::evaluate(blueprint.spec(), &facts, &matrix, &selection);
+            // The matrix entries the blueprint was validated with (for a
+            // lock, the image's own).
+            let results = checks::evaluate(
+                blueprint.spec(),
+                &facts,
+                blueprint.identity().matrix(),
+                &selection,
+            );
             ((facts, recording), results)
         },
         std::thread::sleep,

@@ -12,7 +12,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::blueprint::model::DriverAuthority;
-use crate::blueprint::{Blueprint, identity, resolve};
+use crate::blueprint::{Blueprint, resolve};
 use crate::render::Rendered;
 use impact::Impact;
 
@@ -103,7 +103,7 @@ fn operator_driver(old: &Blueprint, new: &Blueprint) -> bool {
 }
 
 fn fields(old: &Blueprint, new: &Blueprint) -> Vec<FieldChange> {
-    let (a, b) = (identity::leaves(old.spec()), identity::leaves(new.spec()));
+    let (a, b) = (old.identity().leaves(), new.identity().leaves());
     let operator_driver = operator_driver(old, new);
     let mut paths: Vec<&String> = a.keys().chain(b.keys()).collect();
     paths.sort();

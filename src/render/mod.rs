@@ -19,10 +19,9 @@ pub mod write;
 use std::path::{Path, PathBuf};
 
 use minijinja::{AutoEscape, Environment, UndefinedBehavior};
-use serde_json::Value;
 use thiserror::Error;
 
-use crate::blueprint::{Blueprint, identity};
+use crate::blueprint::Blueprint;
 use crate::tree::Tree;
 pub use context::Context;
 use plan::{FileImpact, PLAN, Side};
@@ -165,8 +164,7 @@ pub(crate) fn environment(
 /// (CA certificates) are read relative to the blueprint's folder.
 pub fn render(bp: &Blueprint, templates: &Templates) -> Result<Rendered, RenderError> {
     let env = templates.env();
-    let lock = lock_json(bp);
-    let ctx = Context::new(bp, lock.trim_end().to_string())?;
+    let ctx = Context::new(bp)?;
 
     // Converted once; per-item contexts layer `item` over it.
     let base = minijinja::Value::from(minijinja::value::Serde(&ctx));
@@ -250,14 +248,12 @@ fn tree_error(e: crate::tree::TreeError, from: &str) -> RenderError {
     }
 }
 
-/// The lock file: the blueprint's canonical resolved form, pretty-printed
-/// with sorted keys. Loading it gives back the same blueprint and id.
+/// The lock file: the blueprint's canonical resolved form with the digests
+/// of its matrix entries and overlay, pretty-printed with sorted keys.
+/// Loading it (with the matrix file beside it) gives back the same
+/// blueprint and id.
 pub fn lock_json(bp: &Blueprint) -> String {
-    let canonical: Value =
-        serde_json::from_str(&identity::canonical_json(bp.spec())).expect("canonical JSON parses");
-    let mut s = serde_json::to_string_pretty(&canonical).expect("serialises");
-    s.push('\n');
-    s
+    bp.identity().lock_text()
 }
 
 /// Every file and folder a build of `bp` reads: the blueprint itself, its

@@ -182,11 +182,13 @@ fn cmdline(ctx: &Context<'_>, out: &Rendered) -> Result<(), RenderError> {
     Ok(())
 }
 
-/// The lock loads back, as verify will load it, to the same id.
+/// The lock and the matrix beside it load back, as verify will load them,
+/// to the same id.
 fn lock(bp: &Blueprint, out: &Rendered) -> Result<(), RenderError> {
     let path = "etc/nodeimg/blueprint.lock.json";
     let bytes = text(out, path)?.as_bytes();
-    identity::load_lock(bytes, std::path::Path::new(path), Some(bp.id())).map_err(|d| {
+    let matrix = text(out, "etc/nodeimg/blueprint.matrix.json")?.as_bytes();
+    identity::load_lock(bytes, matrix, std::path::Path::new(path), bp.id()).map_err(|d| {
         fail(
             path,
             format!(

@@ -83,7 +83,7 @@ fn json_lock_keeps_nasty_description() {
     let lock: serde_json::Value =
         serde_json::from_slice(r.layer.file("etc/nodeimg/blueprint.lock.json").unwrap()).unwrap();
     assert_eq!(
-        lock["metadata"]["description"].as_str(),
+        lock["blueprint"]["metadata"]["description"].as_str(),
         Some(NASTY_DECODED)
     );
 }

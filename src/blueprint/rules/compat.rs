@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::p;
-use crate::blueprint::compat::{Component, CudaDriver, Have, Matrix, RuleSeverity};
+use crate::blueprint::compat::{Component, CudaDriver, Have, Matrix, Rule, RuleSeverity};
 use crate::blueprint::diagnostic::{Collector, suggest};
 use crate::blueprint::model::*;
 use crate::blueprint::value::{Version, VersionReq};
@@ -297,14 +297,24 @@ fn components(bp: &RawBlueprint) -> BTreeMap<Component, (Have, YamlPath)> {
     c
 }
 
+/// Whether `rule`'s `when` holds for the components `have`.
+fn applies(rule: &Rule, have: &BTreeMap<Component, (Have, YamlPath)>) -> bool {
+    rule.when
+        .iter()
+        .all(|(comp, want)| have.get(comp).is_some_and(|(h, _)| h.may_satisfy(want)))
+}
+
+/// The rules validation applies to `bp` (their `when` holds); the image
+/// records them with the lock.
+pub(crate) fn applicable<'m>(bp: &RawBlueprint, m: &'m Matrix) -> Vec<&'m Rule> {
+    let have = components(bp);
+    m.rules.iter().filter(|r| applies(r, &have)).collect()
+}
+
 fn rules(bp: &RawBlueprint, m: &Matrix, out: &mut Collector<'_>) {
     let have = components(bp);
     for rule in &m.rules {
-        let applies = rule
-            .when
-            .iter()
-            .all(|(comp, want)| have.get(comp).is_some_and(|(h, _)| h.may_satisfy(want)));
-        if !applies {
+        if !applies(rule, &have) {
             continue;
         }
         for (comp, want) in &rule.require {

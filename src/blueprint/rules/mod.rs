@@ -20,6 +20,8 @@ use super::diagnostic::Collector;
 use super::model::RawBlueprint;
 use super::yaml_path::YamlPath;
 
+pub(super) use compat::applicable as applicable_rules;
+
 /// What rules may consult besides the blueprint.
 pub struct Context<'a> {
     pub matrix: &'a Matrix,

@@ -68,6 +68,9 @@ pub struct Context<'a> {
     pub version: &'a str,
     /// The lock file's text (`etc/nodeimg/blueprint.lock.json`).
     pub lock: String,
+    /// The matrix entries the blueprint was validated with, as the matrix
+    /// file beside the lock (`etc/nodeimg/blueprint.matrix.json`).
+    pub matrix: String,
     pub distro: Distro,
     /// The kernel command line, one argument each.
     pub cmdline: Vec<String>,
@@ -134,8 +137,8 @@ pub struct Verify {
 }
 
 impl<'a> Context<'a> {
-    /// Computes the context of `bp`; `lock` is the lock file's text.
-    pub fn new(bp: &'a Blueprint, lock: String) -> Result<Self, RenderError> {
+    /// Computes the context of `bp`.
+    pub fn new(bp: &'a Blueprint) -> Result<Self, RenderError> {
         let s = bp.spec();
         let rhel = s.os.distro.is_rhel_family();
         let args: Vec<String> = cmdline::full(s).iter().map(|a| a.to_string()).collect();
@@ -168,7 +171,8 @@ impl<'a> Context<'a> {
             name: bp.name(),
             id: bp.id(),
             version: s.metadata.version.as_str(),
-            lock,
+            lock: bp.identity().lock_text().trim_end().to_string(),
+            matrix: bp.identity().matrix_text().trim_end().to_string(),
             distro: Distro {
                 name: s.os.distro.as_str(),
                 family: if rhel { "rhel" } else { "debian" },

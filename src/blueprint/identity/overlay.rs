@@ -1,0 +1,313 @@
+//! The overlay tree's digest: what the blueprint's `files.overlay` folder
+//! puts into the image, as part of the blueprint id.
+//!
+//! The folder is listed by the same scan the layer writer uses (so the same
+//! refusals and the same normalised modes), and each entry becomes a record:
+//! its layer path, mode and type, plus a regular file's size and SHA-256 or
+//! a link's target. The digest is SHA-256 over the canonical JSON list of
+//! the records. File contents are streamed through the hash in fixed-size
+//! pieces, never held in memory, several files at a time on several cores.
+//! `diff` compares the records to say which overlay files changed.
+
+use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use crate::package::overlay::{Overlay, OverlayKind as ScanKind};
+
+/// An overlay tree: its digest and, when it was read from disk (not from
+/// a lock), its records in layer-path order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OverlayTree {
+    digest: String,
+    records: Option<Vec<OverlayRecord>>,
+}
+
+/// One entry of the overlay as it goes into the layer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OverlayRecord {
+    /// Layer path: relative, `/`-separated (`usr/local/bin/tool`).
+    pub path: String,
+    /// The mode in the layer (normalised, or from `files.modes`).
+    pub mode: u32,
+    #[serde(flatten)]
+    pub kind: RecordKind,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum RecordKind {
+    Dir,
+    File { size: u64, sha256: String },
+    Symlink { target: String },
+}
+
+/// Bytes read from a file per step of its hash.
+const CHUNK: usize = 256 * 1024;
+/// At most this many files are hashed at once.
+const MAX_THREADS: usize = 8;
+
+impl OverlayTree {
+    /// Reads and hashes the overlay folder `root`; `modes` are the
+    /// blueprint's `files.modes` (layer path → mode).
+    pub fn read(
+        root: &Path,
+        modes: impl IntoIterator<Item = (String, u32)>,
+    ) -> Result<Self, String> {
+        let mut overlay = Overlay::new(root);
+        for (path, mode) in modes {
+            overlay = overlay.with_mode(&path, mode);
+        }
+        let scan = overlay.scan().map_err(|e| e.to_string())?;
+        let files: Vec<(usize, &Path, u64)> = scan
+            .iter()
+            .enumerate()
+            .filter_map(|(i, e)| match e.kind {
+                ScanKind::File { size, .. } => Some((i, e.source.as_path(), size)),
+                _ => None,
+            })
+            .collect();
+        let mut sums = hash_files(&files)?.into_iter();
+        let mut records = Vec::with_capacity(scan.len());
+        for e in &scan {
+            let kind = match &e.kind {
+                ScanKind::Dir => RecordKind::Dir,
+                ScanKind::Symlink { target } => RecordKind::Symlink {
+                    target: target.clone(),
+                },
+                ScanKind::File { size, .. } => RecordKind::File {
+                    size: *size,
+                    sha256: sums
+                        .next()
+                        .ok_or_else(|| format!("{}: was not hashed", e.source.display()))?,
+                },
+            };
+            records.push(OverlayRecord {
+                path: e.path.clone(),
+                mode: e.mode,
+                kind,
+            });
+        }
+        Ok(Self {
+            digest: digest_of(&records)?,
+            records: Some(records),
+        })
+    }
+
+    /// A tree known only by its digest (from a lock).
+    pub fn from_digest(digest: &str) -> Self {
+        Self {
+            digest: digest.to_string(),
+            records: None,
+        }
+    }
+
+    /// `sha256:…` over the records.
+    pub fn digest(&self) -> &str {
+        &self.digest
+    }
+
+    /// The records, when the folder was read.
+    pub fn records(&self) -> Option<&[OverlayRecord]> {
+        self.records.as_deref()
+    }
+}
+
+/// SHA-256 over the canonical JSON list of `records`, streamed.
+fn digest_of(records: &[OverlayRecord]) -> Result<String, String> {
+    let mut h = Sha256::new();
+    h.update(b"[");
+    for (i, r) in records.iter().enumerate() {
+        if i > 0 {
+            h.update(b",");
+        }
+        let json = crate::canonical_json::to_vec(r).map_err(|e| format!("{}: {e}", r.path))?;
+        h.update(&json);
+    }
+    h.update(b"]");
+    Ok(super::hex_digest(h.finalize().as_slice()))
+}
+
+/// The `sha256:…` of each file, in the order given. Files are taken by
+/// worker threads from a shared counter, so one large file does not hold
+/// up the small ones behind it.
+fn hash_files(files: &[(usize, &Path, u64)]) -> Result<Vec<String>, String> {
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(MAX_THREADS)
+        .min(files.len());
+    if workers <= 1 {
+        let mut buf = vec![0; CHUNK];
+        return files
+            .iter()
+            .map(|(_, p, size)| hash_file(p, *size, &mut buf))
+            .collect();
+    }
+    let next = AtomicUsize::new(0);
+    let mut sums: Vec<Option<String>> = vec![None; files.len()];
+    let done: Vec<Result<Vec<(usize, String)>, String>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut buf = vec![0; CHUNK];
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some((_, p, size)) = files.get(i) else {
+                            return Ok(mine);
+                        };
+                        match hash_file(p, *size, &mut buf) {
+                            Ok(sum) => mine.push((i, sum)),
+                            Err(e) => {
+                                // Let the others stop at their next file.
+                                next.store(files.len(), Ordering::Relaxed);
+                                return Err(e);
+                            }
+                        }
+                    }
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err("a hashing thread panicked".into()))
+            })
+            .collect()
+    });
+    for part in done {
+        for (i, sum) in part? {
+            sums[i] = Some(sum);
+        }
+    }
+    sums.into_iter()
+        .zip(files)
+        .map(|(s, (_, p, _))| s.ok_or_else(|| format!("{}: was not hashed", p.display())))
+        .collect()
+}
+
+/// Streams one file through SHA-256. The file must still be the regular
+/// file of `size` bytes the scan saw (not replaced by a link or a FIFO,
+/// not grown or shrunk while it was read).
+fn hash_file(path: &Path, size: u64, buf: &mut [u8]) -> Result<String, String> {
+    let fail = |e: std::io::Error| format!("{}: {e}", path.display());
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(fail)?;
+    if !file.metadata().map_err(fail)?.is_file() {
+        return Err(format!("{}: is no longer a regular file", path.display()));
+    }
+    let mut h = Sha256::new();
+    let mut seen: u64 = 0;
+    // One byte past the size shows a file that grew.
+    let mut reader = file.take(size + 1);
+    loop {
+        let n = match reader.read(buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(fail(e)),
+        };
+        h.update(&buf[..n]);
+        seen += n as u64;
+    }
+    if seen != size {
+        return Err(format!(
+            "{}: changed while it was read ({size} bytes listed, {seen} read)",
+            path.display()
+        ));
+    }
+    Ok(super::hex_digest(h.finalize().as_slice()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::{PermissionsExt, symlink};
+
+    fn tree(root: &Path) {
+        std::fs::create_dir_all(root.join("etc/app")).unwrap();
+        std::fs::write(root.join("etc/app/conf"), b"a = 1\n").unwrap();
+        std::fs::write(root.join("etc/big"), vec![7u8; 3 * CHUNK + 5]).unwrap();
+        symlink("app/conf", root.join("etc/link")).unwrap();
+    }
+
+    fn read(root: &Path) -> OverlayTree {
+        OverlayTree::read(root, []).unwrap()
+    }
+
+    #[test]
+    fn content_modes_and_link_targets_change_the_digest() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        tree(root);
+        let base = read(root);
+        assert_eq!(base, read(root), "the digest is stable");
+        let big = base
+            .records()
+            .unwrap()
+            .iter()
+            .find(|r| r.path == "etc/big")
+            .unwrap();
+        let want = super::super::digest(&vec![7u8; 3 * CHUNK + 5]);
+        assert_eq!(
+            big.kind,
+            RecordKind::File {
+                size: 3 * CHUNK as u64 + 5,
+                sha256: want
+            }
+        );
+
+        std::fs::write(root.join("etc/app/conf"), b"a = 2\n").unwrap();
+        let content = read(root);
+        assert_ne!(content.digest(), base.digest());
+
+        let exec = std::fs::Permissions::from_mode(0o755);
+        std::fs::set_permissions(root.join("etc/app/conf"), exec).unwrap();
+        let mode = read(root);
+        assert_ne!(mode.digest(), content.digest());
+        let explicit = OverlayTree::read(root, [("etc/app/conf".to_string(), 0o600)]).unwrap();
+        assert_ne!(explicit.digest(), mode.digest());
+
+        std::fs::remove_file(root.join("etc/link")).unwrap();
+        symlink("big", root.join("etc/link")).unwrap();
+        assert_ne!(read(root).digest(), mode.digest());
+    }
+
+    #[test]
+    fn one_file_or_many_threads_give_the_same_records() {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..40 {
+            std::fs::write(dir.path().join(format!("f{i:02}")), format!("{i}")).unwrap();
+        }
+        let many = read(dir.path());
+        let sums: Vec<String> = many
+            .records()
+            .unwrap()
+            .iter()
+            .map(|r| match &r.kind {
+                RecordKind::File { sha256, .. } => sha256.clone(),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        let want: Vec<String> = (0..40)
+            .map(|i| super::super::digest(format!("{i}").as_bytes()))
+            .collect();
+        assert_eq!(sums, want);
+    }
+
+    #[test]
+    fn what_a_layer_cannot_carry_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        symlink("../../outside", dir.path().join("escape")).unwrap();
+        let err = OverlayTree::read(dir.path(), []).unwrap_err();
+        assert!(err.contains("escape"), "{err}");
+    }
+}
