@@ -1,6 +1,8 @@
 //! `nodeimg diff OLD NEW`: the blueprint change field by field, computed
 //! values with the arithmetic of both sides, rendered files as unified
-//! diffs, and the fleet impact of each. Exit 1 when anything differs.
+//! diffs, overlay entries added, removed or changed, and the fleet impact
+//! of each. Warnings (content changed under the same version) go to
+//! stderr. Exit 1 when anything differs.
 
 use super::prepared::Prepared;
 use super::stdio::Input;
@@ -20,6 +22,9 @@ pub fn run(args: &DiffArgs, env: &mut Env<'_>) -> Outcome {
     let old_rendered = render::render(&old.blueprint, &old.templates).unusable_at(&args.old)?;
     let new_rendered = render::render(&new, &old.templates).unusable_at(&args.new)?;
     let report = diff::compare(&old.blueprint, &old_rendered, &new, &new_rendered);
+    for w in &report.warnings {
+        env.note(&format!("warning: {w}"));
+    }
     match args.format {
         Format::Json => env.json(&report)?,
         Format::Text => text(&report, args.no_files, env).unusable_at("cannot write the report")?,
@@ -94,21 +99,37 @@ fn text(r: &Report, no_files: bool, env: &mut Env<'_>) -> std::io::Result<()> {
                 f.why
             )?;
         }
-        if !no_files {
-            for f in &r.files {
-                writeln!(env.out)?;
-                env.out.write_all(f.diff.as_bytes())?;
-            }
+    }
+    if !r.overlay.is_empty() {
+        writeln!(env.out, "\nOverlay changes:")?;
+        for o in &r.overlay {
+            writeln!(
+                env.out,
+                "  {} {} ({:?}: {}; {})",
+                tag(o.impact),
+                o.path,
+                o.status,
+                o.detail,
+                o.why
+            )?;
+        }
+    }
+    if !no_files {
+        for f in &r.files {
+            writeln!(env.out)?;
+            env.out.write_all(f.diff.as_bytes())?;
         }
     }
     match r.impact {
         None => writeln!(env.out, "\nNo change: identical blueprints ({}).", r.new.id),
         Some(i) => writeln!(
             env.out,
-            "\nSummary: {} field(s), {} computed value(s), {} file(s) changed; fleet impact: {} — {}",
+            "\nSummary: {} field(s), {} computed value(s), {} file(s), {} overlay entr{} changed; fleet impact: {} — {}",
             r.fields.len(),
             r.computed.len(),
             r.files.len(),
+            r.overlay.len(),
+            if r.overlay.len() == 1 { "y" } else { "ies" },
             i.as_str(),
             r.reasons.join("; ")
         ),

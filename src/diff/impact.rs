@@ -83,7 +83,11 @@ pub const FIELDS: &[(&str, Impact, &str)] = &[
         Impact::Live,
         "sshd, audit and sysctl reload live",
     ),
-    ("files", Impact::Live, "overlay files"),
+    (
+        "files",
+        Impact::Live,
+        "where the overlay is read from and its modes (each overlay file that changes is listed with its own impact)",
+    ),
     (
         "acceptance",
         Impact::Live,
@@ -123,6 +127,14 @@ pub fn of_field(path: &str) -> (Impact, &'static str) {
         p == prefix || p.starts_with(&format!("{prefix}."))
     })
 }
+
+/// An overlay file that changed: nodeimg does not know what reads it, so it
+/// is the most disruptive change, as a rendered file without a declared
+/// impact is.
+pub const OVERLAY_FILE: (Impact, &str) = (
+    Impact::Reboot,
+    "overlay file: nodeimg cannot tell what reads it, so it counts as a reboot",
+);
 
 /// The GPU driver under `accelerators.driver` when the GPU operator owns
 /// it on both sides: the image does not carry it, the operator rolls it.

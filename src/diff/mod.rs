@@ -1,8 +1,8 @@
 //! `nodeimg diff`: what changes between two blueprints — field by field,
-//! in the values nodeimg computes (with the arithmetic of both sides), and
-//! in every rendered file (unified diffs) — and what each change means for a
-//! running fleet (reboot, drain, live). This is the upgrade review made
-//! mechanical.
+//! in the values nodeimg computes (with the arithmetic of both sides), in
+//! every rendered file (unified diffs) and in the overlay files they carry
+//! into the image — and what each change means for a running fleet
+//! (reboot, drain, live). This is the upgrade review made mechanical.
 
 pub mod impact;
 
@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::blueprint::identity::{OverlayRecord, OverlayTree, RecordKind};
 use crate::blueprint::model::DriverAuthority;
 use crate::blueprint::{Blueprint, resolve};
 use crate::render::Rendered;
@@ -57,6 +58,19 @@ pub struct FileChange {
     pub diff: String,
 }
 
+/// An overlay entry added, removed or changed (content, type, link target
+/// or mode).
+#[derive(Debug, Clone, Serialize)]
+pub struct OverlayChange {
+    /// The path on the node (`/usr/local/bin/tool`).
+    pub path: String,
+    pub status: FileStatus,
+    pub impact: Impact,
+    pub why: String,
+    /// What changed, in words (`1204 → 1310 bytes`, `mode 0644 → 0755`).
+    pub detail: String,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
     pub old: Side,
@@ -64,6 +78,10 @@ pub struct Report {
     pub fields: Vec<FieldChange>,
     pub computed: Vec<ComputedChange>,
     pub files: Vec<FileChange>,
+    pub overlay: Vec<OverlayChange>,
+    /// Things a reviewer should know that are not changes (the same
+    /// version for different content).
+    pub warnings: Vec<String>,
     /// The worst impact of any change; absent when nothing changed.
     pub impact: Option<Impact>,
     /// The distinct reasons behind that impact.
@@ -79,7 +97,10 @@ pub struct Side {
 
 impl Report {
     pub fn differs(&self) -> bool {
-        !(self.fields.is_empty() && self.computed.is_empty() && self.files.is_empty())
+        !(self.fields.is_empty()
+            && self.computed.is_empty()
+            && self.files.is_empty()
+            && self.overlay.is_empty())
     }
 }
 
@@ -238,16 +259,119 @@ fn files(old: &Rendered, new: &Rendered) -> Vec<FileChange> {
     out
 }
 
-/// The id and lock files change with every blueprint change and repeat
-/// what the field list says: one compact line instead of a hunk.
+/// What changed in the overlay between two trees: each entry added,
+/// removed or different, by layer path. A side known only by its digest
+/// (read from a lock) gives one change for the whole tree when the
+/// digests differ.
+fn overlay(old: Option<&OverlayTree>, new: Option<&OverlayTree>) -> Vec<OverlayChange> {
+    let (impact, why) = impact::OVERLAY_FILE;
+    let change = |path: String, status, detail: String| OverlayChange {
+        path,
+        status,
+        impact,
+        why: why.to_string(),
+        detail,
+    };
+    if old.map(OverlayTree::digest) == new.map(OverlayTree::digest) {
+        return Vec::new();
+    }
+    let (a, b) = match (old.map(OverlayTree::records), new.map(OverlayTree::records)) {
+        (Some(None), _) | (_, Some(None)) => {
+            return vec![change(
+                "(overlay)".into(),
+                FileStatus::Changed,
+                "the overlay tree differs; its entries are not known on one side".into(),
+            )];
+        }
+        (a, b) => (a.flatten().unwrap_or(&[]), b.flatten().unwrap_or(&[])),
+    };
+    let by_path = |rs: &'_ [OverlayRecord]| -> BTreeMap<String, OverlayRecord> {
+        rs.iter().map(|r| (r.path.clone(), r.clone())).collect()
+    };
+    let (a, b) = (by_path(a), by_path(b));
+    let mut paths: Vec<&String> = a.keys().chain(b.keys()).collect();
+    paths.sort_by(|x, y| x.split('/').cmp(y.split('/')));
+    paths.dedup();
+    let mut out = Vec::new();
+    for p in paths {
+        let node = format!("/{p}");
+        match (a.get(p), b.get(p)) {
+            (None, Some(r)) => out.push(change(node, FileStatus::Added, describe(r))),
+            (Some(r), None) => out.push(change(node, FileStatus::Removed, describe(r))),
+            (Some(x), Some(y)) if x.kind != y.kind => {
+                let detail = match (&x.kind, &y.kind) {
+                    (RecordKind::File { size: s, .. }, RecordKind::File { size: t, .. }) => {
+                        if s == t {
+                            format!("content changed ({t} bytes)")
+                        } else {
+                            format!("{s} → {t} bytes")
+                        }
+                    }
+                    (RecordKind::Symlink { target: s }, RecordKind::Symlink { target: t }) => {
+                        format!("link {s} → {t}")
+                    }
+                    _ => format!("{} → {}", describe(x), describe(y)),
+                };
+                out.push(change(node, FileStatus::Changed, detail));
+            }
+            (Some(x), Some(y)) if x.mode != y.mode => out.push(change(
+                node,
+                FileStatus::Mode,
+                format!("mode {:04o} → {:04o}", x.mode, y.mode),
+            )),
+            _ => {}
+        }
+    }
+    out
+}
+
+fn describe(r: &OverlayRecord) -> String {
+    match &r.kind {
+        RecordKind::Dir => "folder".into(),
+        RecordKind::File { size, .. } => format!("file, {size} bytes, mode {:04o}", r.mode),
+        RecordKind::Symlink { target } => format!("link to {target}"),
+    }
+}
+
+/// Warnings about the pair: content changed while name and version stayed,
+/// so images built from both get the same default tag (`metadata.version`).
+fn warnings(old: &Blueprint, new: &Blueprint, differs: bool) -> Vec<String> {
+    let (o, n) = (old.spec(), new.spec());
+    let mut out = Vec::new();
+    if differs && o.metadata.name == n.metadata.name && o.metadata.version == n.metadata.version {
+        out.push(format!(
+            "the content changed but metadata.version did not ({}): images built from both get the tag {} by default; give the new one its own version",
+            n.metadata.version, n.metadata.version
+        ));
+    }
+    out
+}
+
+/// The id and lock files change with every change and repeat what the
+/// lists above say: one compact line instead of a hunk.
 fn summarised(path: &str, old: &str, new: &str) -> Option<String> {
     match path {
         "layer/etc/nodeimg/blueprint.id" => {
             Some(format!("blueprint id {} → {}\n", old.trim(), new.trim()))
         }
-        "layer/etc/nodeimg/blueprint.lock.json" => Some(
-            "the resolved blueprint (its changes are the blueprint changes listed above)\n".into(),
-        ),
+        "layer/etc/nodeimg/blueprint.lock.json" => {
+            let parse = |t: &str| serde_json::from_str::<Value>(t).unwrap_or(Value::Null);
+            let (a, b) = (parse(old), parse(new));
+            let parts: Vec<&str> = [
+                ("blueprint", "the resolved blueprint"),
+                ("matrix", "the matrix entries it is validated with"),
+                ("overlay", "the overlay tree"),
+            ]
+            .into_iter()
+            .filter(|(k, _)| a.get(k) != b.get(k))
+            .map(|(_, what)| what)
+            .collect();
+            Some(if parts.is_empty() {
+                "the lock (its changes are listed above)\n".into()
+            } else {
+                format!("the lock: {} changed (listed above)\n", parts.join(", "))
+            })
+        }
         _ => None,
     }
 }
@@ -257,18 +381,22 @@ pub fn compare(old: &Blueprint, old_r: &Rendered, new: &Blueprint, new_r: &Rende
     let fields = fields(old, new);
     let computed = computed(old, new);
     let files = files(old_r, new_r);
+    let overlay = overlay(old.identity().overlay(), new.identity().overlay());
     let impact = fields
         .iter()
         .map(|f| f.impact)
         .chain(computed.iter().map(|c| c.impact))
         .chain(files.iter().map(|f| f.impact))
+        .chain(overlay.iter().map(|o| o.impact))
         .max();
     // The actions of the worst files ("restart kubelet"); fields only where
     // no file says more (a driver change, a change without files).
     let worst_files: Vec<String> = files
         .iter()
-        .filter(|f| Some(f.impact) == impact)
-        .map(|f| f.why.clone())
+        .map(|f| (f.impact, &f.why))
+        .chain(overlay.iter().map(|o| (o.impact, &o.why)))
+        .filter(|(i, _)| Some(*i) == impact)
+        .map(|(_, why)| why.clone())
         .collect();
     let mut reasons: Vec<String> = if worst_files.is_empty() {
         fields
@@ -287,12 +415,15 @@ pub fn compare(old: &Blueprint, old_r: &Rendered, new: &Blueprint, new_r: &Rende
     };
     reasons.sort();
     reasons.dedup();
+    let differs = impact.is_some();
     Report {
         old: side(old),
         new: side(new),
         fields,
         computed,
         files,
+        overlay,
+        warnings: warnings(old, new, differs),
         impact,
         reasons,
     }

@@ -318,3 +318,130 @@ fn id_and_lock_changes_are_shown_once_compactly() {
         assert!(!f.diff.contains("@@"), "{}", f.diff);
     }
 }
+
+/// `dir/bp.yaml`: cpu-minimal (edited by `edit`) with an overlay folder
+/// `ovl` holding `files` (layer path → content).
+fn overlay_blueprint(
+    dir: &std::path::Path,
+    files: &[(&str, &str)],
+    edit: impl FnOnce(Variant) -> Variant,
+) {
+    std::fs::create_dir_all(dir.join("ovl")).unwrap();
+    edit(Variant::of("cpu-minimal").set("files.overlay", json!("ovl"))).write(&dir.join("bp.yaml"));
+    for (path, content) in files {
+        let p = dir.join("ovl").join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, content).unwrap();
+    }
+}
+
+fn load_in(dir: &std::path::Path) -> nodeimg::blueprint::Blueprint {
+    nodeimg::blueprint::load_file(
+        &dir.join("bp.yaml"),
+        &nodeimg::blueprint::compat::Matrix::builtin(),
+    )
+    .unwrap()
+    .blueprint
+}
+
+fn diff_dirs(a: &std::path::Path, b: &std::path::Path) -> nodeimg::diff::Report {
+    let (old, new) = (load_in(a), load_in(b));
+    compare(&old, &rendered(&old), &new, &rendered(&new))
+}
+
+#[test]
+fn overlay_content_changes_are_changes() {
+    // The same overlay path with other content: it was "No change:
+    // identical blueprints" (exit 0) while the images differed.
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    overlay_blueprint(&a, &[("etc/motd", "hello\n")], |v| v);
+    overlay_blueprint(&b, &[("etc/motd", "hello, world\n")], |v| v);
+    let o = cmd()
+        .args(["diff", "--no-files"])
+        .arg(a.join("bp.yaml"))
+        .arg(b.join("bp.yaml"))
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert_eq!(o.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(!stdout.contains("No change"), "{stdout}");
+    assert!(stdout.contains("Overlay changes:"), "{stdout}");
+    assert!(
+        stdout.contains("reboot /etc/motd (Changed: 6 → 13 bytes"),
+        "{stdout}"
+    );
+    // Same name and version for different content: both images would get
+    // the tag 2026.11.1.
+    assert!(
+        stderr.contains("warning: the content changed but metadata.version did not (2026.11.1)"),
+        "{stderr}"
+    );
+
+    let r = diff_dirs(&a, &b);
+    assert_ne!(r.old.id, r.new.id);
+    assert_eq!(r.overlay.len(), 1, "{:?}", r.overlay);
+    assert_eq!(r.overlay[0].path, "/etc/motd");
+    assert_eq!(r.overlay[0].impact, Impact::Reboot);
+    assert_eq!(r.impact, Some(Impact::Reboot));
+    assert_eq!(r.warnings.len(), 1);
+}
+
+#[test]
+fn overlay_additions_removals_modes_and_links_are_listed() {
+    use std::os::unix::fs::{PermissionsExt, symlink};
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    let same = ("usr/local/bin/tool", "#!/bin/sh\n");
+    overlay_blueprint(&a, &[same, ("etc/old.conf", "x\n")], |v| v);
+    overlay_blueprint(&b, &[same, ("etc/new/new.conf", "y\n")], |v| {
+        assert_eq!(v.get("metadata.version"), Some(&json!("2026.11.1")));
+        v.set("metadata.version", json!("2026.11.2"))
+    });
+    let exec = std::fs::Permissions::from_mode(0o755);
+    std::fs::set_permissions(b.join("ovl/usr/local/bin/tool"), exec).unwrap();
+    symlink("old.conf", a.join("ovl/etc/link")).unwrap();
+    symlink("new/new.conf", b.join("ovl/etc/link")).unwrap();
+    let r = diff_dirs(&a, &b);
+    let got: Vec<(&str, String)> = r
+        .overlay
+        .iter()
+        .map(|o| (o.path.as_str(), format!("{:?}: {}", o.status, o.detail)))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                "/etc/link",
+                "Changed: link old.conf → new/new.conf".to_string()
+            ),
+            ("/etc/new", "Added: folder".to_string()),
+            (
+                "/etc/new/new.conf",
+                "Added: file, 2 bytes, mode 0644".to_string()
+            ),
+            (
+                "/etc/old.conf",
+                "Removed: file, 2 bytes, mode 0644".to_string()
+            ),
+            ("/usr/local/bin/tool", "Mode: mode 0644 → 0755".to_string()),
+        ]
+    );
+    // A new version: no warning.
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+}
+
+#[test]
+fn identical_overlays_are_no_change() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    overlay_blueprint(&a, &[("etc/motd", "hi\n")], |v| v);
+    overlay_blueprint(&b, &[("etc/motd", "hi\n")], |v| v);
+    let r = diff_dirs(&a, &b);
+    assert!(!r.differs(), "{:?}", r.overlay);
+    assert_eq!(r.old.id, r.new.id);
+    assert!(r.warnings.is_empty());
+}
