@@ -70,6 +70,8 @@ pub fn run(args: &BuildArgs, env: &mut Env<'_>) -> Outcome {
     };
     let verifier = Verifier::from_file(&verifier_path, &target).unusable()?;
     let overlay = Overlay::from_blueprint(bp);
+    let tag = meta.tag.to_string();
+    let replaced = package::output::tagged_digest(&output, &tag);
     let image = Inputs {
         config: &rendered.layer,
         verifier: &verifier,
@@ -93,6 +95,13 @@ pub fn run(args: &BuildArgs, env: &mut Env<'_>) -> Outcome {
         }
     }
     .unusable()?;
+    let digest = report.image.manifest.digest.to_string();
+    if let Some(old) = replaced.filter(|d| *d != digest) {
+        env.note(&format!(
+            "warning: {} held an image tagged {tag} with digest {old}; the tag now names {digest}, different content under the same tag: give it its own metadata.version (or --tag)",
+            output.display()
+        ));
+    }
     if let Some(staged) = cluster {
         render::write::write_tree(staged.path(), &rendered.cluster).unusable()?;
         staged.commit().unusable()?;

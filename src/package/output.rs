@@ -54,6 +54,34 @@ impl Staging {
     }
 }
 
+/// The manifest digest OUT's `index.json` gives for `tag`, read before OUT
+/// is replaced, so `build` can warn when a tag is about to name different
+/// content. A missing, oversized or unreadable index is `None`: this is a
+/// courtesy check, never a reason to fail.
+pub fn tagged_digest(out: &Path, tag: &str) -> Option<String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    const MAX_INDEX: u64 = 1 << 20;
+    let path = out.join("index.json");
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+        .open(path)
+        .ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_INDEX).read_to_end(&mut bytes).ok()?;
+    let index: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    index["manifests"]
+        .as_array()?
+        .iter()
+        .find(|m| m["annotations"]["org.opencontainers.image.ref.name"] == tag)
+        .and_then(|m| m["digest"].as_str())
+        .map(str::to_string)
+}
+
 pub fn set_mode(path: &Path, mode: u32) -> Result<(), PackageError> {
     fs::set_permissions(path, fs::Permissions::from_mode(mode)).map_err(PackageError::io(path))
 }
@@ -112,6 +140,24 @@ mod tests {
             "{:?}",
             leftovers(dir.path())
         );
+    }
+
+    #[test]
+    fn reads_the_digest_a_tag_names() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(tagged_digest(dir.path(), "1.0"), None);
+        fs::write(
+            dir.path().join("index.json"),
+            r#"{"schemaVersion":2,"manifests":[{"digest":"sha256:aa","annotations":{"org.opencontainers.image.ref.name":"1.0"}}]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            tagged_digest(dir.path(), "1.0").as_deref(),
+            Some("sha256:aa")
+        );
+        assert_eq!(tagged_digest(dir.path(), "2.0"), None);
+        fs::write(dir.path().join("index.json"), b"not json").unwrap();
+        assert_eq!(tagged_digest(dir.path(), "1.0"), None);
     }
 
     #[test]

@@ -33,6 +33,7 @@ mod hostile_input;
 mod hostile_property;
 #[cfg(feature = "push")]
 mod hostile_registry;
+mod identity;
 mod invalid_blueprints;
 mod node_rules;
 mod output_safety;
