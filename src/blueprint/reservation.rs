@@ -31,6 +31,52 @@ pub struct Resolved {
     pub below_policy: Vec<(&'static str, Quantity, Quantity)>,
 }
 
+/// One reserved resource as kubelet's configuration and the blueprint name
+/// it, with its value and where it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// The blueprint field (`ephemeralStorage`).
+    pub field: &'static str,
+    /// The key kubelet reads (`ephemeral-storage`).
+    pub kubelet: &'static str,
+    pub value: String,
+    pub how: String,
+}
+
+impl Resolved {
+    /// The resources reserved, in the order cpu, memory, ephemeral storage,
+    /// pid: exactly what the kubelet configuration is rendered from, and
+    /// what `explain` and `diff` show.
+    pub fn entries(&self) -> Vec<Entry> {
+        let explained = |field, kubelet, e: &Option<Explained>| {
+            e.as_ref().map(|e| Entry {
+                field,
+                kubelet,
+                value: e.value.to_string(),
+                how: e.how.clone(),
+            })
+        };
+        [
+            explained("cpu", "cpu", &self.cpu),
+            explained("memory", "memory", &self.memory),
+            explained(
+                "ephemeralStorage",
+                "ephemeral-storage",
+                &self.ephemeral_storage,
+            ),
+            self.pid.map(|p| Entry {
+                field: "pid",
+                kubelet: "pid",
+                value: p.to_string(),
+                how: "explicit".into(),
+            }),
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
+    }
+}
+
 /// Resolves one reservation against the node's capacity.
 pub fn resolve(res: &Reservation, capacity: &Capacity, max_pods: u32) -> Resolved {
     let policy = res.policy.unwrap_or(ReservationPolicy::Static);

@@ -3,6 +3,8 @@
 //! will use, hugepage memory and the resulting allocatable resources — each
 //! with the sentence that derives it, for `explain`, `diff` and rendering.
 
+use serde::Serialize;
+
 use super::model::*;
 use super::reservation::{self, Explained};
 use super::value::Quantity;
@@ -24,6 +26,72 @@ pub struct Kubelet {
     pub allocatable_memory: Explained,
     /// Exact allocatable memory in bytes; negative when over-reserved.
     pub allocatable_memory_bytes: i128,
+}
+
+/// A value nodeimg computes from a blueprint, with the sentence that
+/// derives it (what `explain` lists and `diff` compares).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Derived {
+    /// Where it lives: the blueprint field it resolves
+    /// (`kubernetes.kubelet.kubeReserved.memory`, spelt as `explain` spells
+    /// resolved values) or what it is (`allocatable.memory`).
+    pub path: String,
+    pub value: String,
+    pub how: String,
+}
+
+impl Kubelet {
+    /// Every value computed for the kubelet, in a fixed order: maxPods, the
+    /// reservations (each resource kubelet is given, pid included), the hard
+    /// eviction thresholds, hugepage memory, allocatable CPU and memory.
+    pub fn derived(&self) -> Vec<Derived> {
+        let row = |path: String, value: String, how: &str| Derived {
+            path,
+            value,
+            how: how.to_string(),
+        };
+        let mut out = vec![row(
+            "kubernetes.kubelet.maxPods".into(),
+            self.max_pods.to_string(),
+            &self.max_pods_how,
+        )];
+        for (name, res) in [
+            ("kubeReserved", &self.kube_reserved),
+            ("systemReserved", &self.system_reserved),
+        ] {
+            for e in res.entries() {
+                out.push(row(
+                    format!("kubernetes.kubelet.{name}.{}", e.field),
+                    e.value,
+                    &e.how,
+                ));
+            }
+        }
+        for (sig, t, how) in &self.eviction_hard {
+            // Signal names hold dots: quoted, as resolved values are.
+            out.push(row(
+                format!("kubernetes.kubelet.evictionHard[{:?}]", sig.as_str()),
+                t.to_string(),
+                how,
+            ));
+        }
+        out.push(row(
+            "boot.hugepages (memory)".into(),
+            self.hugepages.to_string(),
+            "sum of size × count over boot.hugepages",
+        ));
+        out.push(row(
+            "allocatable.cpu".into(),
+            self.allocatable_cpu.value.to_string(),
+            &self.allocatable_cpu.how,
+        ));
+        out.push(row(
+            "allocatable.memory".into(),
+            self.allocatable_memory.value.to_string(),
+            &self.allocatable_memory.how,
+        ));
+        out
+    }
 }
 
 /// kubelet's default hard eviction thresholds (used when none are given).

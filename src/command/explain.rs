@@ -8,15 +8,9 @@ use serde_json::Value;
 
 use super::prepared::Prepared;
 use super::{Env, Exit, OrUnusable, Outcome};
+use crate::blueprint::resolve::Derived;
 use crate::blueprint::{Blueprint, cmdline};
 use crate::cli::{ExplainArgs, Format};
-
-#[derive(Serialize)]
-struct Derived {
-    path: String,
-    value: String,
-    how: String,
-}
 
 #[derive(Serialize)]
 struct Report {
@@ -38,52 +32,9 @@ pub fn run(args: &ExplainArgs, env: &mut Env<'_>) -> Outcome {
 
 fn build(bp: &Blueprint) -> Report {
     let values: Vec<(String, Value)> = bp.identity().leaves().into_iter().collect();
-    let k = bp.kubelet();
-    let mut derived = vec![Derived {
-        path: "kubernetes.kubelet.maxPods".into(),
-        value: k.max_pods.to_string(),
-        how: k.max_pods_how.clone(),
-    }];
-    for (name, res) in [
-        ("kubeReserved", &k.kube_reserved),
-        ("systemReserved", &k.system_reserved),
-    ] {
-        for (field, e) in [
-            ("cpu", &res.cpu),
-            ("memory", &res.memory),
-            ("ephemeralStorage", &res.ephemeral_storage),
-        ] {
-            if let Some(e) = e {
-                derived.push(Derived {
-                    path: format!("kubernetes.kubelet.{name}.{field}"),
-                    value: e.value.to_string(),
-                    how: e.how.clone(),
-                });
-            }
-        }
-    }
-    for (sig, t, how) in &k.eviction_hard {
-        derived.push(Derived {
-            path: format!("kubernetes.kubelet.evictionHard.{}", sig.as_str()),
-            value: t.to_string(),
-            how: how.clone(),
-        });
-    }
-    derived.push(Derived {
-        path: "boot.hugepages (memory)".into(),
-        value: k.hugepages.to_string(),
-        how: "sum of size × count over boot.hugepages".into(),
-    });
-    derived.push(Derived {
-        path: "allocatable.cpu".into(),
-        value: k.allocatable_cpu.value.to_string(),
-        how: k.allocatable_cpu.how.clone(),
-    });
-    derived.push(Derived {
-        path: "allocatable.memory".into(),
-        value: k.allocatable_memory.value.to_string(),
-        how: k.allocatable_memory.how.clone(),
-    });
+    // The kubelet's values as diff compares them, then the kernel command
+    // line argument by argument with where each comes from.
+    let mut derived = bp.kubelet().derived();
     for a in cmdline::full(bp.spec()) {
         derived.push(Derived {
             path: "kernel command line".into(),

@@ -149,49 +149,37 @@ fn fields(old: &Blueprint, new: &Blueprint) -> Vec<FieldChange> {
         .collect()
 }
 
-fn computed(old: &Blueprint, new: &Blueprint) -> Vec<ComputedChange> {
-    let rows = |k: &resolve::Kubelet| {
-        let mut v: Vec<(String, String, String)> = Vec::new();
-        for (name, res) in [
-            ("kubeReserved", &k.kube_reserved),
-            ("systemReserved", &k.system_reserved),
-        ] {
-            for (field, e) in [
-                ("cpu", &res.cpu),
-                ("memory", &res.memory),
-                ("ephemeralStorage", &res.ephemeral_storage),
-            ] {
-                let (value, how) = e
-                    .as_ref()
-                    .map_or(("(none)".to_string(), String::new()), |e| {
-                        (e.value.to_string(), e.how.clone())
-                    });
-                v.push((format!("kubernetes.kubelet.{name}.{field}"), value, how));
-            }
-        }
-        v.push((
-            "allocatable.cpu".into(),
-            k.allocatable_cpu.value.to_string(),
-            k.allocatable_cpu.how.clone(),
-        ));
-        v.push((
-            "allocatable.memory".into(),
-            k.allocatable_memory.value.to_string(),
-            k.allocatable_memory.how.clone(),
-        ));
-        v
+/// The computed values that differ (the rows `explain` lists), except
+/// those whose path is a changed field: that field's row already shows it.
+fn computed(old: &Blueprint, new: &Blueprint, fields: &[FieldChange]) -> Vec<ComputedChange> {
+    let (a, b) = (old.kubelet().derived(), new.kubelet().derived());
+    let find = |rows: &[resolve::Derived], path: &str| -> (String, String) {
+        rows.iter()
+            .find(|d| d.path == path)
+            .map_or(("(none)".to_string(), String::new()), |d| {
+                (d.value.clone(), d.how.clone())
+            })
     };
-    let (a, b) = (rows(&old.kubelet()), rows(&new.kubelet()));
-    a.into_iter()
-        .zip(b)
-        .filter(|(x, y)| x.1 != y.1)
-        .map(|(x, y)| ComputedChange {
-            path: x.0,
-            old: x.1,
-            new: y.1,
-            old_how: x.2,
-            new_how: y.2,
-            impact: Impact::Drain,
+    // Old rows in their order, then rows only the new side has.
+    let mut paths: Vec<&str> = a.iter().map(|d| d.path.as_str()).collect();
+    for d in &b {
+        if !paths.contains(&d.path.as_str()) {
+            paths.push(&d.path);
+        }
+    }
+    paths
+        .into_iter()
+        .filter(|p| !fields.iter().any(|f| f.path == *p))
+        .filter_map(|p| {
+            let ((old, old_how), (new, new_how)) = (find(&a, p), find(&b, p));
+            (old != new).then(|| ComputedChange {
+                path: p.to_string(),
+                old,
+                new,
+                old_how,
+                new_how,
+                impact: Impact::Drain,
+            })
         })
         .collect()
 }
@@ -379,7 +367,7 @@ fn summarised(path: &str, old: &str, new: &str) -> Option<String> {
 /// Compares two checked blueprints and their rendered trees.
 pub fn compare(old: &Blueprint, old_r: &Rendered, new: &Blueprint, new_r: &Rendered) -> Report {
     let fields = fields(old, new);
-    let computed = computed(old, new);
+    let computed = computed(old, new, &fields);
     let files = files(old_r, new_r);
     let overlay = overlay(old.identity().overlay(), new.identity().overlay());
     let impact = fields

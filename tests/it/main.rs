@@ -20,6 +20,7 @@ mod build_cli;
 mod cli;
 mod cluster_cli;
 mod command;
+mod derived;
 mod diff;
 mod facts_capture;
 mod facts_corpus;

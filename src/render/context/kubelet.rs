@@ -64,21 +64,13 @@ pub struct Taint<'a> {
     pub effect: TaintEffect,
 }
 
+/// kubelet's `kubeReserved` / `systemReserved` map: the entries `explain`
+/// and `diff` show, under kubelet's names.
 fn reserved(res: &Resolved) -> BTreeMap<&'static str, String> {
-    let mut m = BTreeMap::new();
-    if let Some(c) = &res.cpu {
-        m.insert("cpu", c.value.to_string());
-    }
-    if let Some(c) = &res.memory {
-        m.insert("memory", c.value.to_string());
-    }
-    if let Some(c) = &res.ephemeral_storage {
-        m.insert("ephemeral-storage", c.value.to_string());
-    }
-    if let Some(p) = res.pid {
-        m.insert("pid", p.to_string());
-    }
-    m
+    res.entries()
+        .into_iter()
+        .map(|e| (e.kubelet, e.value))
+        .collect()
 }
 
 /// The typed fields of `bp`.
