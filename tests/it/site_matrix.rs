@@ -255,7 +255,7 @@ fn a_model_only_the_site_matrix_knows_is_known_at_boot() {
     let model_verdicts = |m: &Matrix| -> Vec<Verdict> {
         checks::evaluate(bp.spec(), &facts, m, &Selection::default())
             .into_iter()
-            .filter(|r| r.id == "gpu.model")
+            .filter(|r| r.id() == "gpu.model")
             .map(|r| r.verdict)
             .collect()
     };
