@@ -37,7 +37,8 @@ pub struct Tree {
     nodes: BTreeMap<String, Node>,
 }
 
-/// Checks a layer path: relative, `/`-separated, no empty, `.` or `..` parts.
+/// Checks a layer path: relative, `/`-separated, no NUL, no empty, `.` or
+/// `..` parts.
 pub fn check_path(path: &str) -> Result<(), TreeError> {
     let bad = |m: &str| {
         Err(TreeError {
@@ -51,8 +52,10 @@ pub fn check_path(path: &str) -> Result<(), TreeError> {
     if path.starts_with('/') {
         return bad("layer paths are relative (no leading `/`)");
     }
-    if path.contains('\0') || path.contains('\\') {
-        return bad("path contains NUL or `\\`");
+    // `\` is an ordinary byte in a Linux path, and systemd names units
+    // after their paths with `\x2d`-style escapes (`var-lib-k8s\x2ddata.mount`).
+    if path.contains('\0') {
+        return bad("path contains NUL");
     }
     if path
         .split('/')

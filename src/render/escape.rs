@@ -287,7 +287,10 @@ pub fn unit_path(v: Value) -> Result<String, Error> {
         match b {
             b'/' => out.push('-'),
             b'.' if i == 0 => out.push_str("\\x2e"),
-            b if b.is_ascii_alphanumeric() || b == b'_' || b == b'.' => out.push(b as char),
+            // systemd's VALID_CHARS less `-` and `\` (unit_name_path_escape).
+            b if b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':') => {
+                out.push(b as char)
+            }
             b => out.push_str(&format!("\\x{b:02x}")),
         }
     }
@@ -394,5 +397,6 @@ mod tests {
             unit_path(Value::from("/var/cache/my-models")).unwrap(),
             "var-cache-my\\x2dmodels"
         );
+        assert_eq!(unit_path(Value::from("/srv/data:1")).unwrap(), "srv-data:1");
     }
 }

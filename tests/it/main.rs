@@ -35,6 +35,7 @@ mod hostile_property;
 #[cfg(feature = "push")]
 mod hostile_registry;
 mod identity;
+mod injection;
 mod invalid_blueprints;
 mod node_rules;
 mod output_safety;

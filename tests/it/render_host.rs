@@ -785,3 +785,20 @@ fn verify_runs_after_what_it_judges_is_produced() {
             .any(|u| u == "nodeimg-verify.service")
     );
 }
+
+#[test]
+fn a_mount_point_with_a_dash_gets_its_escaped_mount_unit() {
+    // systemd names a mount unit after its path, `-` escaped as `\x2d`
+    // (systemd.unit(5)); the unit must be written under that name, or
+    // systemd ignores a Where= that does not match it.
+    let r = rendered(
+        &Variant::of("h100-sxm-ubuntu")
+            .set(
+                "system.partitions[1].mountPoint",
+                json!("/var/cache/llm-models"),
+            )
+            .load(),
+    );
+    let unit = text(&r, "etc/systemd/system/var-cache-llm\\x2dmodels.mount");
+    assert!(unit.contains("Where=/var/cache/llm-models"), "{unit}");
+}
