@@ -128,6 +128,16 @@ fn line_format_values_are_refused_at_validation_not_at_render() {
             .any(|d| d.path.to_string() == "system.partitions[1].mountPoint"),
         "{d:?}"
     );
+    // A NIC group's driver goes into a udev DRIVERS== match as is.
+    let d = Variant::of("h100-sxm-ubuntu")
+        .set("network.nics[1].driver", json!("mlx5_core\", NAME=\"eth0"))
+        .try_load()
+        .unwrap_err();
+    assert!(
+        d.iter()
+            .any(|d| d.path.to_string() == "network.nics[1].driver" && d.line.is_some()),
+        "{d:?}"
+    );
 }
 
 #[test]

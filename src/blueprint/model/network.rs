@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::blueprint::value::{OneLine, Version, VersionReq};
+use crate::blueprint::value::{DriverName, OneLine, Version, VersionReq};
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -38,7 +38,7 @@ pub struct Nic {
     pub rdma: bool,
     /// Kernel driver, e.g. `mlx5_core`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub driver: Option<OneLine>,
+    pub driver: Option<DriverName>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub firmware: Option<VersionReq>,
     /// SR-IOV virtual functions per port (needs the IOMMU).

@@ -8,6 +8,7 @@
 //! reported with the parser's own message at the value's line and column.
 
 mod audit;
+mod driver;
 mod duration;
 mod file_mode;
 mod image_version;
@@ -30,6 +31,7 @@ mod unique_keys;
 mod version;
 
 pub use audit::{AuditKey, AuditPerms};
+pub use driver::DriverName;
 pub use duration::Duration;
 pub use file_mode::FileMode;
 pub use image_version::ImageVersion;
@@ -143,6 +145,7 @@ pub const FORMATS: &[(&str, FormatCheck)] = &[
     ("sysctl-text", parses::<SysctlText>),
     ("toml-key-path", parses::<TomlKeyPath>),
     ("mig-profile", parses::<MigProfile>),
+    ("driver-name", parses::<DriverName>),
 ];
 
 /// Checks `text` against a custom format; `None` for a format not listed.
