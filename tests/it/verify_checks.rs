@@ -578,6 +578,34 @@ fn cases() -> Vec<Case> {
                 f.tree.file("/etc/cdi/nvidia.yaml", &spec);
             },
         ),
+        // A second spec in the same directory defines GPU 0 again: the CDI cache
+        // drops the device.
+        fail(
+            "runtime.cdi.conflicts",
+            None,
+            DriverDaemon,
+            "nvidia.com/gpu=0, nvidia.com/gpu=all: conflict in /etc/cdi/nvidia-extra.yaml, /etc/cdi/nvidia.yaml",
+            |f| {
+                f.tree.file(
+                    "/etc/cdi/nvidia-extra.yaml",
+                    &support::fixture_tree::cdi_spec(1),
+                )
+            },
+        ),
+        // A second generator writes the same devices under /var/run/cdi: it shadows the
+        // spec the node's own generator wrote.
+        fail(
+            "runtime.cdi.conflicts",
+            None,
+            DriverDaemon,
+            "nvidia.com/gpu=0, nvidia.com/gpu=1, nvidia.com/gpu=2 and 6 more: shadowed across /etc/cdi/nvidia.yaml, /var/run/cdi/nvidia.yaml",
+            |f| {
+                f.tree.file(
+                    "/var/run/cdi/nvidia.yaml",
+                    &support::fixture_tree::cdi_spec(8),
+                )
+            },
+        ),
     ]
 }
 

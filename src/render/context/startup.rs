@@ -4,8 +4,9 @@
 //!
 //! The order on a node with a preinstalled NVIDIA driver:
 //! modules loaded → device nodes (`nvidia-ctk system create-device-nodes`)
-//! → CDI spec (`nvidia-ctk cdi generate`) → nvidia-persistenced, Fabric
-//! Manager → time synchronised → containerd → `nodeimg verify` → kubelet. Verify pulls
+//! → nvidia-persistenced → CDI spec (`nvidia-ctk cdi generate`; Fabric
+//! Manager alongside) → time synchronised → containerd → `nodeimg verify` →
+//! kubelet. Verify pulls
 //! in (`Wants=`) and waits for (`After=`) everything it gates on, so
 //! nothing it checks is produced after it runs.
 //!

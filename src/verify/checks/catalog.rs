@@ -176,6 +176,10 @@ checks! {
         CDI_DEVICES = "runtime.cdi.devices",         "CDI spec lists every GPU",                       Critical, DriverDaemon, Restart,          Driver, -;
         CDI_NODES   = "runtime.cdi.device-nodes",    "CDI device nodes exist",                         Critical, DriverDaemon, Restart,          Driver, -;
         CDI_DRIVER  = "runtime.cdi.driver-version",  "CDI spec mounts the loaded driver's libraries",  Critical, DriverDaemon, Restart,          Driver, -;
+        // Two specs defining one device: in one directory the CDI cache containerd
+        // uses (container-device-interface pkg/cdi/cache.go) drops it as a conflict;
+        // across directories /var/run/cdi silently shadows /etc/cdi.
+        CDI_CONFLICTS = "runtime.cdi.conflicts",     "no CDI device is defined by two spec files",     Critical, DriverDaemon, Restart,          Driver, -;
     }
     /// The node as a whole.
     system {

@@ -1,7 +1,8 @@
 //! Runtime checks: containerd and kubelet versions, containerd's locked-memory limit (which
 //! every pod inherits), and the GPU CDI spec being
-//! fresh: it exists, lists every GPU (by index or UUID), its device nodes exist, and the
-//! driver libraries it mounts (`libcuda.so.<version>`) are the loaded driver's.
+//! fresh: it exists, lists every GPU (by index or UUID), its device nodes exist, the
+//! driver libraries it mounts (`libcuda.so.<version>`) are the loaded driver's, and no
+//! device is defined by two spec files.
 //!
 //! A stale spec (written before the driver was ready, or before a driver upgrade) is a
 //! common cause of pods that cannot see their GPUs; the CDI checks need the driver, so
@@ -17,6 +18,8 @@ use crate::verify::facts::cdi::{CdiSpec, CdiSpecContent};
 use crate::verify::facts::gpu::Gpu;
 use crate::verify::facts::memlock::Limit;
 use regex::Regex;
+use std::collections::BTreeMap;
+use std::path::Path;
 
 pub fn evaluate(input: &Inputs, out: &mut Results) {
     let bp = input.blueprint;
@@ -90,6 +93,7 @@ fn cdi(input: &Inputs, out: &mut Results) {
         ),
         evidence(),
     );
+    conflicts(input, out);
     let Fact::Known(Some((path, spec))) = found else {
         return;
     };
@@ -194,6 +198,90 @@ fn cdi(input: &Inputs, out: &mut Results) {
             vec![path, "/proc/driver/nvidia/version".to_owned()],
         );
     }
+}
+
+/// Devices defined by more than one spec file, across every kind: a conflict within one
+/// spec directory (the CDI cache drops the device), a shadowed definition across two.
+fn conflicts(input: &Inputs, out: &mut Results) {
+    let dirs = || vec!["/etc/cdi".to_owned(), "/var/run/cdi".to_owned()];
+    let specs = match &input.facts.cdi_specs {
+        Fact::Known(specs) => specs,
+        Fact::Unknown { reason } => {
+            out.record(
+                &CDI_CONFLICTS,
+                None,
+                "each device in one spec",
+                Observation::unknown(reason.clone()),
+                dirs(),
+            );
+            return;
+        }
+    };
+    let mut defined: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+    for spec in specs {
+        if let Fact::Known(content) = &spec.content {
+            for device in &content.devices {
+                let paths = defined
+                    .entry(format!("{}={}", content.kind, device.name))
+                    .or_default();
+                if !paths.contains(&spec.path.as_str()) {
+                    paths.push(&spec.path);
+                }
+            }
+        }
+    }
+    let dir = |p: &str| Path::new(p).parent().map(Path::to_path_buf);
+    // Grouped by the files involved: (conflict within one directory, files) → devices.
+    let mut groups: BTreeMap<(bool, String), Vec<&str>> = BTreeMap::new();
+    let mut evidence: Vec<String> = Vec::new();
+    for (device, paths) in defined.iter().filter(|(_, p)| p.len() > 1) {
+        let same_dir = paths.iter().skip(1).any(|p| dir(p) == dir(paths[0]));
+        groups
+            .entry((same_dir, paths.join(", ")))
+            .or_default()
+            .push(device);
+        for p in paths {
+            if !evidence.iter().any(|e| e == p) {
+                evidence.push((*p).to_owned());
+            }
+        }
+    }
+    let found: Vec<String> = groups
+        .iter()
+        .map(|((same_dir, files), devices)| {
+            let shown = devices
+                .iter()
+                .take(3)
+                .copied()
+                .collect::<Vec<_>>()
+                .join(", ");
+            let more = match devices.len() {
+                n if n > 3 => format!(" and {} more", n - 3),
+                _ => String::new(),
+            };
+            let how = if *same_dir {
+                "conflict in"
+            } else {
+                "shadowed across"
+            };
+            format!("{shown}{more}: {how} {files}")
+        })
+        .collect();
+    let observation = if found.is_empty() {
+        Observation::value(format!("{} devices, each in one spec", defined.len()), true)
+    } else {
+        Observation::value(found.join("; "), false)
+    };
+    if evidence.is_empty() {
+        evidence = dirs();
+    }
+    out.record(
+        &CDI_CONFLICTS,
+        None,
+        "each device in one spec",
+        observation,
+        evidence,
+    );
 }
 
 /// The first spec of `kind`; unknown when none is and some spec could not be read.
