@@ -93,6 +93,11 @@ pub const FIELDS: &[(&str, Impact, &str)] = &[
         Impact::Live,
         "acceptance workloads and how `nodeimg accept` judges; nothing on the node changes",
     ),
+    (
+        "rollout",
+        Impact::Live,
+        "how rollouts and remediation run (cluster-side objects); nothing on the node changes",
+    ),
 ];
 
 fn first<'a>(

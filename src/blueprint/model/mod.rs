@@ -13,6 +13,7 @@ mod firmware;
 mod kubernetes;
 mod network;
 mod os;
+pub mod rollout;
 mod runtime;
 mod security;
 mod system;
@@ -24,6 +25,7 @@ pub use firmware::*;
 pub use kubernetes::*;
 pub use network::*;
 pub use os::*;
+pub use rollout::Rollout;
 pub use runtime::*;
 pub use security::*;
 pub use system::*;
@@ -69,6 +71,11 @@ pub struct RawBlueprint {
     /// judges their outputs (required tests, threshold overrides, regression tolerance).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub acceptance: Option<Acceptance>,
+    /// How a new image reaches the fleet (failure domains, wave budget, canaries, the
+    /// upgrade engine) and how a bad node is remediated by fault class; nothing on the node
+    /// changes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollout: Option<Rollout>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -10,6 +10,7 @@ mod kernel_args;
 mod kubelet;
 mod network;
 mod operator;
+mod rollout;
 mod runtime;
 mod system;
 
@@ -39,6 +40,7 @@ pub fn check(bp: &RawBlueprint, cx: &Context<'_>, out: &mut Collector<'_>) {
     kubelet::check(bp, out);
     network::check(bp, out);
     operator::check(bp, out);
+    rollout::check(bp, out);
     runtime::check(bp, out);
     system::check(bp, cx.base_dir, out);
 }
