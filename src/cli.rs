@@ -134,6 +134,197 @@ line).",
         after_help = "Examples:\n  nodeimg accept --blueprint bp.yaml --node-record node-01/verify.json --record node-01/accepted.json results/node-01/\n  nodeimg accept --blueprint /etc/nodeimg/blueprint.lock.json --previous old.json --record new.json --record new.yaml logs/\n  kubectl get node gpu-node-01 -o json > logs/node.json && nodeimg accept --blueprint bp.yaml logs/"
     )]
     Accept(AcceptArgs),
+    /// Plan an image upgrade in waves along failure domains, gate each wave on its acceptance records, simulate a plan.
+    #[command(
+        long_about = "Plan an image upgrade in waves along failure domains (canaries per hardware SKU \
+first, then waves where no wave takes more than the blueprint's budget from any failure domain), \
+render it as system-upgrade-controller Plans, gate each wave on the acceptance records of its nodes, \
+and simulate a plan over a synthetic fleet. nodeimg plans and judges; the controller executes.\n\n\
+Exit codes: plan 0; gate 0 proceed, 1 halt; simulate 0 completed, 1 halted; 2 unusable input.",
+        after_help = "Examples:\n  kubectl get nodes -o json > nodes.json\n  nodeimg rollout plan old/bp.yaml bp.yaml --nodes nodes.json --old-image reg/nodes/h100@sha256:... --new-image reg/nodes/h100@sha256:... -o rollout/\n  kubectl apply -f rollout/wave-000.yaml\n  nodeimg rollout gate --plan rollout/plan.json --wave 0 --previous records/before/ records/after/\n  nodeimg rollout simulate --nodes 10000 --zones 4 --rack-size 16 --skus 2 --accept-failure 0.002 --seed 7"
+    )]
+    Rollout(RolloutArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RolloutArgs {
+    #[command(subcommand)]
+    pub command: RolloutCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RolloutCommand {
+    /// From two blueprints and the Node objects: canaries, waves within the failure-domain budget, gates, rollback.
+    Plan(RolloutPlanArgs),
+    /// Judge a wave on its nodes' acceptance records: exit 0 proceed, 1 halt (and the rollback to apply).
+    Gate(RolloutGateArgs),
+    /// Discrete-event simulation of a plan over a synthetic fleet, deterministic by seed.
+    Simulate(RolloutSimulateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RolloutPlanArgs {
+    /// The blueprint the fleet runs now (`-`: standard input).
+    #[arg(value_name = "OLD")]
+    pub old: Input,
+    /// The blueprint of the new image.
+    #[arg(value_name = "NEW")]
+    pub new: Input,
+    /// The Node objects (`kubectl get nodes -o json`; `-`: standard input).
+    #[arg(long, value_name = "FILE")]
+    pub nodes: Input,
+    /// The image the fleet runs now, by digest (`registry/repo@sha256:...`): the rollback.
+    #[arg(long, value_name = "REF")]
+    pub old_image: String,
+    /// The new image, by digest (`nodeimg build` prints it).
+    #[arg(long, value_name = "REF")]
+    pub new_image: String,
+    /// Only nodes with this label (`key=value`; default: every node given).
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub selector: Option<String>,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Write `plan.json`, one system-upgrade-controller Plan per wave and `rollback.yaml` here
+    /// (atomically; only a new, empty or earlier nodeimg output folder is replaced).
+    #[arg(short, long, value_name = "DIR")]
+    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub templates: TemplatesArg,
+    #[command(flatten)]
+    pub matrix: MatrixArg,
+}
+
+#[derive(Debug, Args)]
+pub struct RolloutGateArgs {
+    /// Acceptance records of the wave's nodes after the upgrade: files or folders.
+    #[arg(required = true, value_name = "RECORDS")]
+    pub records: Vec<PathBuf>,
+    /// The plan (`plan.json` from `rollout plan -o`, or its `--format json`).
+    #[arg(long, value_name = "FILE")]
+    pub plan: Input,
+    /// The wave to judge (0 is the first canary wave).
+    #[arg(long, value_name = "N")]
+    pub wave: usize,
+    /// The nodes' records before the upgrade (files or folders): each figure is compared
+    /// with the node's own; without it, the regression findings the records carry count.
+    #[arg(long, value_name = "RECORDS")]
+    pub previous: Vec<PathBuf>,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+#[derive(Debug, Args)]
+pub struct RolloutSimulateArgs {
+    /// Take the failure-domain budget, canaries and wave cap from this blueprint's `rollout`.
+    #[arg(long, value_name = "FILE")]
+    pub blueprint: Option<Input>,
+    /// Nodes in the synthetic fleet.
+    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub nodes: u64,
+    /// Zones (failure domain `topology.kubernetes.io/zone`).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub zones: u64,
+    /// Nodes per rack (failure domain `nodeimg.dev/rack`).
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub rack_size: u64,
+    /// Hardware SKUs (contiguous blocks of racks).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=100))]
+    pub skus: u64,
+    /// Most nodes a wave takes from one domain: a count or a share (`25%`); overrides the blueprint.
+    #[arg(long, value_name = "N|P%")]
+    pub budget: Option<String>,
+    /// Canaries per SKU; overrides the blueprint.
+    #[arg(long)]
+    pub canaries: Option<u32>,
+    /// The change's impact: what each node goes through.
+    #[arg(long, value_enum, default_value_t = SimImpact::Reboot)]
+    pub impact: SimImpact,
+    /// Probability that a node's upgrade Job fails.
+    #[arg(long, default_value_t = 0.0, value_parser = probability)]
+    pub apply_failure: f64,
+    /// Probability that a node fails acceptance on the new image.
+    #[arg(long, default_value_t = 0.0, value_parser = probability)]
+    pub accept_failure: f64,
+    /// Make the first canary fail acceptance.
+    #[arg(long)]
+    pub canary_fails: bool,
+    /// Phase durations in seconds, `PHASE=MIN-MAX` (drain, apply, reboot, accept, gate, rollback; repeatable).
+    #[arg(long, value_name = "PHASE=MIN-MAX", value_parser = parse_span)]
+    pub duration: Vec<(String, f64, f64)>,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SimImpact {
+    Live,
+    Drain,
+    Reboot,
+}
+
+fn probability(text: &str) -> Result<f64, String> {
+    let p: f64 = text
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number"))?;
+    if (0.0..=1.0).contains(&p) {
+        Ok(p)
+    } else {
+        Err(format!("{p} is not a probability (0 to 1)"))
+    }
+}
+
+fn parse_span(text: &str) -> Result<(String, f64, f64), String> {
+    let (phase, range) = text
+        .split_once('=')
+        .ok_or_else(|| format!("`{text}`: write PHASE=MIN-MAX, e.g. reboot=300-900"))?;
+    const PHASES: &[&str] = &["drain", "apply", "reboot", "accept", "gate", "rollback"];
+    if !PHASES.contains(&phase) {
+        return Err(format!("`{phase}` is not a phase ({})", PHASES.join(", ")));
+    }
+    let (a, b) = range.split_once('-').unwrap_or((range, range));
+    let num = |s: &str| {
+        s.parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && *v >= 0.0)
+            .ok_or_else(|| format!("`{s}` is not a number of seconds"))
+    };
+    let (min, max) = (num(a)?, num(b)?);
+    if min > max {
+        return Err(format!("{min} > {max}"));
+    }
+    Ok((phase.to_owned(), min, max))
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AcceptCommand {
+    /// Nodes of the same SKU against the fleet median of each acceptance figure; outliers beyond the tolerance are flagged (exit 1).
+    #[command(after_help = "Example:\n  nodeimg accept compare --tolerance 5 records/*.json")]
+    Compare(AcceptCompareArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct AcceptCompareArgs {
+    /// Acceptance records: files or folders (the newest record of each node counts).
+    #[arg(required = true, value_name = "RECORDS")]
+    pub records: Vec<PathBuf>,
+    /// How much worse than the SKU's median a figure may be, in percent.
+    #[arg(long, default_value_t = 5.0, value_parser = tolerance)]
+    pub tolerance: f64,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+fn tolerance(text: &str) -> Result<f64, String> {
+    let p: f64 = text
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number"))?;
+    if (0.0..100.0).contains(&p) {
+        Ok(p)
+    } else {
+        Err(format!("{p} is not a percentage below 100"))
+    }
 }
 
 #[derive(Debug, Args)]
@@ -446,13 +637,16 @@ fn parse_reference(text: &str) -> Result<String, String> {
 }
 
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct AcceptArgs {
+    #[command(subcommand)]
+    pub command: Option<AcceptCommand>,
     /// Tool outputs: files, or folders read in name order.
     #[arg(required = true, value_name = "OUTPUT")]
     pub inputs: Vec<PathBuf>,
     /// The blueprint (YAML) or the lock from the image.
-    #[arg(long, value_name = "FILE")]
-    pub blueprint: Input,
+    #[arg(long, value_name = "FILE", required = true)]
+    pub blueprint: Option<Input>,
     /// The layer-1 record `nodeimg verify --record` wrote on the node.
     #[arg(long, value_name = "FILE")]
     pub node_record: Option<Input>,

@@ -13,6 +13,7 @@ pub mod input;
 pub mod k8s;
 pub mod package;
 pub mod render;
+pub mod rollout;
 pub mod time;
 pub mod tree;
 pub mod verify;

@@ -12,7 +12,7 @@ use super::stdio::Input;
 use super::{Env, Exit, Failure, OrUnusable, Outcome, prepared};
 use crate::accept::{complete, input, judge, regression, report};
 use crate::blueprint::{self, Blueprint, compat::Matrix};
-use crate::cli::{AcceptArgs, Format};
+use crate::cli::{AcceptArgs, AcceptCommand, Format};
 use crate::time::{Clock, SystemClock};
 use crate::verify::report::record::{AcceptanceRecord, BlueprintIdentity, RecordResult};
 
@@ -119,6 +119,12 @@ fn same_node(
 }
 
 pub fn run(args: &AcceptArgs, env: &mut Env<'_>) -> Outcome {
+    if let Some(AcceptCommand::Compare(c)) = &args.command {
+        return super::rollout::compare(c, env);
+    }
+    let Some(blueprint_input) = &args.blueprint else {
+        return Err(Failure::unusable("--blueprint is required"));
+    };
     let to_stdout = args.record.iter().filter(|r| r.is_stdout()).count();
     if to_stdout > 1 {
         return Err(Failure::unusable(
@@ -126,14 +132,14 @@ pub fn run(args: &AcceptArgs, env: &mut Env<'_>) -> Outcome {
         ));
     }
     let matrix = prepared::matrix(&args.matrix, env)?;
-    let blueprint = load_blueprint(&args.blueprint, &matrix)?;
+    let blueprint = load_blueprint(blueprint_input, &matrix)?;
     let spec = blueprint.spec();
     let settings = spec.acceptance.clone().unwrap_or_default();
     let identity = BlueprintIdentity {
         name: blueprint.name().to_owned(),
         version: spec.metadata.version.to_string(),
         id: blueprint.id().to_owned(),
-        file: args.blueprint.to_string(),
+        file: blueprint_input.to_string(),
     };
     let layer1 = args
         .node_record

@@ -16,6 +16,7 @@ mod prepared;
 #[cfg(feature = "push")]
 mod push;
 mod render;
+mod rollout;
 mod schema;
 mod source;
 pub mod stdio;
@@ -204,6 +205,7 @@ pub fn dispatch(command: Command, env: &mut Env<'_>) -> Exit {
         #[cfg(feature = "push")]
         Command::Push(a) => push::run(&a, env),
         Command::Accept(a) => accept::run(&a, env),
+        Command::Rollout(a) => rollout::run(&a, env),
     };
     outcome.unwrap_or_else(|failure| env.report(&failure))
 }

@@ -53,6 +53,8 @@ mod render_escaping;
 mod render_host;
 mod render_kubelet;
 mod robustness;
+mod rollout;
+mod rollout_properties;
 mod site_matrix;
 mod startup;
 mod verify_checks;

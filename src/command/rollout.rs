@@ -1,0 +1,514 @@
+//! `nodeimg rollout plan|gate|simulate` and `nodeimg accept compare`: read the inputs,
+//! call [`crate::rollout`], print the result (text or JSON) and write the manifests.
+//!
+//! Exit codes: plan 0; gate 0 proceed, 1 halt; simulate 0 completed, 1 halted; compare 0
+//! no outlier, 1 outliers; 2 unusable input or arguments.
+
+use std::path::PathBuf;
+
+use super::prepared::{self, Prepared};
+use super::stdio::Input;
+use super::{Env, Exit, Failure, OrUnusable, Outcome};
+use crate::atomic::{Kind, StagedDir};
+use crate::blueprint::model::acceptance::pinned;
+use crate::blueprint::model::rollout::{Budget, Rollout};
+use crate::cli::{
+    AcceptCompareArgs, Format, RolloutArgs, RolloutCommand, RolloutGateArgs, RolloutPlanArgs,
+    RolloutSimulateArgs, SimImpact,
+};
+use crate::diff::impact::Impact;
+use crate::rollout::plan::{self, Plan, Settings, Side};
+use crate::rollout::{baseline, fleet::Fleet, gate, manifests, records, simulate};
+
+/// Largest Node list or plan read.
+const MAX_INPUT: u64 = 256 * 1024 * 1024;
+
+pub fn run(args: &RolloutArgs, env: &mut Env<'_>) -> Outcome {
+    match &args.command {
+        RolloutCommand::Plan(a) => plan_cmd(a, env),
+        RolloutCommand::Gate(a) => gate_cmd(a, env),
+        RolloutCommand::Simulate(a) => simulate_cmd(a, env),
+    }
+}
+
+fn settings(r: &Rollout) -> Settings {
+    Settings {
+        canaries_per_sku: r.canaries_per_sku as usize,
+        budget: r.wave_budget.clone(),
+        max_wave_size: r.max_wave_size.map(|m| m as usize),
+    }
+}
+
+fn plan_cmd(args: &RolloutPlanArgs, env: &mut Env<'_>) -> Outcome {
+    let stdin = [&args.old, &args.new, &args.nodes]
+        .iter()
+        .filter(|i| ***i == Input::Stdin)
+        .count();
+    if stdin > 1 {
+        return Err(Failure::unusable(
+            "only one of OLD, NEW and --nodes can be `-` (standard input)",
+        ));
+    }
+    for (flag, image) in [
+        ("--old-image", &args.old_image),
+        ("--new-image", &args.new_image),
+    ] {
+        pinned(image).unusable_at(flag)?;
+    }
+    let old = Prepared::load(&args.old, &args.matrix, Some(&args.templates), env)?;
+    let new = old.another(&args.new, env)?;
+    let old_r = crate::render::render(&old.blueprint, &old.templates).unusable_at(&args.old)?;
+    let new_r = crate::render::render(&new, &old.templates).unusable_at(&args.new)?;
+    let report = crate::diff::compare(&old.blueprint, &old_r, &new, &new_r);
+    if report.impact.is_some() && args.old_image == args.new_image {
+        return Err(Failure::unusable(
+            "--old-image and --new-image are the same image, but the blueprints differ",
+        ));
+    }
+    let text = args
+        .nodes
+        .read_text(MAX_INPUT)
+        .unusable_at(format_args!("--nodes {}", args.nodes))?;
+    let mut nodes =
+        crate::k8s::node::parse(&text).unusable_at(format_args!("--nodes {}", args.nodes))?;
+    if let Some(sel) = &args.selector {
+        let (k, v) = sel
+            .split_once('=')
+            .ok_or_else(|| Failure::unusable(format!("--selector `{sel}`: write KEY=VALUE")))?;
+        nodes.retain(|n| n.labels.get(k).map(String::as_str) == Some(v));
+    }
+    if nodes.is_empty() {
+        return Err(Failure::unusable(format!(
+            "--nodes {}: no node{}",
+            args.nodes,
+            if args.selector.is_some() {
+                " matches --selector"
+            } else {
+                ""
+            }
+        )));
+    }
+    let rollout = new.spec().rollout.clone().unwrap_or_default();
+    let keys: Vec<String> = rollout
+        .failure_domains
+        .iter()
+        .map(|k| k.as_str().to_owned())
+        .collect();
+    let skus: Vec<String> = rollout
+        .sku_labels
+        .iter()
+        .map(|k| k.as_str().to_owned())
+        .collect();
+    let fleet = Fleet::from_nodes(&nodes, &keys, &skus)
+        .unusable_at(format_args!("--nodes {}", args.nodes))?;
+    let side = |bp: &crate::blueprint::Blueprint, image: &str| Side {
+        blueprint: bp.name().to_owned(),
+        version: bp.spec().metadata.version.to_string(),
+        id: bp.id().to_owned(),
+        image: image.to_owned(),
+    };
+    let tolerance = new
+        .spec()
+        .acceptance
+        .as_ref()
+        .map_or(5.0, |a| a.regression_tolerance_percent);
+    let plan = plan::plan(
+        &fleet,
+        &settings(&rollout),
+        side(&old.blueprint, &args.old_image),
+        side(&new, &args.new_image),
+        report.impact,
+        report.reasons.clone(),
+        tolerance,
+    );
+    if let Some(dir) = &args.output {
+        let applier = rollout.engine.applier.as_deref().ok_or_else(|| {
+            Failure::unusable(format!(
+                "{}: rollout.engine.applier is not set, so there is no upgrade container to render; \
+                 set it to the image (by digest) that applies a node image on the host",
+                args.new
+            ))
+        })?;
+        let mut inputs = old.inputs(&args.templates, &args.matrix);
+        inputs.extend(crate::render::inputs(&new));
+        if let Input::File(p) = &args.nodes {
+            inputs.push(p.clone());
+        }
+        write_output(dir, &inputs, &plan, &rollout, applier)?;
+        env.note(&format!(
+            "{} wave file(s), rollback.yaml and plan.json written to {}",
+            plan.waves.len(),
+            dir.display()
+        ));
+    }
+    match args.format {
+        Format::Json => env.json(&plan)?,
+        Format::Text => plan_text(&plan, env).unusable_at("cannot write the report")?,
+    }
+    Ok(Exit::Ok)
+}
+
+fn write_output(
+    dir: &std::path::Path,
+    inputs: &[PathBuf],
+    plan: &Plan,
+    rollout: &Rollout,
+    applier: &str,
+) -> Result<(), Failure> {
+    let staged = StagedDir::new(dir, Kind::Render, inputs).unusable()?;
+    let mut files = manifests::render(plan, &rollout.engine, applier).unusable()?;
+    let json = serde_json::to_string_pretty(plan).unusable()? + "\n";
+    files.push(("plan.json".to_owned(), json));
+    for (name, text) in files {
+        let path = staged.path().join(&name);
+        crate::atomic::write_file(&path, text.as_bytes())
+            .unusable_at(format_args!("{}", path.display()))?;
+    }
+    staged.commit().unusable()
+}
+
+fn plan_text(p: &Plan, env: &mut Env<'_>) -> std::io::Result<()> {
+    let s = env.style;
+    let o = &mut *env.out;
+    let Some(impact) = p.impact else {
+        return writeln!(
+            o,
+            "No change: {} {} and {} {} render the same; nothing to roll out.",
+            p.from.blueprint, p.from.version, p.to.blueprint, p.to.version
+        );
+    };
+    writeln!(
+        o,
+        "Rollout {} {} → {} {}: {} ({})",
+        p.from.blueprint,
+        p.from.version,
+        p.to.blueprint,
+        p.to.version,
+        match impact {
+            Impact::Reboot => s.error("reboot"),
+            Impact::Drain => s.warning("drain"),
+            Impact::Live => s.ok("live"),
+        },
+        p.reasons.join("; ")
+    )?;
+    writeln!(o, "  new image  {}", p.to.image)?;
+    writeln!(
+        o,
+        "  rollback   {} (keep it in the registry)",
+        p.rollback.image
+    )?;
+    writeln!(o, "  each node  {}", p.steps.describe())?;
+    let skus: Vec<String> = p.skus.iter().map(|(k, n)| format!("{k} ({n})")).collect();
+    writeln!(
+        o,
+        "  nodes      {} in {} SKU(s): {}",
+        p.nodes(),
+        p.skus.len(),
+        skus.join(", ")
+    )?;
+    let mut per_key: Vec<String> = Vec::new();
+    for key in &p.failure_domains {
+        let n = p.domains.iter().filter(|d| &d.key == key).count();
+        per_key.push(format!("{key} ({n})"));
+    }
+    writeln!(
+        o,
+        "  domains    {}; at most {} per domain per wave",
+        per_key.join(", "),
+        p.budget
+    )?;
+    writeln!(o)?;
+    for w in &p.waves {
+        let kind = if w.canary { " canary" } else { "" };
+        let skus: Vec<String> = w.skus.iter().map(|(k, n)| format!("{k} ×{n}")).collect();
+        writeln!(
+            o,
+            "Wave {:>3}{kind}: {} node(s) [{}]",
+            w.index,
+            w.nodes.len(),
+            skus.join(", ")
+        )?;
+        const SHOW: usize = 12;
+        let shown: Vec<&str> = w.nodes.iter().take(SHOW).map(String::as_str).collect();
+        let more = w.nodes.len().saturating_sub(SHOW);
+        writeln!(
+            o,
+            "    {}{}",
+            shown.join(" "),
+            if more > 0 {
+                format!(" … and {more} more")
+            } else {
+                String::new()
+            }
+        )?;
+    }
+    writeln!(o)?;
+    writeln!(
+        o,
+        "Gate after each wave: nodeimg rollout gate --plan plan.json --wave N RECORDS… — every node \
+         accepted on the new blueprint and no figure worse than its previous record by more than {} %.",
+        p.tolerance_percent
+    )?;
+    writeln!(o, "On halt: {}", p.rollback.how)
+}
+
+fn gate_cmd(args: &RolloutGateArgs, env: &mut Env<'_>) -> Outcome {
+    let text = args
+        .plan
+        .read_text(MAX_INPUT)
+        .unusable_at(format_args!("--plan {}", args.plan))?;
+    let plan: Plan = serde_json::from_str(&text)
+        .map_err(|e| format!("line {}: {e}", e.line()))
+        .unusable_at(format_args!("--plan {}", args.plan))?;
+    let (current, nameless) = records::by_node(records::load(&args.records).unusable()?);
+    for p in nameless {
+        env.note(&format!(
+            "{}: the record names no host; not counted",
+            p.display()
+        ));
+    }
+    let previous = if args.previous.is_empty() {
+        None
+    } else {
+        Some(records::by_node(records::load(&args.previous).unusable()?).0)
+    };
+    let g = gate::judge(&plan, args.wave, &current, previous.as_ref()).unusable()?;
+    match args.format {
+        Format::Json => env.json(&g)?,
+        Format::Text => gate_text(&g, env).unusable_at("cannot write the report")?,
+    }
+    Ok(match g.decision {
+        gate::Decision::Proceed => Exit::Ok,
+        gate::Decision::Halt => Exit::Negative,
+    })
+}
+
+fn gate_text(g: &gate::Gate, env: &mut Env<'_>) -> std::io::Result<()> {
+    let s = env.style;
+    let o = &mut *env.out;
+    let accepted = g.nodes.iter().filter(|n| n.accepted).count();
+    writeln!(
+        o,
+        "Wave {}{}: {}/{} node(s) accepted — {}",
+        g.wave,
+        if g.canary { " (canary)" } else { "" },
+        accepted,
+        g.nodes.len(),
+        match g.decision {
+            gate::Decision::Proceed => s.ok("PROCEED"),
+            gate::Decision::Halt => s.error("HALT"),
+        }
+    )?;
+    for n in g.nodes.iter().filter(|n| !n.accepted) {
+        writeln!(o, "  {}: {}", n.node, n.reasons.join("; "))?;
+    }
+    writeln!(o, "  baseline: {}", g.baseline)?;
+    writeln!(o, "Next: {}", g.next)
+}
+
+fn simulate_cmd(args: &RolloutSimulateArgs, env: &mut Env<'_>) -> Outcome {
+    let rollout = match &args.blueprint {
+        Some(file) => {
+            let matrix = prepared::matrix(&crate::cli::MatrixArg { matrix: None }, env)?;
+            let bp = prepared::valid(file, &matrix, env)?;
+            bp.spec().rollout.clone().unwrap_or_default()
+        }
+        None => Rollout::default(),
+    };
+    let mut settings = settings(&rollout);
+    if let Some(b) = &args.budget {
+        settings.budget = serde_json::from_value::<Budget>(match b.parse::<u32>() {
+            Ok(n) => serde_json::Value::from(n),
+            Err(_) => serde_json::Value::from(b.as_str()),
+        })
+        .map_err(|e| Failure::unusable(format!("--budget {b}: {e}")))?;
+        if settings.budget == Budget::Nodes(0) {
+            return Err(Failure::unusable("--budget 0 never upgrades anything"));
+        }
+    }
+    if let Some(c) = args.canaries {
+        settings.canaries_per_sku = c as usize;
+    }
+    let mut durations = simulate::Durations::default();
+    for (phase, min, max) in &args.duration {
+        let span = simulate::Span {
+            min: *min,
+            max: *max,
+        };
+        match phase.as_str() {
+            "drain" => durations.drain = span,
+            "apply" => durations.apply = span,
+            "reboot" => durations.reboot = span,
+            "accept" => durations.accept = span,
+            "gate" => durations.gate = span,
+            _ => durations.rollback = span,
+        }
+    }
+    let input = simulate::Input {
+        shape: simulate::Shape {
+            nodes: args.nodes as usize,
+            zones: args.zones as usize,
+            nodes_per_rack: args.rack_size as usize,
+            skus: args.skus as usize,
+        },
+        settings,
+        impact: match args.impact {
+            SimImpact::Live => Impact::Live,
+            SimImpact::Drain => Impact::Drain,
+            SimImpact::Reboot => Impact::Reboot,
+        },
+        durations,
+        failures: simulate::Failures {
+            apply: args.apply_failure,
+            accept: args.accept_failure,
+            canary: args.canary_fails,
+        },
+        seed: args.seed,
+    };
+    let r = simulate::run(&input);
+    match args.format {
+        Format::Json => env.json(&r)?,
+        Format::Text => sim_text(&r, env).unusable_at("cannot write the report")?,
+    }
+    Ok(if r.halted.is_some() {
+        Exit::Negative
+    } else {
+        Exit::Ok
+    })
+}
+
+/// `3d 4h 05m`.
+fn span(seconds: f64) -> String {
+    let m = (seconds / 60.0).round() as u64;
+    let (d, h, m) = (m / 1440, m / 60 % 24, m % 60);
+    if d > 0 {
+        format!("{d}d {h}h {m:02}m")
+    } else {
+        format!("{h}h {m:02}m")
+    }
+}
+
+fn sim_text(r: &simulate::Report, env: &mut Env<'_>) -> std::io::Result<()> {
+    let o = &mut *env.out;
+    writeln!(
+        o,
+        "Simulated {} node(s) in {} zone(s), racks of {}, {} SKU(s); impact {}; seed {}",
+        r.shape.nodes, r.shape.zones, r.shape.nodes_per_rack, r.shape.skus, r.impact, r.seed
+    )?;
+    writeln!(
+        o,
+        "  waves      {} planned ({} canary), {} completed",
+        r.waves, r.canary_waves, r.waves_completed
+    )?;
+    writeln!(o, "  total time {}", span(r.total_seconds))?;
+    writeln!(
+        o,
+        "  nodes      {} on the accepted new image, {} on the previous image ({} returned)",
+        r.accepted_new, r.old, r.rolled_back
+    )?;
+    writeln!(
+        o,
+        "  peak       {} node(s) unavailable at once",
+        r.peak_unavailable
+    )?;
+    let mut keys: Vec<&str> = r.domains.iter().map(|d| d.key.as_str()).collect();
+    keys.dedup();
+    for key in keys {
+        let ds: Vec<&simulate::Peak> = r.domains.iter().filter(|d| d.key == key).collect();
+        let worst = ds
+            .iter()
+            .max_by_key(|d| (d.peak * 1000).checked_div(d.budget).unwrap_or(0))
+            .expect("a key has domains");
+        writeln!(
+            o,
+            "  {key}: {} domain(s); highest peak {} of budget {} ({}={})",
+            ds.len(),
+            worst.peak,
+            worst.budget,
+            key,
+            worst.value
+        )?;
+    }
+    match &r.halted {
+        None => writeln!(o, "Completed: every node accepted on the new image.")?,
+        Some(h) => writeln!(
+            o,
+            "Halted at wave {}{} after {}: {} failed ({}); they were returned to the previous image.",
+            h.wave,
+            if h.canary { " (canary)" } else { "" },
+            span(h.at_seconds),
+            h.failed.len(),
+            h.failed
+                .iter()
+                .take(8)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        )?,
+    }
+    if !r.over_budget.is_empty() {
+        writeln!(o, "OVER BUDGET: {}", r.over_budget.join("; "))?;
+    }
+    Ok(())
+}
+
+/// `nodeimg accept compare`.
+pub(super) fn compare(args: &AcceptCompareArgs, env: &mut Env<'_>) -> Outcome {
+    let (nodes, nameless) = records::by_node(records::load(&args.records).unusable()?);
+    for p in nameless {
+        env.note(&format!(
+            "{}: the record names no host; not counted",
+            p.display()
+        ));
+    }
+    if nodes.is_empty() {
+        return Err(Failure::unusable("no acceptance record given"));
+    }
+    let c = baseline::compare(&nodes, args.tolerance);
+    match args.format {
+        Format::Json => env.json(&c)?,
+        Format::Text => compare_text(&c, env).unusable_at("cannot write the report")?,
+    }
+    Ok(if c.outliers.is_empty() {
+        Exit::Ok
+    } else {
+        Exit::Negative
+    })
+}
+
+fn compare_text(c: &baseline::Comparison, env: &mut Env<'_>) -> std::io::Result<()> {
+    let o = &mut *env.out;
+    for sku in &c.skus {
+        match &sku.skipped {
+            Some(why) => writeln!(o, "{}: not compared — {why}", sku.sku)?,
+            None => writeln!(
+                o,
+                "{}: {} node(s), {} figure(s) compared",
+                sku.sku,
+                sku.nodes.len(),
+                sku.figures.len()
+            )?,
+        }
+    }
+    if c.outliers.is_empty() {
+        return writeln!(
+            o,
+            "No outlier: every node within {} % of its SKU's median.",
+            c.tolerance_percent
+        );
+    }
+    writeln!(
+        o,
+        "\n{} outlier(s) beyond {} % of the SKU median:",
+        c.outliers.len(),
+        c.tolerance_percent
+    )?;
+    for x in &c.outliers {
+        writeln!(
+            o,
+            "  {}  {}: {} {} (median {} {}, {:.1} % worse)  [{}]",
+            x.node, x.figure, x.value, x.unit, x.median, x.unit, x.worse_percent, x.record
+        )?;
+    }
+    Ok(())
+}

@@ -1,0 +1,743 @@
+//! `nodeimg rollout plan|gate|simulate` and `nodeimg accept compare` through the binary:
+//! waves within the failure-domain budget with canaries per SKU, live changes without
+//! drain, the manifests (golden in `golden/rollout/`), gates on acceptance records, fleet
+//! baselines; and, in the opt-in corpus suite, the rendered system-upgrade-controller
+//! Plans and NodeHealthChecks against the CRDs of those engines.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::support::{Variant, nodeimg, root, stderr, stdout};
+use nodeimg::accept::complete::without_layer1;
+use nodeimg::verify::fact::Fact;
+use nodeimg::verify::report::record::{
+    AcceptanceRecord, BlueprintIdentity, FigureValue, RecordResult,
+};
+use serde_json::{Value, json};
+
+pub fn digest(c: char) -> String {
+    std::iter::repeat_n(c, 64).collect()
+}
+
+pub fn image(c: char) -> String {
+    format!(
+        "registry.gpu.example.com/nodes/h100-sxm-ubuntu@sha256:{}",
+        digest(c)
+    )
+}
+
+/// `n` Nodes in racks of 4, racks over 3 zones, the last quarter another SKU.
+pub fn nodes_json(n: usize) -> String {
+    let items: Vec<Value> = (0..n)
+        .map(|i| {
+            let rack = i / 4;
+            json!({"apiVersion": "v1", "kind": "Node", "metadata": {
+                "name": format!("gpu-{i:03}"),
+                "labels": {
+                    "kubernetes.io/hostname": format!("gpu-{i:03}"),
+                    "topology.kubernetes.io/zone": format!("zone-{}", rack % 3),
+                    "platform.example.com/rack": format!("rack-{rack:02}"),
+                    "nvidia.com/gpu.clique": format!("clique-{}", rack / 2),
+                    "nvidia.com/gpu.product": if i < n * 3 / 4 { "NVIDIA-H100-80GB-HBM3" } else { "NVIDIA-H200" },
+                }}})
+        })
+        .collect();
+    serde_json::to_string_pretty(&json!({"apiVersion": "v1", "kind": "List", "items": items}))
+        .unwrap()
+}
+
+/// A copy of `blueprints/` with `old.yaml` (the H100 example one kernel back, as
+/// 2026.10.1) and `new.yaml` (`edit` applied to the example), and `nodes.json`.
+pub struct Setup {
+    pub dir: tempfile::TempDir,
+}
+
+impl Setup {
+    pub fn new(edit: impl Fn(Variant) -> Variant, nodes: usize) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        copy_dir(&root().join("blueprints"), dir.path());
+        let old = Variant::parse(
+            dir.path().join("h100-sxm-ubuntu.yaml"),
+            &std::fs::read_to_string(root().join("blueprints/h100-sxm-ubuntu.yaml")).unwrap(),
+        );
+        old.clone()
+            .set("metadata.version", json!("2026.10.1"))
+            .set("os.kernel", json!("5.15.0-170-generic"))
+            .write(&dir.path().join("old.yaml"));
+        edit(old).write(&dir.path().join("new.yaml"));
+        std::fs::write(dir.path().join("nodes.json"), nodes_json(nodes)).unwrap();
+        Setup { dir }
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    pub fn plan(&self, extra: &[&str]) -> std::process::Output {
+        let (old, new, nodes) = (
+            self.path("old.yaml"),
+            self.path("new.yaml"),
+            self.path("nodes.json"),
+        );
+        let mut args: Vec<String> = vec![
+            "rollout".into(),
+            "plan".into(),
+            old.display().to_string(),
+            new.display().to_string(),
+            "--nodes".into(),
+            nodes.display().to_string(),
+            "--old-image".into(),
+            image('a'),
+            "--new-image".into(),
+            image('b'),
+        ];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        nodeimg(&args)
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).unwrap();
+        }
+    }
+}
+
+fn plan_json(o: &std::process::Output) -> Value {
+    assert!(o.status.success(), "{}", stderr(o));
+    serde_json::from_str(&stdout(o)).unwrap()
+}
+
+#[test]
+fn waves_keep_the_budget_in_every_failure_domain_and_canaries_go_first() {
+    let s = Setup::new(|v| v, 48);
+    let plan = plan_json(&s.plan(&["--format", "json"]));
+    assert_eq!(plan["impact"], "reboot", "a kernel change reboots");
+    assert_eq!(
+        plan["steps"],
+        json!({"cordon": true, "drain": true, "reboot": true})
+    );
+    let waves = plan["waves"].as_array().unwrap();
+    let nodes: BTreeMap<String, Value> =
+        serde_json::from_str::<Value>(&nodes_json(48)).unwrap()["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| {
+                (
+                    n["metadata"]["name"].as_str().unwrap().to_owned(),
+                    n["metadata"]["labels"].clone(),
+                )
+            })
+            .collect();
+    // The canary wave: one node per SKU.
+    assert_eq!(waves[0]["canary"], true);
+    assert_eq!(
+        waves[0]["skus"],
+        json!({"NVIDIA-H100-80GB-HBM3": 1, "NVIDIA-H200": 1})
+    );
+    let mut seen = Vec::new();
+    for w in waves {
+        let names: Vec<&str> = w["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_str().unwrap())
+            .collect();
+        assert!(names.len() <= 16, "maxWaveSize");
+        for key in [
+            "topology.kubernetes.io/zone",
+            "platform.example.com/rack",
+            "nvidia.com/gpu.clique",
+        ] {
+            let mut per: BTreeMap<&str, usize> = BTreeMap::new();
+            for n in &names {
+                *per.entry(nodes[*n][key].as_str().unwrap()).or_default() += 1;
+            }
+            assert!(
+                per.values().all(|c| *c <= 1),
+                "wave {} takes 2 from one {key}: {per:?}",
+                w["index"]
+            );
+        }
+        seen.extend(names);
+    }
+    seen.sort();
+    seen.dedup();
+    assert_eq!(seen.len(), 48, "every node in exactly one wave");
+    assert_eq!(plan["rollback"]["image"], image('a'));
+}
+
+#[test]
+fn a_live_only_change_skips_cordon_and_drain() {
+    let s = Setup::new(
+        |v| {
+            v.set("metadata.version", json!("2026.10.1"))
+                .set("os.kernel", json!("5.15.0-170-generic"))
+                .set("acceptance.regressionTolerancePercent", json!(3))
+        },
+        12,
+    );
+    let out = s.path("out");
+    let plan = plan_json(&s.plan(&["--format", "json", "-o", out.to_str().unwrap()]));
+    assert_eq!(plan["impact"], "live");
+    assert_eq!(plan["tolerance_percent"], 3.0);
+    let wave: Value = serde_yaml::from_str(
+        std::fs::read_to_string(out.join("wave-001.yaml"))
+            .unwrap()
+            .as_str(),
+    )
+    .unwrap();
+    assert_eq!(wave["spec"]["cordon"], false);
+    assert!(wave["spec"].get("drain").is_none(), "{wave:#?}");
+    let envs = &wave["spec"]["upgrade"]["envs"];
+    assert_eq!(envs[2], json!({"name": "NODEIMG_IMPACT", "value": "live"}));
+}
+
+#[test]
+fn no_change_plans_no_wave_and_bad_inputs_are_refused() {
+    let s = Setup::new(
+        |v| {
+            v.set("metadata.version", json!("2026.10.1"))
+                .set("os.kernel", json!("5.15.0-170-generic"))
+        },
+        4,
+    );
+    let plan = plan_json(&s.plan(&["--format", "json"]));
+    assert!(plan["waves"].as_array().unwrap().is_empty());
+    assert!(plan["impact"].is_null());
+    // An image not pinned by digest.
+    let o = nodeimg(&[
+        "rollout",
+        "plan",
+        s.path("old.yaml").to_str().unwrap(),
+        s.path("new.yaml").to_str().unwrap(),
+        "--nodes",
+        s.path("nodes.json").to_str().unwrap(),
+        "--old-image",
+        "reg/x:latest",
+        "--new-image",
+        &image('b'),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--old-image"), "{}", stderr(&o));
+    // A damaged Node list is located.
+    std::fs::write(s.path("nodes.json"), "{\"kind\": \"List\",\n \"items\": [}").unwrap();
+    let o = s.plan(&[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("line 2"), "{}", stderr(&o));
+}
+
+#[test]
+fn manifests_need_an_applier() {
+    let s = Setup::new(|v| v.remove("rollout.engine.applier"), 8);
+    let out = s.path("out");
+    let o = s.plan(&["-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("rollout.engine.applier"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.exists(), "nothing written");
+}
+
+// ---- golden ------------------------------------------------------------------------
+
+/// The example fleet in `golden/rollout/`: what `rollout plan -o` writes for the H100
+/// example, from the previous kernel, over `nodes.json` there.
+#[test]
+fn rollout_manifests_match_golden() {
+    let golden = root().join("golden/rollout/h100-sxm-ubuntu");
+    let s = Setup::new(|v| v, 0);
+    std::fs::copy(golden.join("nodes.json"), s.path("nodes.json")).unwrap();
+    let out = s.path("out");
+    let o = s.plan(&["-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut want: BTreeMap<String, String> = BTreeMap::new();
+    for e in std::fs::read_dir(&out).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_str().unwrap().to_owned();
+        if !name.starts_with('.') {
+            let text = std::fs::read_to_string(&p).unwrap();
+            // The temporary folder's path is not part of the golden file.
+            want.insert(name, text.replace(s.dir.path().to_str().unwrap(), "<dir>"));
+        }
+    }
+    want.insert("plan.txt".into(), stdout(&o));
+    if std::env::var_os("NODEIMG_UPDATE_GOLDEN").is_some() {
+        for e in std::fs::read_dir(&golden).unwrap() {
+            let p = e.unwrap().path();
+            if p.file_name().unwrap() != "nodes.json" {
+                std::fs::remove_file(p).unwrap();
+            }
+        }
+        for (name, text) in &want {
+            std::fs::write(golden.join(name), text).unwrap();
+        }
+        return;
+    }
+    let mut problems = Vec::new();
+    for (name, text) in &want {
+        match std::fs::read_to_string(golden.join(name)) {
+            Ok(have) if &have == text => {}
+            Ok(have) => problems.push(format!(
+                "{name} differs:\n{}",
+                similar::TextDiff::from_lines(&have, text)
+                    .unified_diff()
+                    .header("golden", "rendered")
+            )),
+            Err(_) => problems.push(format!("{name} is rendered but not in golden/rollout/")),
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "run scripts/update-golden if intended:\n{}",
+        problems.join("\n")
+    );
+}
+
+// ---- gates -------------------------------------------------------------------------
+
+pub fn record(
+    host: &str,
+    bp_id: &str,
+    result: RecordResult,
+    busbw: f64,
+    at: &str,
+) -> AcceptanceRecord {
+    let mut r = without_layer1(
+        BlueprintIdentity {
+            name: "h100-sxm-ubuntu".into(),
+            version: "x".into(),
+            id: bp_id.into(),
+            file: "bp.yaml".into(),
+        },
+        Some(host),
+        at,
+    );
+    r.result = result;
+    r.hardware.product = Fact::Known("DGX H100".into());
+    r.figures.insert(
+        "nccl.all_reduce.busbw".into(),
+        FigureValue {
+            value: busbw,
+            unit: "GB/s".into(),
+            higher_is_better: true,
+            evidence: format!("{host}/nccl.log:40"),
+        },
+    );
+    r
+}
+
+fn write_record(dir: &Path, r: &AcceptanceRecord) {
+    std::fs::create_dir_all(dir).unwrap();
+    let host = r.hostname.known().unwrap();
+    let path = dir.join(format!("{host}.json"));
+    std::fs::write(&path, r.render_for(&path).unwrap()).unwrap();
+}
+
+fn gate(s: &Setup, wave: usize, previous: bool) -> std::process::Output {
+    let mut args = vec![
+        "rollout".to_owned(),
+        "gate".into(),
+        "--plan".into(),
+        s.path("out/plan.json").display().to_string(),
+        "--wave".into(),
+        wave.to_string(),
+        s.path("after").display().to_string(),
+    ];
+    if previous {
+        args.extend(["--previous".into(), s.path("before").display().to_string()]);
+    }
+    nodeimg(&args)
+}
+
+#[test]
+fn a_gate_proceeds_only_on_accepted_records_without_regression() {
+    let s = Setup::new(|v| v, 24);
+    let out = s.path("out");
+    assert!(s.plan(&["-o", out.to_str().unwrap()]).status.success());
+    let plan: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("plan.json")).unwrap()).unwrap();
+    let new_id = plan["to"]["id"].as_str().unwrap().to_owned();
+    let old_id = plan["from"]["id"].as_str().unwrap().to_owned();
+    let wave1: Vec<String> = plan["waves"][1]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap().to_owned())
+        .collect();
+    for n in &wave1 {
+        write_record(
+            &s.path("before"),
+            &record(
+                n,
+                &old_id,
+                RecordResult::Pass,
+                480.0,
+                "2026-11-01T00:00:00Z",
+            ),
+        );
+        write_record(
+            &s.path("after"),
+            &record(
+                n,
+                &new_id,
+                RecordResult::Pass,
+                478.0,
+                "2026-12-01T00:00:00Z",
+            ),
+        );
+    }
+    let o = gate(&s, 1, true);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("PROCEED"));
+    assert!(stdout(&o).contains("wave-002.yaml"), "{}", stdout(&o));
+
+    // One node 10 % slower than its own previous record: halt, naming the rollback.
+    write_record(
+        &s.path("after"),
+        &record(
+            &wave1[0],
+            &new_id,
+            RecordResult::Pass,
+            430.0,
+            "2026-12-01T01:00:00Z",
+        ),
+    );
+    let o = gate(&s, 1, true);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("HALT") && text.contains(&wave1[0]) && text.contains("regression"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&image('a')),
+        "the rollback image is named: {text}"
+    );
+
+    // A record of the old blueprint, a failed record, a missing record.
+    write_record(
+        &s.path("after"),
+        &record(
+            &wave1[0],
+            &old_id,
+            RecordResult::Pass,
+            480.0,
+            "2026-12-01T02:00:00Z",
+        ),
+    );
+    write_record(
+        &s.path("after"),
+        &record(
+            &wave1[1],
+            &new_id,
+            RecordResult::Fail,
+            480.0,
+            "2026-12-01T02:00:00Z",
+        ),
+    );
+    std::fs::remove_file(s.path("after").join(format!("{}.json", wave1[2]))).unwrap();
+    let o = gate(&s, 1, false);
+    let g: Value = {
+        let o = nodeimg(&[
+            "rollout",
+            "gate",
+            "--format",
+            "json",
+            "--plan",
+            out.join("plan.json").to_str().unwrap(),
+            "--wave",
+            "1",
+            s.path("after").to_str().unwrap(),
+        ]);
+        serde_json::from_str(&stdout(&o)).unwrap()
+    };
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(g["decision"], "halt");
+    let reasons: Vec<String> = g["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["reasons"].to_string())
+        .collect();
+    assert!(reasons[0].contains("not of the new image"), "{reasons:?}");
+    assert!(reasons[1].contains("result fail"), "{reasons:?}");
+    assert!(reasons[2].contains("no acceptance record"), "{reasons:?}");
+    // A wave the plan does not have.
+    let o = gate(&s, 99, false);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+// ---- fleet baselines -----------------------------------------------------------------
+
+#[test]
+fn accept_compare_flags_the_slow_node_of_a_sku() {
+    let dir = tempfile::tempdir().unwrap();
+    for (i, bw) in [480.0, 482.0, 479.0, 481.0, 440.0].iter().enumerate() {
+        write_record(
+            dir.path(),
+            &record(
+                &format!("gpu-{i:02}"),
+                "sha256:x",
+                RecordResult::Pass,
+                *bw,
+                "2026-12-01T00:00:00Z",
+            ),
+        );
+    }
+    let o = nodeimg(&["accept", "compare", dir.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("gpu-04  nccl.all_reduce.busbw: 440 GB/s (median 480 GB/s"),
+        "{text}"
+    );
+    assert!(!text.contains("gpu-00  "), "{text}");
+    let o = nodeimg(&[
+        "accept",
+        "compare",
+        "--tolerance",
+        "10",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "8.3 % is within 10 %: {}",
+        stdout(&o)
+    );
+    // `accept` itself still needs its blueprint.
+    let o = nodeimg(&["accept", dir.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+// ---- simulate --------------------------------------------------------------------------
+
+#[test]
+fn simulate_is_deterministic_and_reports_where_it_halted() {
+    let run = |seed: &str| {
+        nodeimg(&[
+            "rollout",
+            "simulate",
+            "--nodes",
+            "500",
+            "--zones",
+            "3",
+            "--rack-size",
+            "8",
+            "--skus",
+            "2",
+            "--budget",
+            "2",
+            "--accept-failure",
+            "0.01",
+            "--seed",
+            seed,
+            "--format",
+            "json",
+        ])
+    };
+    let (a, b) = (run("3"), run("3"));
+    assert_eq!(stdout(&a), stdout(&b));
+    let r: Value = serde_json::from_str(&stdout(&a)).unwrap();
+    assert!(r["over_budget"].as_array().unwrap().is_empty());
+    assert_eq!(
+        r["accepted_new"].as_u64().unwrap() + r["old"].as_u64().unwrap(),
+        500,
+        "every node on the accepted new image or the old one"
+    );
+    let o = nodeimg(&["rollout", "simulate", "--nodes", "100", "--canary-fails"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stdout(&o).contains("Halted at wave 0 (canary)"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+// ---- the opt-in schema suite -----------------------------------------------------------
+
+fn schemas() -> PathBuf {
+    let dir = root().join("../shared/corpus/k8s-schemas");
+    assert!(
+        dir.is_dir(),
+        "{} is missing: the schema suite needs the corpus",
+        dir.display()
+    );
+    dir
+}
+
+/// `additionalProperties: false` wherever a CRD schema lists properties and does not keep
+/// unknown fields (what kubeconform does), so a misspelled field fails.
+fn tighten(v: &mut Value) {
+    match v {
+        Value::Object(o) => {
+            let preserve = o
+                .get("x-kubernetes-preserve-unknown-fields")
+                .is_some_and(|p| p == true);
+            if o.contains_key("properties") && !preserve && !o.contains_key("additionalProperties")
+            {
+                o.insert("additionalProperties".into(), Value::Bool(false));
+            }
+            o.values_mut().for_each(tighten);
+        }
+        Value::Array(a) => a.iter_mut().for_each(tighten),
+        _ => {}
+    }
+}
+
+fn crd_validator(file: &str, kind: &str) -> jsonschema::Validator {
+    let crd: Value =
+        serde_yaml::from_str(&std::fs::read_to_string(schemas().join(file)).unwrap()).unwrap();
+    assert_eq!(crd["spec"]["names"]["kind"], kind);
+    let mut schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"].clone();
+    tighten(&mut schema);
+    jsonschema::draft4::new(&schema).unwrap()
+}
+
+fn errors(v: &jsonschema::Validator, doc: &Value) -> Vec<String> {
+    v.iter_errors(doc)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect()
+}
+
+const SUC: &str = "crds/system-upgrade-controller/v0.20.1/upgrade.cattle.io_plans.yaml";
+const NHC: &str =
+    "crds/node-healthcheck-operator/v0.12.0/remediation.medik8s.io_nodehealthchecks.yaml";
+
+#[test]
+#[ignore = "needs ../shared/corpus/k8s-schemas"]
+fn rollout_plans_validate_against_the_system_upgrade_controller_crd() {
+    let v = crd_validator(SUC, "Plan");
+    // The validator itself: the upstream sample passes, a misspelled field fails.
+    let sample = std::fs::read_to_string(
+        schemas().join("crds/system-upgrade-controller/v0.20.1/samples/examples__k3s-upgrade.yaml"),
+    )
+    .unwrap();
+    for doc in serde_yaml::Deserializer::from_str(&sample) {
+        let doc = Value::deserialize(doc).unwrap();
+        assert!(errors(&v, &doc).is_empty(), "{:?}", errors(&v, &doc));
+    }
+    let mut files = Vec::new();
+    for live in [false, true] {
+        let s = Setup::new(
+            |v| {
+                if live {
+                    v.set("metadata.version", json!("2026.10.1"))
+                        .set("os.kernel", json!("5.15.0-170-generic"))
+                        .set("acceptance.dcgm.level", json!(2))
+                } else {
+                    v
+                }
+            },
+            24,
+        );
+        let out = s.path("out");
+        assert!(s.plan(&["-o", out.to_str().unwrap()]).status.success());
+        for e in std::fs::read_dir(&out).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "yaml") {
+                files.push((p.clone(), std::fs::read_to_string(&p).unwrap()));
+            }
+        }
+    }
+    assert!(files.len() > 4);
+    for (p, text) in &files {
+        let doc: Value = serde_yaml::from_str(text).unwrap();
+        assert_eq!(doc["kind"], "Plan");
+        let e = errors(&v, &doc);
+        assert!(e.is_empty(), "{}: {e:?}", p.display());
+        let mut bad = doc.clone();
+        bad["spec"]["concurrencyy"] = json!(1);
+        assert!(!errors(&v, &bad).is_empty(), "a misspelled field must fail");
+    }
+}
+
+#[test]
+#[ignore = "needs ../shared/corpus/k8s-schemas"]
+fn remediation_manifests_validate_against_the_node_healthcheck_crd() {
+    let v = crd_validator(NHC, "NodeHealthCheck");
+    let mut n = 0;
+    for name in crate::support::EXAMPLES {
+        let r = crate::support::rendered(&crate::support::example(name));
+        for (path, _, bytes) in r.cluster.files() {
+            if !path.starts_with("remediation/") {
+                continue;
+            }
+            let doc: Value = serde_yaml::from_slice(bytes).unwrap();
+            let e = errors(&v, &doc);
+            assert!(e.is_empty(), "{name}: {path}: {e:?}");
+            n += 1;
+        }
+    }
+    assert_eq!(
+        n, 3,
+        "H100: driver-daemon and device-link; MI300X: driver-daemon"
+    );
+}
+
+#[test]
+#[ignore = "needs ../shared/corpus/k8s-schemas"]
+fn the_health_plugin_config_has_the_shape_of_the_upstream_custom_plugin_configs() {
+    let upstream: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            schemas().join("node-problem-detector/v1.36.0/config/health-checker-kubelet.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let keys = |v: &Value| -> Vec<String> { v.as_object().unwrap().keys().cloned().collect() };
+    let r = crate::support::rendered(&crate::support::example("h100-sxm-ubuntu"));
+    let text = r
+        .layer
+        .files()
+        .find(|(p, _, _)| *p == "etc/node-problem-detector.d/nodeimg-health.json")
+        .map(|(_, _, b)| String::from_utf8(b.to_vec()).unwrap())
+        .unwrap();
+    let ours: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(keys(&ours), keys(&upstream));
+    // pluginConfig keys: those of every upstream custom-plugin config.
+    let mut known = Vec::new();
+    for e in std::fs::read_dir(schemas().join("node-problem-detector/v1.36.0/config")).unwrap() {
+        let v: Value =
+            serde_json::from_str(&std::fs::read_to_string(e.unwrap().path()).unwrap()).unwrap();
+        if v["plugin"] == "custom" {
+            known.extend(keys(&v["pluginConfig"]));
+        }
+    }
+    for k in keys(&ours["pluginConfig"]) {
+        assert!(
+            known.contains(&k),
+            "pluginConfig.{k} is not an upstream key"
+        );
+    }
+    let conditions: Vec<&str> = ours["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["type"].as_str().unwrap())
+        .collect();
+    for rule in ours["rules"].as_array().unwrap() {
+        assert_eq!(keys(rule), keys(&upstream["rules"][0]), "{rule}");
+        assert!(conditions.contains(&rule["condition"].as_str().unwrap()));
+    }
+    assert_eq!(
+        conditions,
+        [
+            "NodeimgDeviceProblem",
+            "NodeimgLinkProblem",
+            "NodeimgDriverDaemonProblem"
+        ]
+    );
+}
+
+use serde::Deserialize;
