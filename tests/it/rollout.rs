@@ -697,12 +697,21 @@ fn the_health_plugin_config_has_the_shape_of_the_upstream_custom_plugin_configs(
     .unwrap();
     let keys = |v: &Value| -> Vec<String> { v.as_object().unwrap().keys().cloned().collect() };
     let r = crate::support::rendered(&crate::support::example("h100-sxm-ubuntu"));
-    let text = r
-        .layer
+    let values: Value = r
+        .cluster
         .files()
-        .find(|(p, _, _)| *p == "etc/node-problem-detector.d/nodeimg-health.json")
-        .map(|(_, _, b)| String::from_utf8(b.to_vec()).unwrap())
+        .find(|(p, _, _)| *p == "node-problem-detector-values.yaml")
+        .map(|(_, _, b)| serde_yaml::from_slice(b).unwrap())
         .unwrap();
+    let text = values["settings"]["custom_monitor_definitions"]
+        .as_object()
+        .unwrap()
+        .values()
+        .next()
+        .unwrap()
+        .as_str()
+        .unwrap()
+        .to_owned();
     let ours: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(keys(&ours), keys(&upstream));
     // pluginConfig keys: those of every upstream custom-plugin config.

@@ -23,6 +23,7 @@ mod kubelet;
 mod network;
 mod nfd;
 mod npd;
+mod remediation;
 mod security;
 mod startup;
 mod system;
@@ -34,8 +35,8 @@ use serde::Serialize;
 use super::RenderError;
 use crate::blueprint::{Blueprint, cmdline};
 
-pub use acceptance::Acceptance;
 pub use amd::Amd;
+pub use acceptance::{Acceptance, GATE_LABEL, GATE_VALUE};
 pub use boot::Boot;
 pub use cdi::Cdi;
 pub use containerd::{Containerd, Registry, Runtime, pause_tag, sandbox_image};
@@ -46,6 +47,7 @@ pub use kubelet::Kubelet;
 pub use network::NicRule;
 pub use nfd::Nfd;
 pub use npd::Npd;
+pub use remediation::Remediation;
 pub use security::Security;
 pub use startup::{Link, Startup};
 pub use system::System;
@@ -107,6 +109,9 @@ pub struct Context<'a> {
     pub acceptance: Option<Acceptance<'a>>,
     /// Boot order and enablement of the units the image runs.
     pub startup: Startup,
+    /// Isolation by fault class: node-problem-detector's health rules (one condition per
+    /// class) and the NodeHealthChecks acting on them; absent without accelerators.
+    pub remediation: Option<Remediation<'a>>,
 }
 
 /// Distro-family paths.
@@ -222,6 +227,7 @@ impl<'a> Context<'a> {
             },
             acceptance: acceptance::of(s),
             startup,
+            remediation: remediation::of(s),
         })
     }
 }
