@@ -119,7 +119,7 @@ pub fn of(s: &RawBlueprint) -> Option<Remediation<'_>> {
     let r = &rollout.remediation;
     let evidence = r.evidence_dir.to_string();
     let mut by_fault: BTreeMap<FaultClass, Vec<&'static str>> = BTreeMap::new();
-    for spec in catalog().into_iter().filter(|s| s.health) {
+    for spec in catalog().iter().filter(|s| s.health) {
         by_fault.entry(spec.fault).or_default().push(spec.id);
     }
     let rules: Vec<HealthRule> = by_fault
