@@ -35,8 +35,8 @@ use serde::Serialize;
 use super::RenderError;
 use crate::blueprint::{Blueprint, cmdline};
 
-pub use amd::Amd;
 pub use acceptance::{Acceptance, GATE_LABEL, GATE_VALUE};
+pub use amd::Amd;
 pub use boot::Boot;
 pub use cdi::Cdi;
 pub use containerd::{Containerd, Registry, Runtime, pause_tag, sandbox_image};
