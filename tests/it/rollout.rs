@@ -742,6 +742,7 @@ fn the_health_plugin_config_has_the_shape_of_the_upstream_custom_plugin_configs(
     assert_eq!(
         conditions,
         [
+            "GPUProblem",
             "NodeimgDeviceProblem",
             "NodeimgLinkProblem",
             "NodeimgDriverDaemonProblem"
