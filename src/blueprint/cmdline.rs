@@ -1,96 +1,72 @@
-//! The kernel command line a blueprint asks for: the arguments its typed
-//! fields imply (IOMMU mode, cgroup mode, hugepages, nouveau off) followed by
-//! the explicitly required ones. Rendering writes it; verify compares the
-//! running kernel's `/proc/cmdline` with it.
+//! The kernel command line a blueprint asks for: the arguments its typed fields imply
+//! (IOMMU mode, cgroup mode, hugepages, nouveau off) followed by the explicitly required
+//! ones. Rendering writes it; verify compares the running kernel's `/proc/cmdline` with
+//! it. Every argument is a [`KernelArg`], so both read it the same way.
 
 use super::model::*;
+use super::value::KernelArg;
+use std::fmt;
 
-/// One argument, `name` or `name=value`.
+/// One argument the blueprint asks for, and the field that asks for it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KernelArg {
-    pub name: String,
-    pub value: Option<String>,
-    /// Which blueprint field asks for it.
+pub struct Wanted {
+    pub arg: KernelArg,
+    /// `boot.iommu`, `boot.kernelArgs.required[0]`, ...
     pub from: String,
 }
 
-impl KernelArg {
-    pub fn parse(text: &str, from: &str) -> Result<Self, String> {
-        if text.is_empty() {
-            return Err("empty kernel argument".into());
-        }
-        if let Some(c) = text
-            .chars()
-            .find(|c| c.is_whitespace() || matches!(c, '"' | '\'' | '\\' | '#' | ';' | '$' | '`'))
-        {
-            return Err(format!(
-                "kernel argument `{}` contains {c:?}; one argument per list item, no quoting",
-                text.escape_debug()
-            ));
-        }
-        let (name, value) = match text.split_once('=') {
-            Some((n, v)) => (n, Some(v.to_string())),
-            None => (text, None),
-        };
-        if name.is_empty() {
-            return Err(format!("kernel argument `{text}` has no name"));
-        }
-        Ok(Self {
-            name: name.to_string(),
-            value,
-            from: from.to_string(),
-        })
-    }
-
-    /// Same argument name (kernel treats `-` and `_` alike in parameter names).
-    pub fn same_name(&self, other: &KernelArg) -> bool {
-        norm(&self.name) == norm(&other.name)
+impl fmt::Display for Wanted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.arg.fmt(f)
     }
 }
 
-fn norm(s: &str) -> String {
-    s.replace('-', "_")
-}
-
-impl std::fmt::Display for KernelArg {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &self.value {
-            Some(v) => write!(f, "{}={v}", self.name),
-            None => f.write_str(&self.name),
-        }
+fn implied_arg(name: &'static str, value: impl fmt::Display, from: &str) -> Wanted {
+    Wanted {
+        arg: KernelArg::typed(name, value),
+        from: from.to_owned(),
     }
-}
-
-fn arg(text: &str, from: &str) -> KernelArg {
-    KernelArg::parse(text, from).expect("implied arguments are well formed")
 }
 
 /// Arguments implied by typed fields, in a fixed order.
-pub fn implied(bp: &RawBlueprint) -> Vec<KernelArg> {
+pub fn implied(bp: &RawBlueprint) -> Vec<Wanted> {
     let mut out = Vec::new();
     // `intel_iommu=on` turns on VT-d (off by default in most distro
     // kernels) and is ignored on AMD; AMD-Vi is on whenever the BIOS enables
     // it, and `amd_iommu` has no `on` value (kernel-parameters.txt).
     match bp.boot.iommu {
         IommuMode::KernelDefault => {}
-        IommuMode::Off => out.push(arg("iommu=off", "boot.iommu")),
-        IommuMode::On => out.push(arg("intel_iommu=on", "boot.iommu")),
+        IommuMode::Off => out.push(implied_arg("iommu", "off", "boot.iommu")),
+        IommuMode::On => out.push(implied_arg("intel_iommu", "on", "boot.iommu")),
         IommuMode::Passthrough => {
-            out.push(arg("intel_iommu=on", "boot.iommu"));
-            out.push(arg("iommu=pt", "boot.iommu"));
+            out.push(implied_arg("intel_iommu", "on", "boot.iommu"));
+            out.push(implied_arg("iommu", "pt", "boot.iommu"));
         }
     }
-    match bp.os.cgroup {
-        CgroupMode::V2 => out.push(arg("systemd.unified_cgroup_hierarchy=1", "os.cgroup")),
-        CgroupMode::V1 => out.push(arg("systemd.unified_cgroup_hierarchy=0", "os.cgroup")),
-    }
+    let unified = match bp.os.cgroup {
+        CgroupMode::V2 => 1,
+        CgroupMode::V1 => 0,
+    };
+    out.push(implied_arg(
+        "systemd.unified_cgroup_hierarchy",
+        unified,
+        "os.cgroup",
+    ));
     if bp
         .accelerators
         .as_ref()
         .is_some_and(|a| a.vendor == Vendor::Nvidia)
     {
-        out.push(arg("rd.driver.blacklist=nouveau", "accelerators.vendor"));
-        out.push(arg("modprobe.blacklist=nouveau", "accelerators.vendor"));
+        out.push(implied_arg(
+            "rd.driver.blacklist",
+            "nouveau",
+            "accelerators.vendor",
+        ));
+        out.push(implied_arg(
+            "modprobe.blacklist",
+            "nouveau",
+            "accelerators.vendor",
+        ));
     }
     // The BIOS power profile's OS half: with `performance` the CPU
     // frequency governor starts as `performance` (Linux 5.9+); other
@@ -101,8 +77,9 @@ pub fn implied(bp: &RawBlueprint) -> Vec<KernelArg> {
         .and_then(|f| f.bios.power_profile)
         .is_some_and(|p| p == PowerProfile::Performance)
     {
-        out.push(arg(
-            "cpufreq.default_governor=performance",
+        out.push(implied_arg(
+            "cpufreq.default_governor",
+            "performance",
             "firmware.bios.powerProfile",
         ));
     }
@@ -110,10 +87,10 @@ pub fn implied(bp: &RawBlueprint) -> Vec<KernelArg> {
         let from = format!("boot.hugepages[{i}]");
         let size = hugepage_size_arg(pool).unwrap_or_else(|| pool.size.to_string());
         if i == 0 {
-            out.push(arg(&format!("default_hugepagesz={size}"), &from));
+            out.push(implied_arg("default_hugepagesz", &size, &from));
         }
-        out.push(arg(&format!("hugepagesz={size}"), &from));
-        out.push(arg(&format!("hugepages={}", pool.count), &from));
+        out.push(implied_arg("hugepagesz", &size, &from));
+        out.push(implied_arg("hugepages", pool.count, &from));
     }
     out
 }
@@ -127,14 +104,26 @@ pub fn hugepage_size_arg(pool: &HugepagePool) -> Option<String> {
     }
 }
 
+/// The explicitly required arguments, each with its field.
+pub fn required(bp: &RawBlueprint) -> Vec<Wanted> {
+    bp.boot
+        .kernel_args
+        .required
+        .iter()
+        .enumerate()
+        .map(|(i, arg)| Wanted {
+            arg: arg.clone(),
+            from: format!("boot.kernelArgs.required[{i}]"),
+        })
+        .collect()
+}
+
 /// The full command line: implied arguments, then required ones not already present.
-pub fn full(bp: &RawBlueprint) -> Vec<KernelArg> {
+pub fn full(bp: &RawBlueprint) -> Vec<Wanted> {
     let mut out = implied(bp);
-    for (i, text) in bp.boot.kernel_args.required.iter().enumerate() {
-        if let Ok(a) = KernelArg::parse(text, &format!("boot.kernelArgs.required[{i}]"))
-            && !out.iter().any(|o| o.same_name(&a) && o.value == a.value)
-        {
-            out.push(a);
+    for wanted in required(bp) {
+        if !out.iter().any(|o| o.arg.same_setting(&wanted.arg)) {
+            out.push(wanted);
         }
     }
     out

@@ -168,8 +168,9 @@ fn kernel_command_line_refuses_shell_characters_at_validation() {
         .try_load()
         .unwrap_err();
     assert!(
-        d.iter()
-            .any(|d| d.code == "kernel-arg" && d.path.to_string() == "boot.kernelArgs.required[1]"),
+        d.iter().any(|d| d.code == "invalid-value"
+            && d.path.to_string() == "boot.kernelArgs.required[1]"
+            && d.message.contains("kernel argument")),
         "{d:?}"
     );
 }

@@ -170,7 +170,7 @@ fn iommu_arguments_only_when_asked_and_never_amd_iommu_on() {
         assert!(
             !args
                 .iter()
-                .any(|a| a.name == "amd_iommu" && a.value.as_deref() == Some("on")),
+                .any(|a| a.arg.name() == "amd_iommu" && a.arg.value() == Some("on")),
             "{name}: amd_iommu has no `on` value"
         );
     }

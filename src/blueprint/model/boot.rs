@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::blueprint::value::ByteSize;
+use crate::blueprint::value::{ByteSize, KernelArg};
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -24,12 +24,14 @@ pub struct Boot {
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct KernelArgs {
-    /// Arguments that must be on the command line: `name` or `name=value`.
+    /// Arguments that must be on the command line: `name` or `name=value`. Verify reads
+    /// `/proc/cmdline` as the kernel does: the last occurrence wins, numbers compare by
+    /// value (`0x1` is `1`), `-` and `_` are alike in names.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub required: Vec<String>,
+    pub required: Vec<KernelArg>,
     /// Arguments that must not be: `name` (any value) or `name=value`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub forbidden: Vec<String>,
+    pub forbidden: Vec<KernelArg>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

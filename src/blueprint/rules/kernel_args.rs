@@ -1,9 +1,10 @@
-//! Kernel command line rules: each argument well formed, none both required
-//! and forbidden, none contradicting what typed fields imply (IOMMU, cgroup,
-//! hugepages), hugepages declared once.
+//! Kernel command line rules: none both required and forbidden, none contradicting what
+//! typed fields imply (IOMMU, cgroup, hugepages), none required twice with different
+//! values, hugepages declared once. Each argument is already a well-formed
+//! [`KernelArg`](crate::blueprint::value::KernelArg) (the schema's `kernel-arg` format).
 
 use super::p;
-use crate::blueprint::cmdline::{self, KernelArg};
+use crate::blueprint::cmdline;
 use crate::blueprint::diagnostic::Collector;
 use crate::blueprint::model::*;
 
@@ -11,66 +12,54 @@ const HUGEPAGE_ARGS: &[&str] = &["hugepages", "hugepagesz", "default_hugepagesz"
 
 pub fn check(bp: &RawBlueprint, out: &mut Collector<'_>) {
     let ka = &bp.boot.kernel_args;
-    let mut required = Vec::new();
-    for (i, text) in ka.required.iter().enumerate() {
+    for (i, a) in ka.required.iter().enumerate() {
         let path = p("boot.kernelArgs.required").index(i);
-        match KernelArg::parse(text, "") {
-            Err(e) => {
-                out.error("kernel-arg", &path, e);
-            }
-            Ok(a) if HUGEPAGE_ARGS.contains(&a.name.as_str()) => {
-                out.error(
-                    "hugepages",
-                    &path,
-                    format!("`{a}` declares hugepages on the command line; declare them in boot.hugepages so kubelet and verify see the same pools"),
-                );
-            }
-            Ok(a) => {
-                if let Some((j, prev)) = required
-                    .iter()
-                    .find(|(_, r): &&(usize, KernelArg)| r.same_name(&a) && r.value != a.value)
-                {
-                    out.error(
-                        "kernel-arg",
-                        &path,
-                        format!("`{a}` conflicts with `{prev}` at boot.kernelArgs.required[{j}]"),
-                    );
-                }
-                required.push((i, a));
-            }
+        if HUGEPAGE_ARGS.contains(&a.key().as_str()) {
+            out.error(
+                "hugepages",
+                &path,
+                format!("`{a}` declares hugepages on the command line; declare them in boot.hugepages so kubelet and verify see the same pools"),
+            );
+            continue;
         }
-    }
-    let implied = cmdline::implied(bp);
-    for (i, a) in &required {
-        if let Some(imp) = implied
+        if let Some((j, prev)) = ka.required[..i]
             .iter()
-            .find(|m| m.same_name(a) && m.value != a.value)
+            .enumerate()
+            .find(|(_, r)| r.same_name(a) && !r.same_setting(a))
         {
             out.error(
                 "kernel-arg",
-                &p("boot.kernelArgs.required").index(*i),
+                &path,
+                format!("`{a}` conflicts with `{prev}` at boot.kernelArgs.required[{j}]"),
+            );
+        }
+    }
+    let implied = cmdline::implied(bp);
+    for (i, a) in ka.required.iter().enumerate() {
+        if let Some(imp) = implied
+            .iter()
+            .find(|m| m.arg.same_name(a) && !m.arg.same_setting(a))
+        {
+            out.error(
+                "kernel-arg",
+                &p("boot.kernelArgs.required").index(i),
                 format!("`{a}` contradicts `{imp}`, which {} implies", imp.from),
             );
         }
     }
-    for (i, text) in ka.forbidden.iter().enumerate() {
+    for (i, f) in ka.forbidden.iter().enumerate() {
         let path = p("boot.kernelArgs.forbidden").index(i);
-        let f = match KernelArg::parse(text, "") {
-            Ok(f) => f,
-            Err(e) => {
-                out.error("kernel-arg", &path, e);
-                continue;
-            }
+        let hits = |a: &crate::blueprint::value::KernelArg| {
+            a.same_name(f) && (f.value().is_none() || f.same_setting(a))
         };
-        let hits = |a: &KernelArg| a.same_name(&f) && (f.value.is_none() || f.value == a.value);
-        if let Some((j, a)) = required.iter().find(|(_, a)| hits(a)) {
+        if let Some((j, a)) = ka.required.iter().enumerate().find(|(_, a)| hits(a)) {
             out.error(
                 "kernel-arg",
                 &path,
                 format!("`{f}` is forbidden but `{a}` is required (boot.kernelArgs.required[{j}])"),
             );
         }
-        if let Some(imp) = implied.iter().find(|a| hits(a)) {
+        if let Some(imp) = implied.iter().find(|m| hits(&m.arg)) {
             out.error(
                 "kernel-arg",
                 &path,

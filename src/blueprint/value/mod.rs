@@ -1,6 +1,6 @@
 //! Typed leaf values of the blueprint: versions and constraints, Kubernetes
 //! quantities, percentages, durations, label keys and values, taints, paths,
-//! file modes and names.
+//! file modes, names and kernel arguments.
 //!
 //! Each type parses its text once (`FromStr`) and prints it back (`Display`).
 //! In the JSON Schema each appears as a string with its own `format`; the
@@ -12,6 +12,7 @@ mod driver;
 mod duration;
 mod file_mode;
 mod image_version;
+mod kernel_arg;
 mod label;
 mod mig;
 mod name;
@@ -35,6 +36,7 @@ pub use driver::DriverName;
 pub use duration::Duration;
 pub use file_mode::FileMode;
 pub use image_version::ImageVersion;
+pub use kernel_arg::{Judgement, KernelArg};
 pub use label::{LabelKey, LabelValue};
 pub use mig::MigProfile;
 pub use name::DnsLabel;
@@ -146,6 +148,7 @@ pub const FORMATS: &[(&str, FormatCheck)] = &[
     ("toml-key-path", parses::<TomlKeyPath>),
     ("mig-profile", parses::<MigProfile>),
     ("driver-name", parses::<DriverName>),
+    ("kernel-arg", parses::<KernelArg>),
 ];
 
 /// Checks `text` against a custom format; `None` for a format not listed.

@@ -6,20 +6,22 @@
 //! ([`cmdline::implied`]: IOMMU mode, cgroup mode, hugepages, nouveau off) are warnings:
 //! what they are for is checked on its effect (`firmware.iommu`, `os.cgroup`,
 //! `os.hugepages`, `os.nouveau.absent`), which a kernel can reach without the argument
-//! (a compiled-in IOMMU default, a systemd that only mounts cgroup v2). A repeated argument
-//! (`hugepagesz=1G ... hugepagesz=2M`) passes when any occurrence carries the value;
-//! names compare with `-` and `_` alike, as the kernel does. A `v1` cgroup blueprint
-//! accepts the hybrid layout, which runs the v1 controllers.
+//! (a compiled-in IOMMU default, a systemd that only mounts cgroup v2). `/proc/cmdline`
+//! is read the way the kernel reads it ([`KernelArg`](crate::blueprint::value::KernelArg)):
+//! the last occurrence of a parameter wins (list parameters such as `hugepagesz=`
+//! accumulate), numbers compare by value (`0x1` is `1`), booleans by truth value where the
+//! parameter is known to be one, and `-` and `_` are alike in names. A required argument
+//! passes only when the kernel certainly has it; a forbidden one fails when the kernel
+//! could. A `v1` cgroup blueprint accepts the hybrid layout, which runs the v1 controllers.
 
 use super::catalog::os::*;
 use super::matcher::Expect;
 use super::{Inputs, Observation, Results};
-use crate::blueprint::cmdline::{self, KernelArg};
+use crate::blueprint::cmdline;
 use crate::blueprint::model::{CgroupMode, Vendor};
 use crate::blueprint::value::VersionReq;
 use crate::verify::fact::Fact;
 use crate::verify::facts::cgroup;
-use crate::verify::facts::kernel::KernelCmdline;
 
 pub fn evaluate(input: &Inputs, out: &mut Results) {
     let bp = input.blueprint;
@@ -88,92 +90,48 @@ pub fn evaluate(input: &Inputs, out: &mut Results) {
     }
 }
 
-fn norm(name: &str) -> String {
-    name.replace('-', "_")
-}
-
-/// The values given for `name` on the command line, in order (`None` for a bare flag).
-fn values<'a>(cmdline: &'a KernelCmdline, name: &str) -> Vec<Option<&'a str>> {
-    let name = norm(name);
-    cmdline
-        .params
-        .iter()
-        .filter(|p| norm(&p.key) == name)
-        .map(|p| p.value.as_deref())
-        .collect()
-}
-
-fn show(name: &str, found: &[Option<&str>]) -> String {
-    if found.is_empty() {
-        return "absent".to_owned();
-    }
-    found
-        .iter()
-        .map(|v| match v {
-            Some(v) => format!("{name}={v}"),
-            None => name.to_owned(),
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 fn kernel_args(input: &Inputs, out: &mut Results) {
     let bp = input.blueprint;
-    let cmdline = &input.facts.kernel.cmdline;
     let evidence = || vec!["/proc/cmdline".to_owned()];
+    let params: Fact<Vec<(&str, Option<&str>)>> = input.facts.kernel.cmdline.as_ref().map(|line| {
+        line.params
+            .iter()
+            .map(|p| (p.key.as_str(), p.value.as_deref()))
+            .collect()
+    });
     let implied = cmdline::implied(bp);
-    let required = bp
-        .boot
-        .kernel_args
-        .required
-        .iter()
-        .enumerate()
-        .filter_map(|(i, text)| {
-            KernelArg::parse(text, &format!("boot.kernelArgs.required[{i}]")).ok()
-        });
+    let required = cmdline::required(bp);
     let all = implied
-        .into_iter()
-        .map(|arg| (&ARG_IMPLIED, arg))
-        .chain(required.map(|arg| (&ARG_REQUIRED, arg)));
-    for (spec, arg) in all {
-        let observation = match cmdline {
-            Fact::Known(line) => {
-                let found = values(line, &arg.name);
-                let pass = match &arg.value {
-                    None => !found.is_empty(),
-                    Some(want) => found.contains(&Some(want.as_str())),
-                };
-                Observation::value(show(&arg.name, &found), pass)
+        .iter()
+        .map(|wanted| (&ARG_IMPLIED, wanted))
+        .chain(required.iter().map(|wanted| (&ARG_REQUIRED, wanted)));
+    for (spec, wanted) in all {
+        let observation = match &params {
+            Fact::Known(params) => {
+                let seen = wanted.arg.required_by(params);
+                Observation::value(seen.observed, seen.holds)
             }
             Fact::Unknown { reason } => Observation::unknown(reason.clone()),
         };
-        let expected = format!("{arg} (from {})", arg.from);
         out.record(
             spec,
-            Some(arg.to_string()),
-            expected,
+            Some(wanted.to_string()),
+            format!("{wanted} (from {})", wanted.from),
             observation,
             evidence(),
         );
     }
-    for (i, text) in bp.boot.kernel_args.forbidden.iter().enumerate() {
-        let Ok(arg) = KernelArg::parse(text, &format!("boot.kernelArgs.forbidden[{i}]")) else {
-            continue;
-        };
-        let observation = match cmdline {
-            Fact::Known(line) => {
-                let found = values(line, &arg.name);
-                let present = match &arg.value {
-                    None => !found.is_empty(),
-                    Some(bad) => found.contains(&Some(bad.as_str())),
-                };
-                Observation::value(show(&arg.name, &found), !present)
+    for arg in &bp.boot.kernel_args.forbidden {
+        let observation = match &params {
+            Fact::Known(params) => {
+                let seen = arg.forbidden_in(params);
+                Observation::value(seen.observed, !seen.holds)
             }
             Fact::Unknown { reason } => Observation::unknown(reason.clone()),
         };
-        let expected = match &arg.value {
-            None => format!("no {} (any value)", arg.name),
-            Some(_) => format!("not {arg}"),
+        let expected = match arg.value() {
+            None => format!("no {} (any value)", arg.name()),
+            Some(_) => format!("not {arg} (in any spelling the kernel reads as it)"),
         };
         out.record(
             &ARG_FORBIDDEN,
