@@ -204,7 +204,7 @@ fn commands_report_status_and_output() {
     let unit = UnitName::parse("kubelet").unwrap_or_else(|e| panic!("{e}"));
     let output = host
         .run(
-            &VendorCommand::SystemctlIsActive(unit),
+            &VendorCommand::SystemctlIsActive(vec![unit]),
             Duration::from_secs(5),
         )
         .unwrap_or_else(|e| panic!("{e}"));

@@ -106,13 +106,15 @@ fn tools(facts: &Facts) -> BTreeMap<String, String> {
     let runtime = facts.runtime.as_ref();
     tools.insert(
         "containerd".to_owned(),
-        show(Some(
-            runtime.clone().and_then(|r| r.containerd_version.clone()),
-        )),
+        show(Some(runtime.clone().and_then(|r| {
+            r.containerd_version.as_ref().map(ToString::to_string)
+        }))),
     );
     tools.insert(
         "kubelet".to_owned(),
-        show(Some(runtime.and_then(|r| r.kubelet_version.clone()))),
+        show(Some(runtime.and_then(|r| {
+            r.kubelet_version.as_ref().map(ToString::to_string)
+        }))),
     );
     tools
 }

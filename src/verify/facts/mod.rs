@@ -67,54 +67,82 @@ pub struct Facts {
 }
 
 /// Reads every fact from `host`. Never panics and never fails as a whole.
+///
+/// The vendor commands (nvidia-smi or rocm-smi, containerd, kubelet, systemctl) are the
+/// slow part, seconds on an 8-GPU node: they run on their own threads, all started at once
+/// under the same `command_timeout`, while this thread reads sysfs and procfs. The PCI
+/// walk comes first, as it says whether a GPU tool is needed at all.
 pub fn collect(host: &dyn Host, options: &CollectOptions) -> Facts {
-    let memory = memory::collect(host);
-    let dev_shm = attribute::text(host, "/proc/mounts")
-        .and_then(|mounts| shm::parse(&mounts, &memory.total_kb));
     let pci_devices = pci::collect(host);
-    let gpus = gpu::collect(
-        host,
-        &pci_devices,
-        &options.nvidia_smi,
-        &options.rocm_smi,
-        options.command_timeout,
-    );
-    let runtime = if options.runtime_commands {
-        Fact::Known(runtime::collect(
-            host,
-            &options.units,
-            options.command_timeout,
-        ))
-    } else {
-        Fact::unknown("runtime commands were not run (disabled by the caller)")
-    };
-    let kernel_log = match &options.kernel_log {
-        KernelLogSource::Skip => None,
-        KernelLogSource::Provided(text) => Some(Fact::Known(kernel_log::parse(text))),
-        KernelLogSource::Kmsg => {
-            Some(Fact::from(host.read_kernel_log()).map(|text| kernel_log::parse(&text)))
+    std::thread::scope(|scope| {
+        // The GPU thread owns the PCI list while it reads it, and hands both back.
+        let gpus = scope.spawn(move || {
+            let gpus = gpu::collect(
+                host,
+                &pci_devices,
+                &options.nvidia_smi,
+                &options.rocm_smi,
+                options.command_timeout,
+            );
+            (pci_devices, gpus)
+        });
+        let runtime = scope.spawn(|| {
+            if options.runtime_commands {
+                Fact::Known(runtime::collect(
+                    host,
+                    &options.units,
+                    options.command_timeout,
+                ))
+            } else {
+                Fact::unknown("runtime commands were not run (disabled by the caller)")
+            }
+        });
+        let memory = memory::collect(host);
+        let dev_shm = attribute::text(host, "/proc/mounts")
+            .and_then(|mounts| shm::parse(&mounts, &memory.total_kb));
+        let kernel_log = match &options.kernel_log {
+            KernelLogSource::Skip => None,
+            KernelLogSource::Provided(text) => Some(Fact::Known(kernel_log::parse(text))),
+            KernelLogSource::Kmsg => {
+                Some(Fact::from(host.read_kernel_log()).map(|text| kernel_log::parse(&text)))
+            }
+        };
+        let hostname = attribute::text(host, "/proc/sys/kernel/hostname");
+        let os = os_release::collect(host);
+        let kernel = kernel::collect(host);
+        let cgroup = cgroup::collect(host);
+        let cpus = cpu::collect(host);
+        let numa_nodes = numa::collect(host);
+        let iommu = iommu::collect(host);
+        let boot_security = boot_security::collect(host);
+        let dmi = dmi::collect(host);
+        let nics = nic::collect(host);
+        let rdma_devices = rdma::collect_at(host, rdma::INFINIBAND_CLASS);
+        let modules = modules::collect(host);
+        let cdi_specs = cdi::collect(host);
+        let containerd_memlock = memlock::collect(host);
+        let (pci_devices, gpus) = runtime::joined(gpus);
+        Facts {
+            hostname,
+            os,
+            kernel,
+            cgroup,
+            cpus,
+            numa_nodes,
+            memory,
+            dev_shm,
+            iommu,
+            boot_security,
+            dmi,
+            pci_devices,
+            gpus,
+            nics,
+            rdma_devices,
+            modules,
+            runtime: runtime::joined(runtime),
+            containerd_memlock,
+            cdi_specs,
+            kernel_log,
         }
-    };
-    Facts {
-        hostname: attribute::text(host, "/proc/sys/kernel/hostname"),
-        os: os_release::collect(host),
-        kernel: kernel::collect(host),
-        cgroup: cgroup::collect(host),
-        cpus: cpu::collect(host),
-        numa_nodes: numa::collect(host),
-        memory,
-        dev_shm,
-        iommu: iommu::collect(host),
-        boot_security: boot_security::collect(host),
-        dmi: dmi::collect(host),
-        pci_devices,
-        gpus,
-        nics: nic::collect(host),
-        rdma_devices: rdma::collect_at(host, rdma::INFINIBAND_CLASS),
-        modules: modules::collect(host),
-        runtime,
-        containerd_memlock: memlock::collect(host),
-        cdi_specs: cdi::collect(host),
-        kernel_log,
-    }
+    })
 }

@@ -6,6 +6,10 @@
 //! its name is a PCI address. A degraded link can show only on that side, so the upstream
 //! port's link is read too. BAR sizes come from `resource` (start, end, flags per line;
 //! size = end - start + 1), so Resizable BAR / Above-4G decoding show as large BARs.
+//!
+//! An HGX node has hundreds of bridges and functions, and the checks look at GPUs, NICs
+//! and NVSwitches (and the ports above them): every device's identity and class is read,
+//! the rest only for those classes ([`checked_class`]); other devices say "not read".
 
 use super::attribute;
 use super::pci_address::PciAddress;
@@ -96,33 +100,86 @@ pub struct AerCounters {
     pub total: Option<u64>,
 }
 
-/// Every PCI device, sorted by address.
+/// Every PCI device, sorted by address. Two entries naming one address (a hand-made tree
+/// or snapshot can hold `0000:13:00.0` and `13:00.0`) make the list unknown: which one
+/// describes the device cannot be told, and reading either would hide the other.
 pub fn collect(host: &dyn Host) -> Fact<Vec<PciDevice>> {
-    attribute::list(host, PCI_DEVICES, false).map(|names| {
-        let mut devices: Vec<PciDevice> = names
-            .iter()
-            .filter_map(|name| PciAddress::parse(name).ok())
-            .map(|address| read_device(host, address))
-            .collect();
-        devices.sort_by_key(|device| device.address);
-        devices
+    attribute::list(host, PCI_DEVICES, false).and_then(|names| {
+        let mut addresses: BTreeMap<PciAddress, &str> = BTreeMap::new();
+        for name in &names {
+            let Ok(address) = PciAddress::parse(name) else {
+                continue;
+            };
+            if let Some(first) = addresses.insert(address, name) {
+                return Fact::unknown(format!(
+                    "{PCI_DEVICES} lists {address} twice (as {first:?} and {name:?})"
+                ));
+            }
+        }
+        Fact::Known(
+            addresses
+                .into_keys()
+                .map(|address| read_device(host, address))
+                .collect(),
+        )
     })
+}
+
+/// Whether the checks look at a device of this class beyond its identity: display and
+/// 3D controllers (0x03) and processing accelerators (0x12) are GPUs, network and
+/// InfiniBand controllers (0x02) NICs, "other bridge" (0x0680) NVSwitches. A class that
+/// could not be read is read in full.
+pub fn checked_class(class: &Fact<u32>) -> bool {
+    class
+        .known()
+        .is_none_or(|c| matches!(c >> 16, 0x02 | 0x03 | 0x12) || c >> 8 == 0x0680)
 }
 
 /// One device by address.
 pub fn read_device(host: &dyn Host, address: PciAddress) -> PciDevice {
     let dir = format!("{PCI_DEVICES}/{address}");
     let at = |name: &str| format!("{dir}/{name}");
+    let vendor = attribute::parsed(host, &at("vendor"), attribute::hex_u16);
+    let device = attribute::parsed(host, &at("device"), attribute::hex_u16);
+    let subsystem_vendor = attribute::parsed(host, &at("subsystem_vendor"), attribute::hex_u16);
+    let subsystem_device = attribute::parsed(host, &at("subsystem_device"), attribute::hex_u16);
+    let class = attribute::parsed(host, &at("class"), attribute::hex_u32);
+    if !checked_class(&class) {
+        let reason = format!(
+            "not read: class {:#08x} is not one verify checks",
+            class.known().copied().unwrap_or_default()
+        );
+        return PciDevice {
+            address,
+            sysfs_path: Fact::unknown(&reason),
+            vendor,
+            device,
+            subsystem_vendor,
+            subsystem_device,
+            class,
+            driver: Fact::unknown(&reason),
+            numa_node: Fact::unknown(&reason),
+            iommu_group: Fact::unknown(&reason),
+            link: PcieLink::not_read(&reason),
+            upstream: Fact::unknown(&reason),
+            bars: Fact::unknown(&reason),
+            aer: Aer {
+                correctable: Fact::unknown(&reason),
+                nonfatal: Fact::unknown(&reason),
+                fatal: Fact::unknown(&reason),
+            },
+        };
+    }
     let real = Fact::from(host.canonicalize(Path::new(&dir)));
     let upstream = real.as_ref().map(|real| upstream_port(host, real));
     PciDevice {
         address,
         sysfs_path: real.map(|path| path.display().to_string()),
-        vendor: attribute::parsed(host, &at("vendor"), attribute::hex_u16),
-        device: attribute::parsed(host, &at("device"), attribute::hex_u16),
-        subsystem_vendor: attribute::parsed(host, &at("subsystem_vendor"), attribute::hex_u16),
-        subsystem_device: attribute::parsed(host, &at("subsystem_device"), attribute::hex_u16),
-        class: attribute::parsed(host, &at("class"), attribute::hex_u32),
+        vendor,
+        device,
+        subsystem_vendor,
+        subsystem_device,
+        class,
         driver: attribute::optional_link_name(host, &at("driver")),
         numa_node: attribute::parsed(host, &at("numa_node"), attribute::numa_node),
         iommu_group: attribute::optional_link_name(host, &at("iommu_group")).and_then(|name| {

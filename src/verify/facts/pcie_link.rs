@@ -59,6 +59,18 @@ pub struct PcieLink {
     pub max_width: Fact<u32>,
 }
 
+impl PcieLink {
+    /// A link that was not read, each value saying why.
+    pub fn not_read(reason: &str) -> Self {
+        PcieLink {
+            current_speed: Fact::unknown(reason),
+            max_speed: Fact::unknown(reason),
+            current_width: Fact::unknown(reason),
+            max_width: Fact::unknown(reason),
+        }
+    }
+}
+
 /// Reads the four link attributes of the device directory `dir`.
 pub fn collect(host: &dyn Host, dir: &str) -> PcieLink {
     let speed = |name: &str| attribute::parsed(host, &format!("{dir}/{name}"), LinkSpeed::parse);

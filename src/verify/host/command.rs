@@ -109,8 +109,8 @@ pub enum VendorCommand {
     ContainerdVersion,
     /// `kubelet --version`.
     KubeletVersion,
-    /// `systemctl is-active UNIT`.
-    SystemctlIsActive(UnitName),
+    /// `systemctl is-active -- UNIT...`: one state line per unit, in order.
+    SystemctlIsActive(Vec<UnitName>),
 }
 
 impl VendorCommand {
@@ -144,12 +144,12 @@ impl VendorCommand {
                 "--json",
             ],
             VendorCommand::ContainerdVersion | VendorCommand::KubeletVersion => &["--version"],
-            VendorCommand::SystemctlIsActive(unit) => {
-                return vec![
-                    "is-active".to_owned(),
-                    "--".to_owned(),
-                    unit.as_str().to_owned(),
-                ];
+            VendorCommand::SystemctlIsActive(units) => {
+                return ["is-active", "--"]
+                    .into_iter()
+                    .map(str::to_owned)
+                    .chain(units.iter().map(|unit| unit.as_str().to_owned()))
+                    .collect();
             }
         };
         fixed.iter().map(|s| (*s).to_owned()).collect()

@@ -33,7 +33,10 @@ use std::time::Duration;
 /// Every method returns a [`HostError`] that records the operation, the path or command,
 /// and why it failed (ENOENT, EINVAL, permission, timeout, ...), so a fact that cannot be
 /// read carries a precise reason.
-pub trait Host {
+///
+/// Hosts are `Sync`: facts are collected on several threads at once, so that vendor
+/// commands run while sysfs is read.
+pub trait Host: Sync {
     /// The whole content of a file.
     fn read(&self, path: &Path) -> Result<Vec<u8>, HostError>;
 

@@ -778,8 +778,12 @@ impl AcceptanceRecord {
                 cmdline: facts.kernel.cmdline.clone().map(|c| c.raw),
             },
             runtime: Runtime {
-                containerd: runtime.clone().and_then(|r| r.containerd_version.clone()),
-                kubelet: runtime.clone().and_then(|r| r.kubelet_version.clone()),
+                containerd: runtime
+                    .as_ref()
+                    .and_then(|r| r.containerd_version.as_ref().map(ToString::to_string)),
+                kubelet: runtime
+                    .as_ref()
+                    .and_then(|r| r.kubelet_version.as_ref().map(ToString::to_string)),
             },
             gpu: GpuSection {
                 count: gpus.iter().filter(|g| g.pci.is_known()).count(),
