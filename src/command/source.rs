@@ -3,6 +3,7 @@
 //! `--nvidia-smi-xml`. Shared by both commands, so it lives beside them
 //! rather than in either.
 
+use crate::verify::report::text::safe;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -52,7 +53,9 @@ pub fn open(args: &SourceArgs, env: &mut Env<'_>) -> Result<Source, Failure> {
         };
         env.note(&format!(
             "replaying capture of {} made {} by nodeimg {}",
-            manifest.hostname, manifest.created_at, manifest.nodeimg_version
+            safe(&manifest.hostname),
+            safe(&manifest.created_at),
+            safe(&manifest.nodeimg_version)
         ));
         return Ok(Source {
             host: Box::new(SnapshotHost::new(recording)),

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::source::{self, Source};
-use super::stdio::Input;
+use super::stdio::{Input, Output};
 use super::{Env, Exit, Failure, OrUnusable, Outcome, prepared};
 use crate::blueprint::compat::Matrix;
 use crate::blueprint::{self, Blueprint};
@@ -37,7 +37,8 @@ fn load(input: &Input, matrix: &Matrix) -> Result<Blueprint, Failure> {
     let bytes = input.read(MAX_BLUEPRINT_BYTES).map_err(|e| {
         let hint = match input {
             Input::File(p)
-                if e.kind() == std::io::ErrorKind::NotFound && p == Path::new(DEFAULT_LOCK) =>
+                if e.kind() == std::io::ErrorKind::NotFound
+                    && p.ends_with(DEFAULT_LOCK.trim_start_matches('/')) =>
             {
                 "; on a machine not built with nodeimg, name the blueprint with --blueprint FILE"
             }
@@ -139,6 +140,23 @@ fn run_once(args: &VerifyArgs, env: &mut Env<'_>) -> Outcome {
             "only one of --output FORMAT=- and --record - can use standard output",
         ));
     }
+    for output in args
+        .output
+        .iter()
+        .map(|(_, output)| output)
+        .chain(args.record.as_ref())
+    {
+        writable(output)?;
+    }
+    if let Some(dir) = &args.evidence_on_fail
+        && dir.exists()
+        && !dir.is_dir()
+    {
+        return Err(Failure::unusable(format!(
+            "--evidence-on-fail {}: not a folder",
+            dir.display()
+        )));
+    }
     let matrix = prepared::matrix(&args.matrix, env)?;
     let selection = Selection {
         phase: args.phase,
@@ -152,7 +170,7 @@ fn run_once(args: &VerifyArgs, env: &mut Env<'_>) -> Outcome {
             "--checks {unmatched}: no check id matches (see `nodeimg verify --list-checks`)"
         )));
     }
-    let blueprint = load(&args.blueprint, &matrix)?;
+    let blueprint = load(&blueprint_input(args), &matrix)?;
     let Source {
         host,
         options,
@@ -196,6 +214,16 @@ fn run_once(args: &VerifyArgs, env: &mut Env<'_>) -> Outcome {
             started.elapsed().as_secs()
         ));
     }
+    if results.is_empty() && !selection.patterns.is_empty() {
+        // `--checks '!*'`, or `gpu.*` on a CPU blueprint: a report of 0/0 would read as a
+        // pass without having looked at anything.
+        return Err(Failure::unusable(format!(
+            "--checks {}: selects no check this blueprint runs in phase {} \
+             (see `nodeimg verify --list-checks`)",
+            selection.patterns.join(","),
+            selection.phase.as_str()
+        )));
+    }
     let spec = blueprint.spec();
     let report = Report::new(
         BlueprintRef {
@@ -224,7 +252,7 @@ fn run_once(args: &VerifyArgs, env: &mut Env<'_>) -> Outcome {
         env.note(&format!(
             "warning: verification failed; break-glass {} overrides it: {}",
             args.break_glass.display(),
-            report.break_glass.as_deref().unwrap_or("")
+            report::text::safe(report.break_glass.as_deref().unwrap_or(""))
         ));
     }
 
@@ -296,6 +324,43 @@ fn run_once(args: &VerifyArgs, env: &mut Env<'_>) -> Outcome {
             messages: problems,
         })
     }
+}
+
+/// The blueprint to load: `--blueprint`, except that the default lock is the inspected
+/// machine's, so with `--root DIR` it is read under `DIR`.
+fn blueprint_input(args: &VerifyArgs) -> Input {
+    match (&args.source.root, &args.blueprint) {
+        (Some(root), Input::File(path)) if path == Path::new(DEFAULT_LOCK) => {
+            Input::File(root.join(DEFAULT_LOCK.trim_start_matches('/')))
+        }
+        _ => args.blueprint.clone(),
+    }
+}
+
+/// Whether an output can be written, checked before the checks run so a typo in a path
+/// does not cost a whole run: its folder exists and takes a new file (the atomic write's
+/// temporary file is made there), and the path is not a folder.
+fn writable(output: &Output) -> Result<(), Failure> {
+    let Some(path) = output.path() else {
+        return Ok(());
+    };
+    let folder = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    if path.is_dir() {
+        return Err(Failure::unusable(format!("{output}: is a folder")));
+    }
+    tempfile::Builder::new()
+        .prefix(".nodeimg-probe-")
+        .tempfile_in(folder)
+        .map(drop)
+        .map_err(|e| {
+            Failure::unusable(format!(
+                "{output}: cannot write in {}: {e}",
+                folder.display()
+            ))
+        })
 }
 
 /// A host name safe in a file name.

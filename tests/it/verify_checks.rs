@@ -6,7 +6,10 @@ use crate::support;
 
 use crate::support::fixture_tree::Tree;
 use crate::support::verify_fixture::{self, BLUEPRINT};
-use nodeimg::verify::checks::{self, Action, CheckResult, FaultClass, Severity, Verdict};
+use nodeimg::blueprint::compat::Matrix;
+use nodeimg::verify::checks::{
+    self, Action, CheckResult, FaultClass, Phase, Selection, Severity, Verdict,
+};
 
 struct Fixture {
     tree: Tree,
@@ -243,6 +246,13 @@ fn cases() -> Vec<Case> {
             |f| f.bp("firmware.bios.numaPerSocket", serde_json::json!(2)),
         ),
         fail(
+            "firmware.power-profile",
+            None,
+            OsMemoryDisk,
+            "schedutil ×2",
+            |f| verify_fixture::governors(&f.tree, "schedutil"),
+        ),
+        fail(
             "firmware.resizable-bar",
             GPU0,
             OsMemoryDisk,
@@ -393,6 +403,18 @@ fn cases() -> Vec<Case> {
                 "NVRM: Xid (PCI:0000:33:00): 79, pid=1, name=python3, GPU has fallen off the bus.",
             )
         }),
+        fail(
+            "gpu.recovery",
+            GPU0,
+            Device,
+            "recovery action Drain and Reset",
+            |f| {
+                f.xml_first(
+                    "<gpu_recovery_action>None",
+                    "<gpu_recovery_action>Drain and Reset",
+                )
+            },
+        ),
         fail("gpu.persistence", GPU0, DriverDaemon, "disabled", |f| {
             f.xml_first("<persistence_mode>Enabled", "<persistence_mode>Disabled")
         }),
@@ -427,6 +449,17 @@ fn cases() -> Vec<Case> {
                 |f| f.bp("network.nics[1].model", serde_json::json!("Mystery NIC")),
             )
         },
+        // A NIC of another model where the group's should be shows with its own id.
+        fail(
+            "nic.model",
+            Some("compute ConnectX-7"),
+            Link,
+            "device id 0x1021 ×7, device id 0x101b ×1",
+            |f| {
+                f.tree
+                    .attr("/sys/bus/pci/devices/0000:14:00.0/device", "0x101b")
+            },
+        ),
         fail("nic.link.state", Some("ibp20s0"), Link, "down", |f| {
             f.tree.attr("/sys/class/net/ibp20s0/operstate", "down")
         }),
@@ -547,6 +580,16 @@ fn cases() -> Vec<Case> {
                     ],
                 )
             },
+        ),
+        fail("system.capacity.cpu", None, OsMemoryDisk, "224", |f| {
+            f.bp("kubernetes.capacity.cpu", serde_json::json!(256))
+        }),
+        fail(
+            "system.capacity.memory",
+            None,
+            OsMemoryDisk,
+            "(65.6 % of declared)",
+            |f| f.bp("kubernetes.capacity.memory", serde_json::json!("3Ti")),
         ),
         fail("runtime.cdi.spec", None, DriverDaemon, "none", |f| {
             f.remove("/etc/cdi/nvidia.yaml")
@@ -714,6 +757,7 @@ fn gpu_checks_fail_on_their_mutation() {
         "gpu.row-remap",
         "gpu.retired",
         "gpu.xid",
+        "gpu.recovery",
         "gpu.persistence",
         "gpu.mig",
         "gpu.fabric",
@@ -852,5 +896,180 @@ fn unreadable_facts_are_errors_never_passes() {
             result.observed
         );
         assert!(result.blocks());
+    }
+}
+
+/// A GPU the driver flags fails `gpu.recovery`, in `--phase health` too, whichever flag
+/// the driver uses; the board-replacement flags ask for repair.
+#[test]
+fn gpus_the_driver_flags_do_not_pass() {
+    let flags: [(&str, &str, &str, Action); 4] = [
+        (
+            "<gpu_recovery_action>None",
+            "<gpu_recovery_action>Reset",
+            "recovery action Reset",
+            Action::Reset,
+        ),
+        (
+            "<reset_required>Requested functionality has been deprecated",
+            "<reset_required>Yes",
+            "reset required",
+            Action::Reset,
+        ),
+        (
+            "<sram_threshold_exceeded>No",
+            "<sram_threshold_exceeded>Yes",
+            "SRAM error threshold exceeded",
+            Action::IsolateAndRepair,
+        ),
+        (
+            "</aggregate>",
+            "</aggregate><channel_repair_pending>Yes</channel_repair_pending>",
+            "memory repair pending",
+            Action::Reset,
+        ),
+    ];
+    for (from, to, observed, action) in flags {
+        let mut fixture = Fixture::healthy();
+        fixture.xml_first(from, to);
+        let bp = verify_fixture::blueprint(&fixture.blueprint);
+        let facts = verify_fixture::facts(&fixture.tree, &fixture.xml);
+        let health = Selection {
+            phase: Phase::Health,
+            patterns: Vec::new(),
+        };
+        let results = checks::evaluate(bp.spec(), &facts, &Matrix::builtin(), &health);
+        let result = find(&results, "gpu.recovery", GPU0);
+        assert_eq!(result.verdict, Verdict::Fail, "{to}: {}", result.observed);
+        assert!(result.observed.contains(observed), "{}", result.observed);
+        assert_eq!(result.action, action, "{to}");
+    }
+}
+
+/// A driver that reports no recovery state at all leaves the check unreadable, not passed.
+#[test]
+fn a_driver_without_recovery_state_is_not_a_pass() {
+    let mut fixture = Fixture::healthy();
+    fixture.xml_all("<gpu_recovery_action>None</gpu_recovery_action>", "");
+    fixture.xml_all("<sram_threshold_exceeded>No</sram_threshold_exceeded>", "");
+    let results = fixture.results();
+    let result = find(&results, "gpu.recovery", GPU0);
+    assert_eq!(result.verdict, Verdict::Error, "{}", result.observed);
+}
+
+/// Two nvidia-smi entries for one bus id: neither is believed (a second copy with
+/// uncorrectable errors used to be ignored).
+#[test]
+fn a_gpu_listed_twice_by_nvidia_smi_is_not_a_pass() {
+    let mut fixture = Fixture::healthy();
+    let start = fixture
+        .xml
+        .find("<gpu id=")
+        .unwrap_or_else(|| panic!("no <gpu>"));
+    let end = fixture.xml[start..]
+        .find("</gpu>")
+        .map(|at| start + at + "</gpu>".len())
+        .unwrap_or_else(|| panic!("no </gpu>"));
+    let copy =
+        fixture.xml[start..end].replacen("<dram_uncorrectable>0", "<dram_uncorrectable>100", 1);
+    fixture.xml.insert_str(end, &copy);
+    let results = fixture.results();
+    let result = find(&results, "gpu.ecc.volatile-uncorrectable", GPU0);
+    assert_eq!(result.verdict, Verdict::Error, "{}", result.observed);
+    assert!(result.observed.contains("2 times"), "{}", result.observed);
+}
+
+/// A tree without `/sys` says nothing about Secure Boot; it is not a legacy BIOS boot.
+#[test]
+fn a_missing_sys_is_unreadable_not_legacy_boot() {
+    let fixture = Fixture::healthy();
+    fixture.remove("/sys/firmware");
+    let results = fixture.results();
+    let result = find(&results, "firmware.secure-boot", None);
+    assert_eq!(result.verdict, Verdict::Error, "{}", result.observed);
+    assert!(!result.observed.contains("legacy"), "{}", result.observed);
+}
+
+/// Per-GPU settings the blueprint asks for, with no GPU to look at, say so.
+#[test]
+fn zero_gpus_leave_no_requested_check_silent() {
+    let fixture = Fixture::healthy();
+    for i in 0..8 {
+        fixture.remove(&format!("/sys/bus/pci/devices/{}", gpu(i)));
+    }
+    let results = fixture.results();
+    for id in [
+        "gpu.ecc.mode",
+        "gpu.persistence",
+        "gpu.vbios",
+        "gpu.nic.numa",
+        "gpu.nic.pcie-switch",
+    ] {
+        let result = find(&results, id, None);
+        assert_eq!(result.verdict, Verdict::Error, "{id}: {}", result.observed);
+        assert!(
+            result.observed.contains("not checked"),
+            "{}",
+            result.observed
+        );
+    }
+}
+
+/// A BIOS that keeps CPU frequencies to itself (no cpufreq) makes the power profile not
+/// checkable, said as such.
+#[test]
+fn a_power_profile_without_cpufreq_is_not_checkable() {
+    let fixture = Fixture::healthy();
+    fixture.remove("/sys/devices/system/cpu/cpufreq");
+    let results = fixture.results();
+    let result = find(&results, "firmware.power-profile", None);
+    assert_eq!(result.verdict, Verdict::Error, "{}", result.observed);
+    assert!(
+        result.observed.contains("not checkable"),
+        "{}",
+        result.observed
+    );
+    assert_eq!(result.severity, Severity::Warning);
+}
+
+/// `/proc/cmdline` read as the kernel reads it: a later occurrence overrides, and numbers
+/// compare by value.
+#[test]
+fn kernel_arguments_are_read_as_the_kernel_reads_them() {
+    let cases = [
+        (
+            format!("{} pci=realloc=on", verify_fixture::CMDLINE),
+            "os.kernel.arg.required",
+            "pci=realloc=off pci=realloc=on",
+        ),
+        (
+            verify_fixture::CMDLINE.replace("nouveau.modeset=0", "nouveau.modeset=0x1"),
+            "os.kernel.arg.forbidden",
+            "nouveau.modeset=0x1",
+        ),
+        (
+            verify_fixture::CMDLINE.replace("nouveau.modeset=0", "nouveau.modeset=01"),
+            "os.kernel.arg.forbidden",
+            "nouveau.modeset=01",
+        ),
+        (
+            verify_fixture::CMDLINE.replace("nouveau.modeset=0", "nouveau.modeset=+1"),
+            "os.kernel.arg.forbidden",
+            "nouveau.modeset=+1",
+        ),
+    ];
+    for (cmdline, id, observed) in cases {
+        let fixture = Fixture::healthy();
+        fixture.tree.attr("/proc/cmdline", &cmdline);
+        let results = fixture.results();
+        let failed: Vec<&CheckResult> = results
+            .iter()
+            .filter(|r| r.id() == id && r.verdict == Verdict::Fail)
+            .collect();
+        assert!(
+            failed.iter().any(|r| r.observed == observed),
+            "{cmdline}: {}",
+            show(&results)
+        );
     }
 }

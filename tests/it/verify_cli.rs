@@ -105,9 +105,11 @@ fn own_blueprint(dir: &Path) -> (PathBuf, bool) {
     };
     let containerd =
         known(&facts["runtime"]["containerd_version"]).unwrap_or_else(|| "1.7.0".to_owned());
+    let cpus = facts["cpus"]["online_count"].as_u64().unwrap_or(1);
+    let memory_kb = facts["memory"]["total_kb"].as_u64().unwrap_or(1);
     let kubelet = known(&facts["runtime"]["kubelet_version"]);
     let yaml = format!(
-        "apiVersion: nodeimg.dev/v1alpha1\nkind: NodeBlueprint\nmetadata:\n  name: this-machine\n  version: \"1\"\nos:\n  distro: {distro}\n  version: \"{version}\"\n  patchLevel: \"2026-01-01\"\n  kernel: \"{kernel}\"\n  cgroup: {cgroup}\nboot:\n  iommu: {iommu}\nruntime:\n  containerd:\n    version: \"{containerd}\"\n  cdi:\n    enabled: false\nkubernetes:\n  version: \"{}\"\n  capacity:\n    cpu: 2\n    memory: 8Gi\n",
+        "apiVersion: nodeimg.dev/v1alpha1\nkind: NodeBlueprint\nmetadata:\n  name: this-machine\n  version: \"1\"\nos:\n  distro: {distro}\n  version: \"{version}\"\n  patchLevel: \"2026-01-01\"\n  kernel: \"{kernel}\"\n  cgroup: {cgroup}\nboot:\n  iommu: {iommu}\nruntime:\n  containerd:\n    version: \"{containerd}\"\n  cdi:\n    enabled: false\nkubernetes:\n  version: \"{}\"\n  capacity:\n    cpu: {cpus}\n    memory: {memory_kb}Ki\n",
         kubelet.clone().unwrap_or_else(|| "1.31.4".to_owned())
     );
     let path = dir.join("this-machine.yaml");
@@ -230,7 +232,7 @@ fn exit_code_never_depends_on_the_format() {
 
 #[test]
 fn unusable_input_exits_2() {
-    let cases: [&[&str]; 5] = [
+    let cases: [&[&str]; 9] = [
         &["verify", "--blueprint", "/nonexistent/blueprint.lock.json"],
         &["verify", "--blueprint", "Cargo.toml"],
         &[
@@ -253,6 +255,36 @@ fn unusable_input_exits_2() {
             "blueprints/cpu-minimal.yaml",
             "--root",
             "/nonexistent",
+        ],
+        // Selecting nothing would print `PASS 0/0` without having looked at anything.
+        &[
+            "verify",
+            "--blueprint",
+            "blueprints/cpu-minimal.yaml",
+            "--checks",
+            "!*",
+        ],
+        &[
+            "verify",
+            "--blueprint",
+            "blueprints/cpu-minimal.yaml",
+            "--checks",
+            "gpu.*",
+        ],
+        // An output that cannot be written is refused before the checks run.
+        &[
+            "verify",
+            "--blueprint",
+            "blueprints/cpu-minimal.yaml",
+            "--output",
+            "json=/nonexistent/folder/report.json",
+        ],
+        &[
+            "verify",
+            "--blueprint",
+            "blueprints/cpu-minimal.yaml",
+            "--record",
+            "/nonexistent/folder/record.json",
         ],
     ];
     for args in cases {
@@ -576,4 +608,47 @@ fn list_checks_prints_every_check_with_phase_severity_and_fault() {
 
     let out = nodeimg(&["verify", "--list-checks", "--format", "junit"]);
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// With `--root DIR` and no `--blueprint`, the lock is the inspected machine's: read under
+/// `DIR`, and its absence says to pass `--blueprint`.
+#[test]
+fn the_default_lock_is_read_under_the_root() {
+    let node = Node::healthy();
+    let root = node.tree.root().to_string_lossy().into_owned();
+    let out = nodeimg(&["verify", "--root", &root, "--timeout", "10"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    let under_root = node.tree.local("/etc/nodeimg/blueprint.lock.json");
+    assert!(stderr.contains(&*under_root.to_string_lossy()), "{stderr}");
+    assert!(stderr.contains("--blueprint"), "{stderr}");
+}
+
+/// Strings from the machine cannot forge report lines or drive the terminal.
+#[test]
+fn text_reports_escape_control_characters_from_the_machine() {
+    let node = Node::healthy();
+    node.tree.attr(
+        "/proc/sys/kernel/hostname",
+        "evil\nnodeimg verify: PASS\u{1b}[2J",
+    );
+    node.tree
+        .attr("/proc/sys/kernel/osrelease", "5.15\u{1b}]0;owned\u{7}");
+    node.tree
+        .file("/etc/nodeimg/break-glass", "maintenance \u{1b}[31mwindow\n");
+    let xml = node.path("smi.xml");
+    let out = node.verify(&["--nvidia-smi-xml", &xml]);
+    let stdout = text(&out.stdout);
+    assert!(!stdout.contains('\u{1b}'), "{stdout:?}");
+    assert!(!stdout.contains('\u{7}'), "{stdout:?}");
+    assert!(!stdout.contains("\nnodeimg verify: PASS"), "{stdout:?}");
+    assert!(
+        stdout.contains("evil\\u{a}nodeimg verify: PASS\\u{1b}[2J"),
+        "{stdout}"
+    );
+    assert!(
+        !text(&out.stderr).contains('\u{1b}'),
+        "{:?}",
+        text(&out.stderr)
+    );
 }

@@ -121,6 +121,7 @@ checks! {
         NUMA_PER_SOCKET = "firmware.numa-per-socket",    "NUMA nodes per socket",                          Critical, OsMemoryDisk,  IsolateAndRepair, Host,  -;
         RESIZABLE_BAR   = "firmware.resizable-bar",      "GPU Resizable BAR",                              Critical, OsMemoryDisk,  IsolateAndRepair, Host,  -;
         ABOVE_4G        = "firmware.above-4g-decoding",  "GPU BARs above 4 GiB",                           Critical, OsMemoryDisk,  IsolateAndRepair, Host,  -;
+        POWER_PROFILE   = "firmware.power-profile",      "CPU frequency governor fits the power profile",  Warning,  OsMemoryDisk,  IsolateAndRepair, Host,  -;
     }
     /// PCIe links of GPUs and NICs, both ends, and AER.
     pcie {
@@ -148,6 +149,7 @@ checks! {
         REMAP_FAILURE     = "gpu.row-remap.failure",          "no row remapping failure",                       Critical, Device,       IsolateAndRepair, Driver, health;
         RETIRED_PAGES     = "gpu.retired-pages",              "no page retirement pending",                     Critical, Device,       Reset,            Driver, health;
         XID               = "gpu.xid",                        "no Xid events in the kernel log",                Critical, Device,       Reset,            Driver, health;
+        RECOVERY          = "gpu.recovery",                   "the driver flags no reset, drain or repair",     Critical, Device,       Reset,            Driver, health;
         PERSISTENCE       = "gpu.persistence",                "persistence mode",                               Critical, DriverDaemon, Restart,          Driver, -;
         MIG               = "gpu.mig.mode",                   "MIG mode",                                       Critical, DriverDaemon, Reset,            Driver, -;
         FABRIC_MANAGER    = "gpu.fabric-manager.active",      "nvidia-fabricmanager active",                    Critical, DriverDaemon, Restart,          Driver, health;
@@ -184,6 +186,8 @@ checks! {
     /// The node as a whole.
     system {
         TIME_SYNC       = "system.time-sync.active",  "a time sync daemon is active",                    Critical, OsMemoryDisk, Restart,          Host, -;
+        CAPACITY_CPU    = "system.capacity.cpu",      "online CPUs are the declared capacity",           Critical, OsMemoryDisk, IsolateAndRepair, Host, -;
+        CAPACITY_MEMORY = "system.capacity.memory",   "memory the kernel sees fits the declared capacity", Critical, OsMemoryDisk, IsolateAndRepair, Host, -;
     }
     /// The Node object after join (acceptance layer 2, `--phase cluster`).
     cluster {

@@ -6,11 +6,19 @@
 //! a resized GPU BAR is larger than the 256 MiB legacy window, Above-4G decoding places
 //! 64-bit BARs above 4 GiB. The BMC version is not readable from the host without IPMI or
 //! Redfish, so `firmware.versions.bmc` is not checked here (the acceptance record says so).
+//!
+//! The BIOS power profile shows in the CPU frequency governor the OS runs
+//! (`cpufreq/policy*/scaling_governor`): `performance` pins the highest frequency; the
+//! dynamic governors (`schedutil`, `ondemand`, `conservative`, and `powersave`, which is
+//! intel_pstate's and amd-pstate's dynamic mode) balance; `powersave`/`conservative` save
+//! power. A machine without cpufreq leaves frequencies to the firmware: the profile cannot
+//! be seen from the host, and the check says so (a warning, as the governor is a
+//! performance matter, not a safety one).
 
 use super::catalog::firmware::*;
 use super::matcher::Expect;
 use super::{Inputs, Observation, Results};
-use crate::blueprint::model::{IommuMode, ModuleSigning, Toggle};
+use crate::blueprint::model::{IommuMode, ModuleSigning, PowerProfile, Toggle};
 use crate::verify::fact::Fact;
 use crate::verify::facts::boot_security::{SECURE_BOOT_VAR, SecureBoot};
 use crate::verify::facts::pci::{BarKind, PciDevice};
@@ -43,6 +51,9 @@ pub fn evaluate(input: &Inputs, out: &mut Results) {
         );
     }
     let bios = &firmware.bios;
+    if let Some(profile) = bios.power_profile {
+        power_profile(input, out, profile);
+    }
     if let Some(want) = bios.smt {
         out.record(
             &SMT,
@@ -154,7 +165,7 @@ fn iommu(input: &Inputs, out: &mut Results) {
 }
 
 fn largest_bar(device: &PciDevice) -> Fact<u64> {
-    device.bars.clone().map(|bars| {
+    device.bars.as_ref().map(|bars| {
         bars.iter()
             .filter(|b| b.kind != BarKind::Io)
             .map(|b| b.size)
@@ -169,7 +180,7 @@ fn bars(input: &Inputs, out: &mut Results, resizable: Option<Toggle>, above4g: O
         let subject = Some(gpu.address.to_string());
         let evidence = vec![format!("/sys/bus/pci/devices/{}/resource", gpu.address)];
         if let Some(want) = resizable {
-            let size = gpu.pci.clone().and_then(|d| largest_bar(&d));
+            let size = gpu.pci.as_ref().and_then(largest_bar);
             let on = want == Toggle::Enabled;
             out.record(
                 &RESIZABLE_BAR,
@@ -188,8 +199,8 @@ fn bars(input: &Inputs, out: &mut Results, resizable: Option<Toggle>, above4g: O
             );
         }
         if let Some(want) = above4g {
-            let high = gpu.pci.clone().and_then(|d| {
-                d.bars.map(|bars| {
+            let high = gpu.pci.as_ref().and_then(|d| {
+                d.bars.as_ref().map(|bars| {
                     bars.iter()
                         .filter(|b| b.kind == BarKind::Memory64)
                         .map(|b| b.start)
@@ -215,4 +226,48 @@ fn bars(input: &Inputs, out: &mut Results, resizable: Option<Toggle>, above4g: O
             );
         }
     }
+}
+
+/// The governors a power profile allows.
+fn governors_for(profile: PowerProfile) -> &'static [&'static str] {
+    match profile {
+        PowerProfile::Performance => &["performance"],
+        PowerProfile::Balanced => &["schedutil", "ondemand", "conservative", "powersave"],
+        PowerProfile::PowerSaver => &["powersave", "conservative"],
+    }
+}
+
+fn power_profile(input: &Inputs, out: &mut Results, profile: PowerProfile) {
+    let allowed = governors_for(profile);
+    let observation = match &input.facts.cpus.governors {
+        Fact::Unknown { reason } => Observation::unknown(reason.clone()),
+        Fact::Known(None) => Observation::unknown(
+            "not checkable: no cpufreq driver, the firmware alone sets CPU frequencies",
+        ),
+        Fact::Known(Some(governors)) => {
+            let shown: Vec<String> = governors
+                .iter()
+                .map(|(governor, n)| format!("{governor} ×{n}"))
+                .collect();
+            Observation::value(
+                shown.join(", "),
+                governors.keys().all(|g| allowed.contains(&g.as_str())),
+            )
+        }
+    };
+    out.record(
+        &POWER_PROFILE,
+        None,
+        format!(
+            "{} governor ({} profile)",
+            allowed.join(" or "),
+            match profile {
+                PowerProfile::Performance => "performance",
+                PowerProfile::Balanced => "balanced",
+                PowerProfile::PowerSaver => "power-saver",
+            }
+        ),
+        observation,
+        vec!["/sys/devices/system/cpu/cpufreq/policy*/scaling_governor".to_owned()],
+    );
 }

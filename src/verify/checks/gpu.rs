@@ -108,6 +108,9 @@ pub fn evaluate(input: &Inputs, out: &mut Results) {
         }
         xid(input, out, gpu);
     }
+    if gpus.is_empty() {
+        nothing_to_check(input, out, accelerators);
+    }
     vbios_identical(out, accelerators, &gpus);
     if accelerators.vendor == Vendor::Nvidia && accelerators.interconnect.nvswitch {
         let state = facts.runtime.as_ref().and_then(|r| {
@@ -133,7 +136,11 @@ fn driver(input: &Inputs, out: &mut Results, accelerators: &Accelerators) {
     let expect = Expect::Version(accelerators.driver.version.clone());
     match accelerators.vendor {
         Vendor::Nvidia => {
-            let version = facts.modules.nvidia_driver.clone().map(|d| d.version);
+            let version = facts
+                .modules
+                .nvidia_driver
+                .as_ref()
+                .map(|d| d.version.clone());
             out.expect(
                 &DRIVER,
                 None,
@@ -157,7 +164,7 @@ fn driver(input: &Inputs, out: &mut Results, accelerators: &Accelerators) {
             }
             if let Some(cuda) = &accelerators.cuda {
                 let observed = match &facts.gpus.nvidia_smi {
-                    Some(summary) => summary.clone().and_then(|s| s.cuda_version),
+                    Some(summary) => summary.as_ref().and_then(|s| s.cuda_version.clone()),
                     None => Fact::unknown("nvidia-smi was not run: no NVIDIA GPU on the PCI bus"),
                 };
                 let expect = match format!(">={cuda}").parse::<VersionReq>() {
@@ -186,6 +193,27 @@ fn driver(input: &Inputs, out: &mut Results, accelerators: &Accelerators) {
                 vec!["/sys/module/amdgpu/version".to_owned()],
             );
         }
+    }
+}
+
+/// The per-GPU settings the blueprint asks for, when there is no GPU to check: each says
+/// so as an error (next to the failing `gpu.count`) instead of vanishing from the report.
+fn nothing_to_check(input: &Inputs, out: &mut Results, accelerators: &Accelerators) {
+    let why = match &input.facts.pci_devices {
+        Fact::Unknown { reason } => format!("the PCI devices are unknown: {reason}"),
+        Fact::Known(_) => format!("no {} GPU on the PCI bus", accelerators.vendor.as_str()),
+    };
+    let evidence = || vec!["/sys/bus/pci/devices".to_owned()];
+    if accelerators.vendor == Vendor::Nvidia {
+        if accelerators.ecc_required {
+            out.nothing_to_check(&ECC_MODE, "enabled on every GPU", &why, evidence());
+        }
+        if accelerators.persistence {
+            out.nothing_to_check(&PERSISTENCE, "enabled on every GPU", &why, evidence());
+        }
+    }
+    if let Some(req) = pinned_vbios(input) {
+        out.nothing_to_check(&VBIOS, req, &why, evidence());
     }
 }
 
@@ -349,6 +377,7 @@ fn nvidia_gpu(input: &Inputs, out: &mut Results, accelerators: &Accelerators, gp
             evidence(),
         );
     }
+    recovery(out, gpu, &entry);
     let mig = accelerators.sharing.mode() == SharingMode::Mig;
     out.record(
         &MIG,
@@ -377,6 +406,70 @@ fn nvidia_gpu(input: &Inputs, out: &mut Results, accelerators: &Accelerators, gp
             ),
             evidence(),
         );
+    }
+}
+
+/// What the driver itself says about the GPU's health: the recovery action it asks for
+/// (`gpu_recovery_action`, 570+), `gpu_reset_status` (535 to 575), the SRAM error threshold
+/// and, from 590, pending or impossible memory repairs. Any one of them fails the GPU; a
+/// driver that reports none of them leaves the check unknown, never passed. NVIDIA's
+/// recovery actions: `None`, `Reset` (GPU reset), `Reboot` (node reboot), `Drain P2P`,
+/// `Drain and Reset`; a threshold crossed or unrepairable memory needs the board repaired.
+fn recovery(out: &mut Results, gpu: &Gpu, entry: &Fact<&NvidiaGpu>) {
+    let observation = match entry {
+        Fact::Unknown { reason } => Observation::unknown(reason.clone()),
+        Fact::Known(g) => {
+            let mut known = Vec::new();
+            let mut flagged = Vec::new();
+            if let Fact::Known(action) = &g.recovery_action {
+                known.push(format!("recovery action {action}"));
+                if action != "None" {
+                    flagged.push(format!("recovery action {action}"));
+                }
+            }
+            let flags: [(&Fact<bool>, &str); 5] = [
+                (&g.reset_required, "reset required"),
+                (
+                    &g.drain_and_reset_recommended,
+                    "drain and reset recommended",
+                ),
+                (&g.sram_threshold_exceeded, "SRAM error threshold exceeded"),
+                (&g.repair_pending, "memory repair pending"),
+                (&g.unrepairable_memory, "unrepairable memory"),
+            ];
+            for (fact, name) in flags {
+                if let Fact::Known(on) = fact {
+                    known.push(format!("{name}: {}", yes_no(on)));
+                    if *on {
+                        flagged.push(name.to_owned());
+                    }
+                }
+            }
+            if !flagged.is_empty() {
+                Observation::value(flagged.join(", "), false)
+            } else if known.is_empty() {
+                Observation::unknown(
+                    "the driver reports no recovery state (gpu_recovery_action, gpu_reset_status, \
+                     sram_threshold_exceeded, repair_pending)",
+                )
+            } else {
+                Observation::value(known.join(", "), true)
+            }
+        }
+    };
+    let repair = entry.known().is_some_and(|g| {
+        matches!(g.sram_threshold_exceeded, Fact::Known(true))
+            || matches!(g.unrepairable_memory, Fact::Known(true))
+    });
+    let result = out.record(
+        &RECOVERY,
+        Some(gpu.address.to_string()),
+        "recovery action None, no reset, repair or threshold flag",
+        observation,
+        vec![NVIDIA_SMI.to_owned()],
+    );
+    if repair {
+        result.action = Action::IsolateAndRepair;
     }
 }
 

@@ -54,7 +54,8 @@ fn arp_type(layer: LinkLayer) -> u32 {
     }
 }
 
-fn fits(group: &NicGroup, nic: &Nic, pci: Option<&PciDevice>) -> bool {
+/// The group's link layer and, when it names one, its driver.
+fn fits_layer_and_driver(group: &NicGroup, nic: &Nic) -> bool {
     let layer = nic.link_type.known() == Some(&arp_type(group.link_layer));
     let driver = match &group.driver {
         None => true,
@@ -63,13 +64,75 @@ fn fits(group: &NicGroup, nic: &Nic, pci: Option<&PciDevice>) -> bool {
             .known()
             .is_some_and(|d| d.as_deref() == Some(want.as_str())),
     };
+    layer && driver
+}
+
+fn fits(group: &NicGroup, nic: &Nic, pci: Option<&PciDevice>) -> bool {
     let model = match model_device_ids(&group.model) {
         None => true,
         Some(ids) => pci
             .and_then(|d| d.device.known())
             .is_some_and(|id| ids.contains(id)),
     };
-    layer && driver && model
+    fits_layer_and_driver(group, nic) && model
+}
+
+/// `nic.model`: the PCI device ids of the interfaces that could be this group's (its link
+/// layer and driver, not claimed by another group), read from the machine. Passes when
+/// there is at least one and every one is an id of the declared model; a NIC of another
+/// model in the group's place shows up here with its own id.
+fn model_observation(
+    input: &Inputs,
+    members: &[Member],
+    index: usize,
+    group: &NicGroup,
+) -> Observation {
+    let Some(ids) = model_device_ids(&group.model) else {
+        return Observation::unknown(format!(
+            "nodeimg has no PCI ids for model {:?}; NICs were matched by driver and link layer only",
+            group.model
+        ));
+    };
+    let nics = match &input.facts.nics {
+        Fact::Known(nics) => nics,
+        Fact::Unknown { reason } => return Observation::unknown(reason.clone()),
+    };
+    let pci = match &input.facts.pci_devices {
+        Fact::Known(pci) => pci,
+        Fact::Unknown { reason } => return Observation::unknown(reason.clone()),
+    };
+    let mut seen: Vec<Fact<u16>> = Vec::new();
+    for nic in nics {
+        let Some(Some(address)) = nic.pci_address.known() else {
+            continue;
+        };
+        let elsewhere = members
+            .iter()
+            .any(|m| m.group != index && m.nic.name == nic.name);
+        if elsewhere || !fits_layer_and_driver(group, nic) {
+            continue;
+        }
+        seen.push(match pci.iter().find(|d| d.address == *address) {
+            Some(device) => device.device.clone(),
+            None => Fact::unknown(format!("{address} is not in /sys/bus/pci/devices")),
+        });
+    }
+    if seen.is_empty() {
+        return Observation::value("no NIC of this link layer and driver", false);
+    }
+    let shown: Vec<Fact<String>> = seen
+        .iter()
+        .map(|id| id.as_ref().map(|id| format!("device id {id:#06x}")))
+        .collect();
+    match Observation::all_identical(&shown) {
+        Observation::Value { text, .. } => {
+            let pass = seen
+                .iter()
+                .all(|id| id.known().is_some_and(|id| ids.contains(id)));
+            Observation::value(text, pass)
+        }
+        unknown => unknown,
+    }
 }
 
 /// Every physical interface that fits a blueprint NIC group, by group order.
@@ -140,19 +203,7 @@ pub fn evaluate(input: &Inputs, out: &mut Results) {
             observation,
             vec!["/sys/class/net".to_owned()],
         );
-        let model = match model_device_ids(&group.model) {
-            None => Observation::unknown(format!(
-                "nodeimg has no PCI ids for model {:?}; NICs were matched by driver and link layer only",
-                group.model
-            )),
-            Some(ids) => {
-                let ids: Vec<String> = ids.iter().map(|id| format!("{id:#06x}")).collect();
-                Observation::value(
-                    format!("identified by PCI device id {}", ids.join(" or ")),
-                    true,
-                )
-            }
-        };
+        let model = model_observation(input, &members, index, group);
         out.record(
             &MODEL,
             Some(label.clone()),
@@ -346,6 +397,30 @@ fn affinity(input: &Inputs, out: &mut Results, members: &[Member]) {
                 .is_some_and(|g| g.role == NicRole::Compute)
         })
         .collect();
+    if input.facts.gpus.gpus.is_empty() {
+        let why = match &input.facts.pci_devices {
+            Fact::Unknown { reason } => format!("the PCI devices are unknown: {reason}"),
+            Fact::Known(_) => "no GPU on the PCI bus".to_owned(),
+        };
+        let evidence = || vec!["/sys/bus/pci/devices".to_owned()];
+        if affinity.gpu_nic_same_numa {
+            out.nothing_to_check(
+                &GPU_NIC_NUMA,
+                "a compute NIC on the same NUMA node as each GPU",
+                &why,
+                evidence(),
+            );
+        }
+        if affinity.gpu_nic_same_pcie_switch {
+            out.nothing_to_check(
+                &GPU_NIC_SWITCH,
+                "a compute NIC behind the same PCIe switch as each GPU",
+                &why,
+                evidence(),
+            );
+        }
+        return;
+    }
     for gpu in &input.facts.gpus.gpus {
         let subject = Some(gpu.address.to_string());
         let device = match &gpu.pci {

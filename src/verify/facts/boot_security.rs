@@ -3,7 +3,8 @@
 //! Secure Boot is the `SecureBoot` EFI variable of the global GUID
 //! `8be4df61-93ca-11d2-aa0d-00e098032b8c`: efivarfs prints 4 attribute bytes and then the
 //! 1-byte value (1 = on). The file is binary and read as bytes. A machine without
-//! `/sys/firmware/efi` booted in legacy BIOS mode and cannot have Secure Boot.
+//! `/sys/firmware/efi` (but with `/sys/firmware`) booted in legacy BIOS mode and cannot
+//! have Secure Boot.
 //! With Secure Boot on, unsigned out-of-tree modules (a self-built NVIDIA driver) fail to
 //! load unless `sig_enforce` is off or they are signed with an enrolled key.
 
@@ -57,8 +58,16 @@ fn secure_boot(host: &dyn Host) -> Fact<SecureBoot> {
             Ok(value) => Fact::Known(value),
             Err(why) => Fact::unknown(format!("{SECURE_BOOT_VAR}: {why}")),
         },
+        // Legacy boot only when sysfs is there to say so: `/sys/firmware` exists on every
+        // booted machine (acpi, dmi, memmap), so its absence means an unmounted sysfs or a
+        // tree that is not a machine's, not a BIOS boot.
         Err(err) if err.is_not_found() => match host.list_dir(Path::new("/sys/firmware/efi")) {
-            Err(efi) if efi.is_not_found() => Fact::Known(SecureBoot::LegacyBoot),
+            Err(efi) if efi.is_not_found() => match host.list_dir(Path::new("/sys/firmware")) {
+                Ok(_) => Fact::Known(SecureBoot::LegacyBoot),
+                Err(firmware) => Fact::unknown(format!(
+                    "{firmware}: cannot tell UEFI from legacy boot without /sys/firmware"
+                )),
+            },
             _ => Fact::unknown(err.to_string()),
         },
         Err(err) => Fact::unknown(err.to_string()),

@@ -10,7 +10,7 @@ use super::cpu_list::CpuList;
 use crate::verify::fact::Fact;
 use crate::verify::host::Host;
 use serde::Serialize;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Cpus {
@@ -22,6 +22,10 @@ pub struct Cpus {
     pub sockets: Fact<usize>,
     pub smt_control: Fact<SmtControl>,
     pub smt_active: Fact<bool>,
+    /// The frequency governor of each cpufreq policy (`performance`, `powersave`,
+    /// `schedutil`, ...) and how many policies use it; `None` when the kernel has no
+    /// cpufreq driver, i.e. the firmware alone sets CPU frequencies.
+    pub governors: Fact<Option<BTreeMap<String, usize>>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -74,7 +78,40 @@ pub fn collect(host: &dyn Host) -> Cpus {
                 _ => Err("expected 0 or 1".to_owned()),
             },
         ),
+        governors: governors(host),
     }
+}
+
+const CPUFREQ: &str = "/sys/devices/system/cpu/cpufreq";
+
+/// `/sys/devices/system/cpu/cpufreq/policy*/scaling_governor`, one per frequency domain.
+fn governors(host: &dyn Host) -> Fact<Option<BTreeMap<String, usize>>> {
+    // Without `/sys/devices/system/cpu` nothing can be said; with it but without cpufreq
+    // policies, no cpufreq driver is loaded.
+    if let Fact::Unknown { reason } = attribute::list(host, "/sys/devices/system/cpu", false) {
+        return Fact::unknown(reason);
+    }
+    attribute::list(host, CPUFREQ, true).and_then(|names| {
+        let mut policies: Vec<&String> = names
+            .iter()
+            .filter(|n| {
+                n.strip_prefix("policy")
+                    .is_some_and(|i| i.parse::<u32>().is_ok())
+            })
+            .collect();
+        policies.sort();
+        if policies.is_empty() {
+            return Fact::Known(None);
+        }
+        let mut counts = BTreeMap::new();
+        for policy in policies {
+            match attribute::text(host, &format!("{CPUFREQ}/{policy}/scaling_governor")) {
+                Fact::Known(governor) => *counts.entry(governor).or_insert(0) += 1,
+                Fact::Unknown { reason } => return Fact::unknown(reason),
+            }
+        }
+        Fact::Known(Some(counts))
+    })
 }
 
 fn parse_cpuinfo(text: &str) -> (Fact<String>, Fact<usize>) {

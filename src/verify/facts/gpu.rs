@@ -214,15 +214,20 @@ fn join<D, E: Clone>(
         let entry = match doc {
             None => None,
             Some(Fact::Unknown { reason }) => Some(Fact::unknown(reason.clone())),
-            Some(Fact::Known(_)) => Some(
-                match listed
+            Some(Fact::Known(_)) => {
+                let mut matching = listed
                     .iter()
-                    .find(|(address, _)| *address == Some(device.address))
-                {
-                    Some((_, entry)) => Fact::Known(entry.clone()),
-                    None => Fact::unknown(format!("{tool} does not list {}", device.address)),
-                },
-            ),
+                    .filter(|(address, _)| *address == Some(device.address));
+                Some(match (matching.next(), matching.count()) {
+                    (Some((_, entry)), 0) => Fact::Known(entry.clone()),
+                    (Some(_), more) => Fact::unknown(format!(
+                        "{tool} lists {} {} times; which entry describes the GPU is ambiguous",
+                        device.address,
+                        more + 1
+                    )),
+                    (None, _) => Fact::unknown(format!("{tool} does not list {}", device.address)),
+                })
+            }
         };
         if let Some(entry) = entry {
             attach(&mut gpu, entry);

@@ -62,8 +62,17 @@ pub struct NvidiaGpu {
     pub clock_event_reasons: Fact<BTreeMap<String, bool>>,
     pub fabric: Fabric,
     pub reset_required: Fact<bool>,
+    /// `gpu_reset_status/drain_and_reset_recommended` (535 to 575).
+    pub drain_and_reset_recommended: Fact<bool>,
     /// `gpu_recovery_action` (575+): `None`, `Reset`, `Reboot`, `Drain and Reset`, ...
     pub recovery_action: Fact<String>,
+    /// `ecc_errors/aggregate/sram_threshold_exceeded` (570+): SRAM errors crossed the
+    /// threshold at which NVIDIA asks for the board to be replaced.
+    pub sram_threshold_exceeded: Fact<bool>,
+    /// `ecc_errors/{channel,tpc}_repair_pending` (590+): a repair waits for a reset.
+    pub repair_pending: Fact<bool>,
+    /// `ecc_errors/unrepairable_memory` (590+).
+    pub unrepairable_memory: Fact<bool>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -301,7 +310,25 @@ fn parse_gpu(gpu: Node) -> NvidiaGpu {
             status: value(gpu, &["fabric", "status"]),
         },
         reset_required: parsed(gpu, &["gpu_reset_status", "reset_required"], yes_no),
+        drain_and_reset_recommended: parsed(
+            gpu,
+            &["gpu_reset_status", "drain_and_reset_recommended"],
+            yes_no,
+        ),
         recovery_action: value(gpu, &["gpu_recovery_action"]),
+        sram_threshold_exceeded: parsed(
+            gpu,
+            &["ecc_errors", "aggregate", "sram_threshold_exceeded"],
+            yes_no,
+        ),
+        repair_pending: any_yes(
+            gpu,
+            &[
+                &["ecc_errors", "channel_repair_pending"],
+                &["ecc_errors", "tpc_repair_pending"],
+            ],
+        ),
+        unrepairable_memory: parsed(gpu, &["ecc_errors", "unrepairable_memory"], yes_no),
     }
 }
 
@@ -527,6 +554,22 @@ fn enabled(text: &str) -> Result<bool, String> {
         "Disabled" => Ok(false),
         _ => Err("expected Enabled or Disabled".to_owned()),
     }
+}
+
+/// `Yes` when any of the elements says so, `No` when every readable one says no, unknown
+/// when none is readable.
+fn any_yes(node: Node, paths: &[&[&str]]) -> Fact<bool> {
+    let mut seen = None;
+    for path in paths {
+        match parsed(node, path, yes_no) {
+            Fact::Known(true) => return Fact::Known(true),
+            Fact::Known(false) => seen = Some(Fact::Known(false)),
+            unknown => {
+                seen.get_or_insert(unknown);
+            }
+        }
+    }
+    seen.unwrap_or_else(|| Fact::unknown("no elements to read"))
 }
 
 fn yes_no(text: &str) -> Result<bool, String> {

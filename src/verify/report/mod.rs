@@ -73,8 +73,9 @@ pub struct Report {
     pub blueprint: BlueprintRef,
     pub hostname: String,
     pub phase: String,
-    /// `--checks` patterns; empty for all.
-    pub checks: Vec<String>,
+    /// The `--checks` patterns that selected the checks (within `phase`); empty when every
+    /// check of the phase ran. Not the checks themselves: those are `results`.
+    pub check_selection: Vec<String>,
     pub started_at: String,
     /// `started_at` as Unix seconds (Prometheus timestamps).
     pub started_at_unix: u64,
@@ -94,7 +95,7 @@ impl Report {
         blueprint: BlueprintRef,
         hostname: String,
         phase: &str,
-        checks: Vec<String>,
+        check_selection: Vec<String>,
         started_at_unix: u64,
         duration_ms: u64,
         break_glass: Option<String>,
@@ -124,7 +125,7 @@ impl Report {
             blueprint,
             hostname,
             phase: phase.to_owned(),
-            checks,
+            check_selection,
             started_at: crate::time::rfc3339(started_at_unix),
             started_at_unix,
             duration_ms,

@@ -1,10 +1,34 @@
 //! Human text: a headline, then the checks grouped by what needs attention first
 //! (failed, unreadable, warnings), each with expected and observed values, evidence,
 //! fault class and recommended action; passed checks last, one line each.
+//!
+//! Observed strings come from the machine (hostname, kernel release, device names, a
+//! break-glass reason, a capture's hostname): every one is printed through [`safe`], so a
+//! newline or an escape sequence in them cannot forge report lines or drive the terminal.
 
 use super::{Outcome, Report};
 use crate::verify::checks::{CheckResult, Severity, Verdict};
+use std::borrow::Cow;
 use std::fmt::Write;
+
+/// `text` with control characters (newlines, ESC, DEL, C1) written as `\u{1b}`-style
+/// escapes, so it stays on its line and prints as itself.
+pub fn safe(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(
+        text.chars()
+            .map(|c| {
+                if c.is_control() {
+                    c.escape_unicode().to_string()
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect(),
+    )
+}
 
 /// Which results a section shows.
 type Keep = fn(&CheckResult) -> bool;
@@ -19,15 +43,15 @@ pub fn render(report: &Report) -> String {
     let _ = writeln!(
         out,
         "nodeimg verify: {headline}\n  blueprint {} {} ({})\n  node {}, phase {}{}",
-        report.blueprint.name,
-        report.blueprint.version,
-        report.blueprint.id,
-        report.hostname,
+        safe(&report.blueprint.name),
+        safe(&report.blueprint.version),
+        safe(&report.blueprint.id),
+        safe(&report.hostname),
         report.phase,
-        if report.checks.is_empty() {
+        if report.check_selection.is_empty() {
             String::new()
         } else {
-            format!(", checks {}", report.checks.join(","))
+            format!(", checks {}", safe(&report.check_selection.join(",")))
         }
     );
     let c = &report.counts;
@@ -37,7 +61,7 @@ pub fn render(report: &Report) -> String {
         c.total, c.passed, c.failed, c.errors, c.warnings
     );
     if let Some(reason) = &report.break_glass {
-        let _ = writeln!(out, "  break-glass: {reason}");
+        let _ = writeln!(out, "  break-glass: {}", safe(reason));
     }
     let sections: [(&str, Keep); 3] = [
         ("Failed", |r| {
@@ -61,12 +85,12 @@ pub fn render(report: &Report) -> String {
                 out,
                 "  {} {}: {}",
                 marker(result),
-                result.name(),
+                safe(&result.name()),
                 result.summary()
             );
-            let _ = writeln!(out, "      expected: {}", result.expected);
-            let _ = writeln!(out, "      observed: {}", result.observed);
-            let _ = writeln!(out, "      evidence: {}", result.evidence.join(", "));
+            let _ = writeln!(out, "      expected: {}", safe(&result.expected));
+            let _ = writeln!(out, "      observed: {}", safe(&result.observed));
+            let _ = writeln!(out, "      evidence: {}", safe(&result.evidence.join(", ")));
             let _ = writeln!(
                 out,
                 "      fault: {}, action: {}",
@@ -82,7 +106,12 @@ pub fn render(report: &Report) -> String {
     if !passed.is_empty() {
         let _ = writeln!(out, "\nPassed ({}):", passed.len());
         for result in passed {
-            let _ = writeln!(out, "  ok {}: {}", result.name(), result.observed);
+            let _ = writeln!(
+                out,
+                "  ok {}: {}",
+                safe(&result.name()),
+                safe(&result.observed)
+            );
         }
     }
     out

@@ -11,7 +11,7 @@ use nodeimg::verify::{CollectOptions, Facts, KernelLogSource, ToolOutput, collec
 use std::path::Path;
 use std::time::Duration;
 
-pub const CMDLINE: &str = "BOOT_IMAGE=/boot/vmlinuz-5.15.0-122-generic root=UUID=2b1c ro intel_iommu=on amd_iommu=on iommu=pt systemd.unified_cgroup_hierarchy=1 rd.driver.blacklist=nouveau modprobe.blacklist=nouveau default_hugepagesz=1G hugepagesz=1G hugepages=16 pci=realloc=off nouveau.modeset=0";
+pub const CMDLINE: &str = "BOOT_IMAGE=/boot/vmlinuz-5.15.0-122-generic root=UUID=2b1c ro intel_iommu=on amd_iommu=on iommu=pt systemd.unified_cgroup_hierarchy=1 rd.driver.blacklist=nouveau modprobe.blacklist=nouveau default_hugepagesz=1G hugepagesz=1G hugepages=16 pci=realloc=off nouveau.modeset=0 cpufreq.default_governor=performance";
 
 /// The blueprint the healthy fixture satisfies.
 pub const BLUEPRINT: &str = r#"apiVersion: nodeimg.dev/v1alpha1
@@ -42,6 +42,7 @@ firmware:
     numaPerSocket: 1
     secureBoot: enabled
     moduleSigning: enforce
+    powerProfile: performance
   versions:
     bios: ">=1.3"
     gpuVbios: "96.00.99.00.01"
@@ -131,16 +132,30 @@ pub fn healthy_tree() -> Tree {
     );
     tree.script("/usr/bin/kubelet", "#!/bin/sh\necho 'Kubernetes v1.32.4'\n");
     systemctl(&tree, &[]);
+    governors(&tree, "performance");
     tree
+}
+
+/// One cpufreq policy per socket (2), each with `governor`.
+pub fn governors(tree: &Tree, governor: &str) {
+    for policy in 0..2 {
+        tree.attr(
+            &format!("/sys/devices/system/cpu/cpufreq/policy{policy}/scaling_governor"),
+            governor,
+        );
+    }
 }
 
 /// A `systemctl` whose `is-active` prints `active` except for the units listed.
 pub fn systemctl(tree: &Tree, states: &[(&str, &str)]) {
-    let mut script = String::from("#!/bin/sh\n# is-active -- UNIT\ncase \"$3\" in\n");
+    // Like systemd: one line per unit, in order; exit 3 unless every unit is active.
+    let mut script = String::from(
+        "#!/bin/sh\n# is-active -- UNIT...\n[ \"$1\" = is-active ] && [ \"$2\" = -- ] || exit 2\nshift 2\nrc=0\nfor unit in \"$@\"; do\n  case \"$unit\" in\n",
+    );
     for (unit, state) in states {
-        script.push_str(&format!("  {unit}) echo {state}; exit 3;;\n"));
+        script.push_str(&format!("    {unit}) echo {state}; rc=3;;\n"));
     }
-    script.push_str("  *) echo active;;\nesac\n");
+    script.push_str("    *) echo active;;\n  esac\ndone\nexit $rc\n");
     tree.script("/usr/bin/systemctl", &script);
 }
 
