@@ -65,7 +65,7 @@ fn secure_boot(host: &dyn Host) -> Fact<SecureBoot> {
             Err(efi) if efi.is_not_found() => match host.list_dir(Path::new("/sys/firmware")) {
                 Ok(_) => Fact::Known(SecureBoot::LegacyBoot),
                 Err(firmware) => Fact::unknown(format!(
-                    "{firmware}: cannot tell UEFI from legacy boot without /sys/firmware"
+                    "{firmware}: the boot mode (UEFI or BIOS) is unknown without /sys/firmware"
                 )),
             },
             _ => Fact::unknown(err.to_string()),
