@@ -562,6 +562,28 @@ fn phases_follow_the_driver_authority() {
     assert!(!pcie.is_empty() && pcie.iter().all(|id| id.starts_with("gpu.pcie.")));
 }
 
+/// The README's check reference is `verify --list-checks` as it prints today.
+#[test]
+fn readme_check_reference_is_the_list_checks_output() {
+    let out = nodeimg(&["verify", "--list-checks"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let readme = std::fs::read_to_string(crate::support::root().join("README.md")).unwrap();
+    let start = "<!-- verify-checks:start -->\n```text\n";
+    let end = "```\n<!-- verify-checks:end -->";
+    let a = readme
+        .find(start)
+        .expect("README has the verify-checks start marker")
+        + start.len();
+    let b = readme
+        .find(end)
+        .expect("README has the verify-checks end marker");
+    assert_eq!(
+        &readme[a..b],
+        text(&out.stdout),
+        "README's check reference is stale: run scripts/update-readme-reference"
+    );
+}
+
 #[test]
 fn list_checks_prints_every_check_with_phase_severity_and_fault() {
     let out = nodeimg(&["verify", "--list-checks"]);
