@@ -59,35 +59,13 @@ pub fn certificates(bytes: &[u8]) -> Result<usize, String> {
 
 /// Standard base64 with `=` padding, as PEM bodies are written.
 fn base64(text: &str) -> Result<Vec<u8>, String> {
-    let value = |c: u8| -> Option<u32> {
-        Some(match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        } as u32)
-    };
-    let data = text.trim_end_matches('=');
-    let pad = text.len() - data.len();
-    if !text.len().is_multiple_of(4) || pad > 2 || text.is_empty() {
-        return Err("the base64 body is cut short".into());
+    use base64::Engine;
+    if text.is_empty() {
+        return Err("the base64 body is empty".into());
     }
-    let mut out = Vec::with_capacity(text.len() / 4 * 3);
-    let mut acc = 0u32;
-    let mut bits = 0;
-    for &c in data.as_bytes() {
-        let v = value(c).ok_or_else(|| format!("`{}` is not base64", c as char))?;
-        acc = (acc << 6) | v;
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-            acc &= (1 << bits) - 1;
-        }
-    }
-    Ok(out)
+    base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .map_err(|e| format!("the body is not base64: {e}"))
 }
 
 /// The bytes are one DER SEQUENCE whose length covers exactly the rest.

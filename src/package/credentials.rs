@@ -193,30 +193,13 @@ fn specificity(key: &str, registry: &str, repository: &str) -> Option<usize> {
 
 /// Standard base64 (RFC 4648), padding optional.
 fn decode_base64(s: &str) -> Option<Vec<u8>> {
-    let value = |c: u8| -> Option<u32> {
-        Some(match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        } as u32)
-    };
-    let body = s.trim_end_matches('=');
-    if s.len() - body.len() > 2 || body.len() % 4 == 1 {
-        return None;
-    }
-    let mut out = Vec::with_capacity(body.len() * 3 / 4);
-    for chunk in body.as_bytes().chunks(4) {
-        let mut acc = 0u32;
-        for (i, &c) in chunk.iter().enumerate() {
-            acc |= value(c)? << (18 - 6 * i);
-        }
-        let bytes = acc.to_be_bytes();
-        out.extend_from_slice(&bytes[1..chunk.len()]);
-    }
-    Some(out)
+    use base64::Engine;
+    use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+    const ENGINE: GeneralPurpose = GeneralPurpose::new(
+        &base64::alphabet::STANDARD,
+        GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent),
+    );
+    ENGINE.decode(s).ok()
 }
 
 #[cfg(test)]
