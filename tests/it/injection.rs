@@ -16,6 +16,7 @@ use nodeimg::render::{Rendered, Templates, render};
 use serde_json::json;
 
 use crate::support::Variant;
+use crate::support::unit_root::unit_root;
 
 /// Text each field is tried with, around a plain stem: quoting, comment,
 /// specifier, variable and block syntax of the formats involved, escapes,
@@ -213,45 +214,6 @@ fn chronyd_reads_the_servers_that_were_named() {
         },
     );
     assert!(accepted >= 3, "only {accepted} payloads accepted");
-}
-
-/// Lays the rendered layer over a root with the host's systemd units and
-/// stand-ins for the programs the units start (not installed here).
-fn unit_root(r: &Rendered, root_dir: &Path) {
-    use std::os::unix::fs::PermissionsExt;
-    for (path, mode, bytes) in r.layer.files() {
-        let p = root_dir.join(path);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(&p, bytes).unwrap();
-        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
-    }
-    let units = root_dir.join("usr/lib/systemd/system");
-    std::fs::create_dir_all(&units).unwrap();
-    for e in std::fs::read_dir("/lib/systemd/system").unwrap() {
-        let p = e.unwrap().path();
-        if p.is_file() {
-            std::fs::copy(&p, units.join(p.file_name().unwrap())).unwrap();
-        }
-    }
-    std::fs::write(
-        root_dir.join("etc/systemd/system/kubelet.service"),
-        "[Unit]\nDescription=kubelet\n[Service]\nExecStart=/usr/bin/kubelet\n",
-    )
-    .unwrap();
-    for exe in [
-        "usr/local/bin/nodeimg",
-        "usr/bin/nvidia-ctk",
-        "usr/bin/kubelet",
-        "bin/mv",
-        "bin/rm",
-        "bin/mount",
-        "usr/sbin/swapoff",
-    ] {
-        let p = root_dir.join(exe);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(&p, "#!/bin/sh\n").unwrap();
-        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
 }
 
 /// systemd-analyze verify on the rendered units whose names start with

@@ -11,6 +11,7 @@ mod cli;
 pub mod fault_host;
 pub mod fixture_tree;
 pub mod package;
+pub mod unit_root;
 pub mod variant;
 pub mod verify_fixture;
 
