@@ -150,6 +150,8 @@ const KUBELET_PROTECTED: &[(&str, &str)] = &[
         "kubernetes.kubelet.memoryManagerPolicy (computed)",
     ),
     ("registerWithTaints", "kubernetes.taints"),
+    ("clusterDNS", "kubernetes.kubelet.clusterDNS"),
+    ("clusterDomain", "kubernetes.kubelet.clusterDomain"),
     ("failCgroupV1", "os.cgroup"),
     ("containerRuntimeEndpoint", "runtime.containerd.state"),
 ];

@@ -94,7 +94,8 @@ impl Kubelet {
     }
 }
 
-/// kubelet's default hard eviction thresholds (used when none are given).
+/// kubelet's default hard eviction thresholds on Linux
+/// (`pkg/kubelet/eviction/defaults_linux.go`).
 pub fn default_eviction() -> Vec<(EvictionSignal, Threshold)> {
     let t = |s: &str| s.parse::<Threshold>().expect("default thresholds parse");
     vec![
@@ -102,6 +103,7 @@ pub fn default_eviction() -> Vec<(EvictionSignal, Threshold)> {
         (EvictionSignal::NodefsAvailable, t("10%")),
         (EvictionSignal::NodefsInodesFree, t("5%")),
         (EvictionSignal::ImagefsAvailable, t("15%")),
+        (EvictionSignal::ImagefsInodesFree, t("5%")),
     ]
 }
 
@@ -125,17 +127,26 @@ pub fn kubelet(bp: &RawBlueprint) -> Kubelet {
         reservation::resolve(k.kube_reserved.as_ref().unwrap_or(&empty), cap, max_pods);
     let system_reserved =
         reservation::resolve(k.system_reserved.as_ref().unwrap_or(&empty), cap, max_pods);
-    let eviction_hard: Vec<_> = if k.eviction_hard.is_empty() {
-        default_eviction()
-            .into_iter()
-            .map(|(s, t)| (s, t, "kubelet default".to_string()))
-            .collect()
-    } else {
-        k.eviction_hard
-            .iter()
-            .map(|(s, t)| (*s, t.clone(), "explicit".to_string()))
-            .collect()
-    };
+    // kubelet sets every signal a partial evictionHard map omits to 0
+    // (node-pressure eviction: "If you change the value of any parameter,
+    // then the values of other parameters … will be set to zero"): the
+    // defaults for the signals not given are written out too.
+    let mut eviction_hard: Vec<_> = k
+        .eviction_hard
+        .iter()
+        .map(|(s, t)| (*s, t.clone(), "explicit".to_string()))
+        .collect();
+    for (s, t) in default_eviction() {
+        if !k.eviction_hard.contains_key(&s) {
+            let how = if k.eviction_hard.is_empty() {
+                "kubelet default"
+            } else {
+                "kubelet default, kept (a partial map would set it to 0)"
+            };
+            eviction_hard.push((s, t, how.to_string()));
+        }
+    }
+    eviction_hard.sort_by_key(|(s, _, _)| *s);
     let hugepages_bytes: i128 = bp
         .boot
         .hugepages

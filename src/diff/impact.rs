@@ -58,7 +58,11 @@ pub const FIELDS: &[(&str, Impact, &str)] = &[
     ),
     ("network", Impact::Live, "verification expectations"),
     ("runtime", Impact::Drain, "containerd configuration"),
-    ("kubernetes.labels", Impact::Live, "node labels"),
+    (
+        "kubernetes.labels",
+        Impact::Live,
+        "node labels: --node-labels applies when the Node is registered; kubectl label the existing nodes",
+    ),
     ("kubernetes.nfd", Impact::Live, "feature discovery rules"),
     (
         "kubernetes.kubelet.cpuManagerPolicy",
@@ -77,6 +81,11 @@ pub const FIELDS: &[(&str, Impact, &str)] = &[
     ),
     ("kubernetes", Impact::Drain, "kubelet configuration"),
     ("system.partitions", Impact::Reboot, "disk layout"),
+    (
+        "system.shmSize",
+        Impact::Live,
+        "cluster-side /dev/shm policy: pods created afterwards",
+    ),
     ("system", Impact::Live, "system services"),
     (
         "security",

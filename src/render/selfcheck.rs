@@ -130,7 +130,7 @@ fn containerd(ctx: &Context<'_>, out: &Rendered) -> Result<(), RenderError> {
 }
 
 fn kubelet(ctx: &Context<'_>, out: &Rendered) -> Result<(), RenderError> {
-    let path = "var/lib/kubelet/config.yaml";
+    let path = ctx.kubelet.config_path;
     let v: Value =
         serde_yaml::from_str(text(out, path)?).map_err(|e| fail(path, format!("not YAML: {e}")))?;
     if v["kind"] != "KubeletConfiguration" || v["apiVersion"] != "kubelet.config.k8s.io/v1beta1" {

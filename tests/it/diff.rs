@@ -73,7 +73,7 @@ fn max_pods_drains_and_shows_both_sides_of_the_arithmetic() {
     let kubelet = r
         .files
         .iter()
-        .find(|f| f.path == "layer/var/lib/kubelet/config.yaml")
+        .find(|f| f.path == "layer/etc/kubernetes/kubelet.conf.d/50-nodeimg.conf")
         .unwrap();
     assert_eq!(kubelet.impact, Impact::Drain);
     assert!(

@@ -37,6 +37,7 @@ mod hostile_registry;
 mod identity;
 mod injection;
 mod invalid_blueprints;
+mod kubelet_drop_in;
 mod node_rules;
 mod output_safety;
 mod package_layout;

@@ -7,6 +7,7 @@ use crate::support::*;
 use nodeimg::blueprint::compat::Matrix;
 use nodeimg::blueprint::diagnostic::Severity;
 use nodeimg::blueprint::load_bytes;
+use nodeimg::blueprint::yaml_path::YamlPath;
 use serde_json::json;
 
 /// Every (severity, code, path) the variant reports, errors or warnings.
@@ -65,4 +66,99 @@ fn amd_operator_driver_under_enforced_signing_needs_its_secrets() {
     );
     let v = v.set("firmware.bios.moduleSigning", json!("permissive"));
     assert!(!has(&v, Severity::Error, "module-signing"));
+}
+
+#[test]
+fn single_numa_node_refuses_pods_wider_than_a_numa_node() {
+    let v = Variant::of("h100-sxm-ubuntu").set(
+        "kubernetes.kubelet.topologyManagerPolicy",
+        json!("single-numa-node"),
+    );
+    // 8 GPUs on 2 NUMA nodes: a full-node pod would be rejected.
+    assert!(
+        has(&v, Severity::Error, "topology-single-numa"),
+        "{:?}",
+        findings(&v)
+    );
+    // Unknown NUMA layout: refused too, with the field to set.
+    let mut j: serde_json::Value = serde_json::from_str(&v.text()).unwrap();
+    j["kubernetes"]["capacity"]
+        .as_object_mut()
+        .unwrap()
+        .remove("numaNodes");
+    let unknown = Variant::parse(
+        root().join("blueprints/h100-sxm-ubuntu.yaml"),
+        &j.to_string(),
+    );
+    assert!(has(&unknown, Severity::Error, "topology-single-numa"));
+    // One NUMA node holds everything.
+    let one = v.clone().set("kubernetes.capacity.numaNodes", json!(1));
+    assert!(!has(&one, Severity::Error, "topology-single-numa"));
+    // The policies that admit full-node pods pass.
+    for policy in ["restricted", "best-effort"] {
+        let ok = Variant::of("h100-sxm-ubuntu")
+            .set("kubernetes.kubelet.topologyManagerPolicy", json!(policy));
+        assert!(
+            !has(&ok, Severity::Error, "topology-single-numa"),
+            "{policy}"
+        );
+    }
+}
+
+#[test]
+fn negligible_memory_eviction_on_a_large_node_warns() {
+    let v = Variant::of("h100-sxm-ubuntu").set_at(
+        &YamlPath::parse("kubernetes.kubelet.evictionHard").key("memory.available"),
+        json!("1Gi"),
+    );
+    assert!(
+        has(&v, Severity::Warning, "eviction-memory"),
+        "{:?}",
+        findings(&v)
+    );
+    let ok = Variant::of("h100-sxm-ubuntu").set_at(
+        &YamlPath::parse("kubernetes.kubelet.evictionHard").key("memory.available"),
+        json!("2%"),
+    );
+    assert!(!has(&ok, Severity::Warning, "eviction-memory"));
+    // A small node keeps kubelet's 100Mi default without a warning.
+    assert!(!has(
+        &Variant::of("cpu-minimal"),
+        Severity::Warning,
+        "eviction-memory"
+    ));
+}
+
+#[test]
+fn a_large_node_without_a_reservation_policy_warns() {
+    let v = Variant::of("h100-sxm-ubuntu").set(
+        "kubernetes.kubelet.kubeReserved",
+        json!({"cpu": "1", "memory": "8Gi"}),
+    );
+    assert!(
+        has(&v, Severity::Warning, "reservation-policy"),
+        "{:?}",
+        findings(&v)
+    );
+}
+
+#[test]
+fn labels_the_kubelet_may_not_set_are_refused() {
+    for key in [
+        "node-role.kubernetes.io/gpu",
+        "node-restriction.kubernetes.io/pool",
+        "example.k8s.io/x",
+    ] {
+        let v = Variant::of("h100-sxm-ubuntu").set("kubernetes.labels", json!({key: "true"}));
+        assert!(
+            has(&v, Severity::Error, "node-label-namespace"),
+            "{key}: {:?}",
+            findings(&v)
+        );
+    }
+    let v = Variant::of("h100-sxm-ubuntu").set(
+        "kubernetes.labels",
+        json!({"node.kubernetes.io/pool": "gpu"}),
+    );
+    assert!(!has(&v, Severity::Error, "node-label-namespace"));
 }

@@ -230,3 +230,111 @@ fn amd_deviceconfig_follows_the_pinned_chart() {
         "amd.com/gpu=present:NoSchedule"
     ));
 }
+
+#[test]
+fn shm_is_sized_in_pods_not_on_the_host() {
+    let r = rendered(&example("h100-sxm-ubuntu"));
+    assert!(
+        r.layer.files().all(|(p, _, b)| !p.contains("nodeimg-shm")
+            && !String::from_utf8_lossy(b).contains("remount,size=")),
+        "the host's /dev/shm is not remounted (pods have their own)"
+    );
+    let p = cluster(&r, "shm-policy.yaml");
+    assert_eq!(p["apiVersion"], "kyverno.io/v1");
+    assert_eq!(p["kind"], "ClusterPolicy");
+    let rule = &p["spec"]["rules"][0];
+    let patch = &rule["mutate"]["patchStrategicMerge"]["spec"];
+    let vol = &patch["volumes"][0];
+    assert_eq!(vol["emptyDir"]["medium"], "Memory");
+    assert_eq!(vol["emptyDir"]["sizeLimit"], "64Gi");
+    let mount = &patch["containers"][0]["volumeMounts"][0];
+    assert_eq!(mount["mountPath"], "/dev/shm");
+    assert_eq!(mount["name"], vol["name"]);
+    assert_eq!(patch["containers"][0]["(name)"], "*");
+    // Applied to the pods that take this node's GPUs.
+    let keys: Vec<&str> = rule["preconditions"]["any"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["key"].as_str().unwrap())
+        .collect();
+    assert!(
+        keys.iter().any(|k| k.contains("\"nvidia.com/gpu\"")),
+        "{keys:?}"
+    );
+    let r = rendered(&example("mi300x-rhel"));
+    let p = cluster(&r, "shm-policy.yaml");
+    assert_eq!(
+        p["spec"]["rules"][0]["mutate"]["patchStrategicMerge"]["spec"]["volumes"][0]["emptyDir"]["sizeLimit"],
+        "128Gi"
+    );
+}
+
+fn crd_schema(file: &str, version: &str) -> Value {
+    let path = root().join("../shared/corpus/k8s-schemas/crds").join(file);
+    let crd: Value = serde_yaml::from_str(
+        &std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
+    )
+    .unwrap();
+    crd["spec"]["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["name"] == version)
+        .unwrap_or_else(|| panic!("{file}: no version {version}"))["schema"]["openAPIV3Schema"]
+        .clone()
+}
+
+/// `\0` in a CRD pattern (Go's RE2 takes it) as `\x00`, which the
+/// validator's regex engine takes too; the same class of characters.
+fn portable_patterns(v: &mut Value) {
+    match v {
+        Value::Object(o) => {
+            if let Some(Value::String(p)) = o.get_mut("pattern") {
+                *p = p.replace("\\0", "\\x00");
+            }
+            o.values_mut().for_each(portable_patterns);
+        }
+        Value::Array(a) => a.iter_mut().for_each(portable_patterns),
+        _ => {}
+    }
+}
+
+fn schema_errors(schema: &Value, doc: &Value) -> Vec<String> {
+    let mut schema = schema.clone();
+    portable_patterns(&mut schema);
+    let schema = &schema;
+    jsonschema::draft4::new(schema)
+        .unwrap()
+        .iter_errors(doc)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect()
+}
+
+#[test]
+#[ignore = "needs ../shared/corpus/k8s-schemas (Kyverno, ROCm GPU Operator and NFD CRDs)"]
+fn cluster_objects_validate_against_their_crds() {
+    let kyverno = crd_schema("kyverno/v1.19.0/kyverno.io_clusterpolicies.yaml", "v1");
+    let deviceconfig = crd_schema(
+        "rocm-gpu-operator/v1.5.1/amd.com_deviceconfigs.yaml",
+        "v1alpha1",
+    );
+    for name in EXAMPLES {
+        let r = rendered(&example(name));
+        if let Some(_) = r.cluster.file("shm-policy.yaml") {
+            let e = schema_errors(&kyverno, &cluster(&r, "shm-policy.yaml"));
+            assert!(e.is_empty(), "{name}: shm-policy.yaml: {e:?}");
+        }
+        if let Some(_) = r.cluster.file("amd-deviceconfig.yaml") {
+            let e = schema_errors(&deviceconfig, &cluster(&r, "amd-deviceconfig.yaml"));
+            assert!(e.is_empty(), "{name}: amd-deviceconfig.yaml: {e:?}");
+        }
+    }
+    // The validator is not vacuous: wrong types fail.
+    let mut bad = cluster(&rendered(&example("h100-sxm-ubuntu")), "shm-policy.yaml");
+    bad["spec"]["background"] = json!("no");
+    assert!(!schema_errors(&kyverno, &bad).is_empty());
+    let mut bad = cluster(&rendered(&example("mi300x-rhel")), "amd-deviceconfig.yaml");
+    bad["spec"]["driver"]["blacklist"] = json!("yes");
+    assert!(!schema_errors(&deviceconfig, &bad).is_empty());
+}

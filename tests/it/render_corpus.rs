@@ -118,8 +118,12 @@ fn kubelet_fields_exist_in_the_upstream_defaulted_configuration() {
     );
     for name in EXAMPLES {
         let r = rendered(&example(name));
-        let ours: serde_yaml::Mapping =
-            serde_yaml::from_slice(r.layer.file("var/lib/kubelet/config.yaml").unwrap()).unwrap();
+        let ours: serde_yaml::Mapping = serde_yaml::from_slice(
+            r.layer
+                .file("etc/kubernetes/kubelet.conf.d/50-nodeimg.conf")
+                .unwrap(),
+        )
+        .unwrap();
         for k in ours.keys().filter_map(|k| k.as_str()) {
             // Documented v1beta1 fields that none of the reference files happen to set.
             let unset_by_default = [

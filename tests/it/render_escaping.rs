@@ -64,8 +64,12 @@ fn yaml_outputs_keep_nasty_values_inside_scalars() {
         .set(device, json!([NASTY_DECODED]))
         .load();
     let r = rendered(&bp);
-    let kubelet: serde_yaml::Value =
-        serde_yaml::from_slice(r.layer.file("var/lib/kubelet/config.yaml").unwrap()).unwrap();
+    let kubelet: serde_yaml::Value = serde_yaml::from_slice(
+        r.layer
+            .file("etc/kubernetes/kubelet.conf.d/50-nodeimg.conf")
+            .unwrap(),
+    )
+    .unwrap();
     assert_eq!(kubelet["containerLogMaxSize"].as_str(), Some(NASTY_DECODED));
     assert_eq!(kubelet["kind"].as_str(), Some("KubeletConfiguration"));
     let rule: serde_yaml::Value =

@@ -35,6 +35,10 @@ struct KubeletConfiguration {
     topology_manager_scope: String,
     fail_cgroup_v1: Option<bool>,
     feature_gates: Option<BTreeMap<String, bool>>,
+    #[serde(rename = "clusterDNS")]
+    cluster_dns: Option<Vec<String>>,
+    cluster_domain: Option<String>,
+    resolv_conf: Option<String>,
     // extraConfig fields used by the examples
     serialize_image_pulls: Option<bool>,
     max_parallel_image_pulls: Option<i32>,
@@ -85,9 +89,12 @@ struct Taint {
 fn every_example_deserialises_into_the_typed_mirror() {
     for name in EXAMPLES {
         let r = rendered(&example(name));
-        let k: KubeletConfiguration =
-            serde_yaml::from_slice(r.layer.file("var/lib/kubelet/config.yaml").unwrap())
-                .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let k: KubeletConfiguration = serde_yaml::from_slice(
+            r.layer
+                .file("etc/kubernetes/kubelet.conf.d/50-nodeimg.conf")
+                .unwrap(),
+        )
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(k.kind, "KubeletConfiguration");
         assert_eq!(k.api_version, "kubelet.config.k8s.io/v1beta1");
         let q = |s: &str| s.parse::<nodeimg::blueprint::value::Quantity>().unwrap();
@@ -101,8 +108,12 @@ fn every_example_deserialises_into_the_typed_mirror() {
         }
     }
     let r = rendered(&example("h100-sxm-ubuntu"));
-    let k: KubeletConfiguration =
-        serde_yaml::from_slice(r.layer.file("var/lib/kubelet/config.yaml").unwrap()).unwrap();
+    let k: KubeletConfiguration = serde_yaml::from_slice(
+        r.layer
+            .file("etc/kubernetes/kubelet.conf.d/50-nodeimg.conf")
+            .unwrap(),
+    )
+    .unwrap();
     assert_eq!(k.max_pods, 110);
     assert_eq!(k.kube_reserved.unwrap()["cpu"], "630m");
     let t = &k.register_with_taints.unwrap()[0];

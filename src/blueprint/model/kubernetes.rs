@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::blueprint::value::{ByteSize, CpuAmount, LabelKey, LabelValue, Taint, Version};
+use crate::blueprint::value::{
+    ByteSize, CpuAmount, DomainName, LabelKey, LabelValue, Taint, Version,
+};
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -38,6 +40,10 @@ pub struct Capacity {
     pub memory: ByteSize,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ephemeral_storage: Option<ByteSize>,
+    /// NUMA nodes the kernel sees (sockets × NUMA nodes per socket); the
+    /// Topology Manager rules compare pods' requests with one node's share.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub numa_nodes: Option<u32>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
@@ -63,6 +69,14 @@ pub struct Kubelet {
     pub topology_manager_scope: TopologyManagerScope,
     #[serde(default)]
     pub memory_manager_policy: MemoryManagerPolicy,
+    /// The cluster DNS service's addresses pods with `dnsPolicy: ClusterFirst`
+    /// resolve through (kubelet `clusterDNS`). Leave unset where the bootstrap
+    /// writes them (kubeadm does).
+    #[serde(default, rename = "clusterDNS", skip_serializing_if = "Vec::is_empty")]
+    pub cluster_dns: Vec<std::net::IpAddr>,
+    /// The cluster's DNS domain (kubelet `clusterDomain`), e.g. `cluster.local`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_domain: Option<DomainName>,
     /// Further KubeletConfiguration fields, checked against the known fields of
     /// the pinned Kubernetes version. Fields the typed settings own are refused.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]

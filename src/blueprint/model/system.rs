@@ -24,7 +24,9 @@ pub struct System {
     pub cache: Option<Cache>,
     #[serde(default)]
     pub logs: Logs,
-    /// Size of /dev/shm (NCCL and data loaders need more than the 50% default on small nodes).
+    /// Size of pods' /dev/shm (NCCL, data loaders): a memory-backed emptyDir that a Kyverno
+    /// policy (`cluster/shm-policy.yaml`) mounts in the pods taking this node's GPUs; the
+    /// sandbox's own is 64 MiB. Counts against the pod's memory limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shm_size: Option<ByteSize>,
 }

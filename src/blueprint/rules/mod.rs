@@ -5,14 +5,17 @@
 mod acceptance;
 mod authority;
 mod compat;
+mod eviction;
 mod iommu;
 mod kernel_args;
 mod kubelet;
 mod network;
+mod node_labels;
 mod operator;
 mod rollout;
 mod runtime;
 mod system;
+mod topology;
 
 use std::path::Path;
 
@@ -35,14 +38,17 @@ pub fn check(bp: &RawBlueprint, cx: &Context<'_>, out: &mut Collector<'_>) {
     acceptance::check(bp, out);
     authority::check(bp, out);
     compat::check(bp, cx.matrix, out);
+    eviction::check(bp, out);
     iommu::check(bp, out);
     kernel_args::check(bp, out);
     kubelet::check(bp, out);
     network::check(bp, out);
+    node_labels::check(bp, out);
     operator::check(bp, out);
     rollout::check(bp, out);
     runtime::check(bp, out);
     system::check(bp, cx.base_dir, out);
+    topology::check(bp, out);
 }
 
 fn p(text: &str) -> YamlPath {

@@ -1,6 +1,18 @@
-//! `kubelet`: `var/lib/kubelet/config.yaml`. The typed fields nodeimg sets
-//! ([`Fields`]), then `extraConfig` laid over them (which may override the
-//! secure defaults, never the typed fields — validation refuses those keys).
+//! `kubelet`: the kubelet's configuration and flags. The typed fields
+//! nodeimg sets ([`Fields`]), then `extraConfig` laid over them (which may
+//! override the secure defaults, never the typed fields — validation
+//! refuses those keys).
+//!
+//! Where the configuration goes decides whether it survives joining:
+//! `kubeadm join` writes `/var/lib/kubelet/config.yaml` itself (from the
+//! cluster's `kubelet-config` ConfigMap), so from Kubernetes 1.28 nodeimg
+//! writes a drop-in, `/etc/kubernetes/kubelet.conf.d/50-nodeimg.conf`, that
+//! the kubelet merges over that file (`--config-dir`, KEP-3983: alpha 1.28
+//! behind `KubeletConfigDropInDir`, beta and on by default 1.30, GA 1.35;
+//! kubernetes.io/docs/reference/node/kubelet-config-directory-merging/).
+//! Older kubelets get `/var/lib/kubelet/config.yaml`, for bootstraps that
+//! do not write it. The flags (`--config-dir`, `--node-labels`) go in a
+//! kubelet unit drop-in.
 
 use std::collections::BTreeMap;
 
@@ -19,7 +31,25 @@ pub struct Kubelet {
     /// with `extraConfig`).
     pub fields: Map<String, Value>,
     pub version: String,
+    /// The kubelet reads drop-ins from `--config-dir` (1.28 and later).
+    pub drop_in: bool,
+    /// Layer path of the configuration file nodeimg writes.
+    pub config_path: &'static str,
+    /// Flags nodeimg adds to the kubelet's command line.
+    pub flags: Vec<String>,
 }
+
+/// The drop-in directory (`--config-dir`) and nodeimg's file in it; the
+/// kubelet reads `*.conf` files there in lexical order over `--config`.
+pub const CONFIG_DIR: &str = "/etc/kubernetes/kubelet.conf.d";
+pub const DROP_IN: &str = "etc/kubernetes/kubelet.conf.d/50-nodeimg.conf";
+/// The file kubeadm (and most bootstraps) pass as `--config`.
+pub const CONFIG_FILE: &str = "var/lib/kubelet/config.yaml";
+
+/// systemd-resolved's upstream resolv.conf: the real resolvers, not the
+/// 127.0.0.53 stub, which loops back into CoreDNS (coredns.io/plugins/loop;
+/// kubeadm sets the same path on resolved hosts).
+pub const RESOLVED_RESOLV_CONF: &str = "/run/systemd/resolve/resolv.conf";
 
 /// The KubeletConfiguration fields nodeimg decides.
 #[derive(Debug, Clone, Serialize)]
@@ -53,6 +83,12 @@ pub struct Fields<'a> {
     pub register_with_taints: Vec<Taint<'a>>,
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub feature_gates: BTreeMap<String, Value>,
+    #[serde(rename = "clusterDNS", skip_serializing_if = "Vec::is_empty")]
+    pub cluster_dns: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster_domain: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolv_conf: Option<&'static str>,
 }
 
 /// A `registerWithTaints` entry (core/v1 Taint).
@@ -118,6 +154,9 @@ pub fn fields(bp: &Blueprint) -> Fields<'_> {
                 effect: t.effect,
             })
             .collect(),
+        cluster_dns: k.cluster_dns.iter().map(|ip| ip.to_string()).collect(),
+        cluster_domain: k.cluster_domain.as_ref().map(|d| d.as_str()),
+        resolv_conf: (!s.os.distro.is_rhel_family()).then_some(RESOLVED_RESOLV_CONF),
         feature_gates: if dra {
             BTreeMap::from([("DynamicResourceAllocation".to_string(), Value::Bool(true))])
         } else {
@@ -148,8 +187,29 @@ pub(super) fn of(bp: &Blueprint) -> Result<Kubelet, RenderError> {
         }
         f.insert(key.clone(), v.clone());
     }
+    let v = &s.kubernetes.version;
+    let drop_in = v.major() > 1 || v.minor() >= 28;
+    let mut flags = Vec::new();
+    if drop_in {
+        flags.push(format!("--config-dir={CONFIG_DIR}"));
+        if v.major() == 1 && v.minor() < 30 {
+            flags.push("--feature-gates=KubeletConfigDropInDir=true".to_string());
+        }
+    }
+    if !s.kubernetes.labels.is_empty() {
+        let labels: Vec<String> = s
+            .kubernetes
+            .labels
+            .iter()
+            .map(|(k, v)| format!("{}={}", k.as_str(), v.as_str()))
+            .collect();
+        flags.push(format!("--node-labels={}", labels.join(",")));
+    }
     Ok(Kubelet {
         fields: f,
-        version: s.kubernetes.version.to_string(),
+        version: v.to_string(),
+        drop_in,
+        config_path: if drop_in { DROP_IN } else { CONFIG_FILE },
+        flags,
     })
 }

@@ -25,6 +25,7 @@ mod nfd;
 mod npd;
 mod remediation;
 mod security;
+mod shm;
 mod startup;
 mod system;
 mod tolerations;
@@ -49,6 +50,7 @@ pub use nfd::Nfd;
 pub use npd::Npd;
 pub use remediation::Remediation;
 pub use security::Security;
+pub use shm::Shm;
 pub use startup::{Link, Startup};
 pub use system::System;
 pub use tolerations::Toleration;
@@ -104,6 +106,8 @@ pub struct Context<'a> {
     pub npd: Option<Npd>,
     /// The AMD GPU Operator's DeviceConfig; present with an AMD operator.
     pub amd: Option<Amd>,
+    /// The policy that sizes pods' `/dev/shm`; present with `system.shmSize`.
+    pub shm: Option<Shm>,
     pub verify: Verify,
     /// The acceptance workloads (`cluster/acceptance/`); absent without an `acceptance` section.
     pub acceptance: Option<Acceptance<'a>>,
@@ -216,6 +220,7 @@ impl<'a> Context<'a> {
             trust_store,
             nfd: nfd::of(s),
             amd: amd::of(s, &tolerations),
+            shm: shm::of(s),
             tolerations,
             npd: s.accelerators.is_some().then(npd::of),
             verify: Verify {

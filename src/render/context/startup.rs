@@ -163,9 +163,6 @@ pub(super) fn of(
     for (target, unit) in also {
         enable(target, unit, true);
     }
-    if system.shm_bytes.is_some() {
-        enable("multi-user.target", "nodeimg-shm.service", true);
-    }
 
     let mut containerd_paths = vec![s.runtime.containerd.root.as_str().to_string()];
     let mut kubelet_paths = vec!["/var/lib/kubelet".to_string()];

@@ -1,5 +1,5 @@
 //! `system`: chrony, resolved, journald, logrotate, partitions (repart and
-//! mount units), the shm unit, certificates and the cache.
+//! mount units), certificates and the cache.
 
 use serde::Serialize;
 
