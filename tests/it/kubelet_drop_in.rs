@@ -112,7 +112,7 @@ fn the_configuration_survives_kubeadm_join() {
     // Joining writes the --config file; the kubelet merges the drop-in over it.
     let mut effective = kubeadm_config();
     merge(&mut effective, &ours);
-    let ctx = nodeimg::render::Context::new(&bp, String::new()).unwrap();
+    let ctx = nodeimg::render::Context::new(&bp).unwrap();
     // Every value nodeimg sets is in effect (structs keep the base's
     // other fields: kubeadm's webhook cacheTTL stays beside ours).
     for (key, want) in &ctx.kubelet.fields {
