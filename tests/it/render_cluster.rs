@@ -321,11 +321,11 @@ fn cluster_objects_validate_against_their_crds() {
     );
     for name in EXAMPLES {
         let r = rendered(&example(name));
-        if let Some(_) = r.cluster.file("shm-policy.yaml") {
+        if r.cluster.file("shm-policy.yaml").is_some() {
             let e = schema_errors(&kyverno, &cluster(&r, "shm-policy.yaml"));
             assert!(e.is_empty(), "{name}: shm-policy.yaml: {e:?}");
         }
-        if let Some(_) = r.cluster.file("amd-deviceconfig.yaml") {
+        if r.cluster.file("amd-deviceconfig.yaml").is_some() {
             let e = schema_errors(&deviceconfig, &cluster(&r, "amd-deviceconfig.yaml"));
             assert!(e.is_empty(), "{name}: amd-deviceconfig.yaml: {e:?}");
         }
