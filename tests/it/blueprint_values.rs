@@ -228,7 +228,7 @@ fn a_missing_field_points_at_the_mapping_that_lacks_it() {
     let (_, d) = load_variant(
         "h100-sxm-ubuntu",
         &[(
-            "  capacity:\n    cpu: 224\n    memory: 2Ti\n    ephemeralStorage: 3500Gi\n",
+            "  capacity:\n    cpu: 224\n    memory: 2Ti\n    ephemeralStorage: 3500Gi\n    numaNodes: 2\n",
             "",
         )],
         &Matrix::builtin(),

@@ -42,7 +42,7 @@ fn rendered_reservations(file: &Path) -> Vec<(String, String)> {
     let (_, _, bytes) = r
         .layer
         .files()
-        .find(|(p, _, _)| *p == "var/lib/kubelet/config.yaml")
+        .find(|(p, _, _)| *p == "etc/kubernetes/kubelet.conf.d/50-nodeimg.conf")
         .expect("a kubelet configuration");
     let config: serde_yaml::Value = serde_yaml::from_slice(bytes).unwrap();
     let mut out = Vec::new();
@@ -109,8 +109,9 @@ fn explain_lists_every_reservation_the_kubelet_is_given_pid_included() {
 
 #[test]
 fn diff_compares_the_values_explain_lists() {
-    // Explicit hard eviction for memory only: kubelet's other default
-    // thresholds are no longer set, and allocatable memory moves.
+    // Explicit hard eviction for memory only: kubelet would set every other
+    // signal to 0, so nodeimg writes kubelet's defaults for them out; they
+    // stay as they were, and allocatable memory moves.
     let old = example("cpu-minimal");
     let new = Variant::of("cpu-minimal")
         .set(
@@ -118,18 +119,35 @@ fn diff_compares_the_values_explain_lists() {
             json!({"memory.available": "500Mi"}),
         )
         .load();
-    let r = compare(&old, &rendered(&old), &new, &rendered(&new));
+    let new_rendered = rendered(&new);
+    let r = compare(&old, &rendered(&old), &new, &new_rendered);
     let computed: Vec<(&str, &str, &str)> = r
         .computed
         .iter()
         .map(|c| (c.path.as_str(), c.old.as_str(), c.new.as_str()))
         .collect();
-    for gone in ["nodefs.available", "nodefs.inodesFree", "imagefs.available"] {
+    let (_, _, bytes) = new_rendered
+        .layer
+        .files()
+        .find(|(p, _, _)| *p == "etc/kubernetes/kubelet.conf.d/50-nodeimg.conf")
+        .expect("a kubelet drop-in");
+    let config: serde_yaml::Value = serde_yaml::from_slice(bytes).unwrap();
+    for (kept, value) in [
+        ("nodefs.available", "10%"),
+        ("nodefs.inodesFree", "5%"),
+        ("imagefs.available", "15%"),
+        ("imagefs.inodesFree", "5%"),
+    ] {
         assert!(
-            computed.iter().any(|(p, _, n)| *p
-                == format!("kubernetes.kubelet.evictionHard[{gone:?}]")
-                && *n == "(none)"),
-            "{gone}: {computed:?}"
+            computed
+                .iter()
+                .all(|(p, _, _)| *p != format!("kubernetes.kubelet.evictionHard[{kept:?}]")),
+            "{kept}: {computed:?}"
+        );
+        assert_eq!(
+            config["evictionHard"][kept].as_str(),
+            Some(value),
+            "{kept} rendered"
         );
     }
     assert!(
