@@ -26,7 +26,11 @@ fn collect(dir: &Path, root: &Path, out: &mut Vec<String>) {
 }
 
 fn main() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("templates");
+    // Read at run time: `env!` would be the folder the build script was
+    // compiled in, and a target folder shared by two checkouts would embed
+    // the other checkout's templates.
+    let manifest = std::env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR");
+    let root = Path::new(&manifest).join("templates");
     println!("cargo:rerun-if-changed=templates");
     let mut names = Vec::new();
     collect(&root, &root, &mut names);
