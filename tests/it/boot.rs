@@ -108,9 +108,12 @@ pub fn get<'a>(v: &'a Value, path: &[&str]) -> &'a Value {
 }
 
 /// The container variant of an example: the running kernel, no `boot` requests, only
-/// network-namespaced sysctls, and the root's containerd.
+/// network-namespaced sysctls, the root's containerd, and the test machine's capacity
+/// (the one `debian12-cpu` declares).
 pub fn container_variant(name: &str, root: &RootVersions) -> Value {
     let mut bp = example(name);
+    let capacity = get(&example("debian12-cpu"), &["kubernetes", "capacity"]).clone();
+    set(&mut bp, &["kubernetes", "capacity"], capacity);
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
     set(&mut bp, &["os", "kernel"], Value::from(kernel.trim()));
     set(
@@ -141,6 +144,14 @@ impl Node {
     /// Builds `bp` with this nodeimg and prepares a root with the image applied;
     /// with `gpu`, the GPU stand-ins too (see [`install_gpu_hardware`]).
     pub fn build(bp: &Value, gpu: bool) -> Node {
+        Node::build_with(bp, gpu, None)
+    }
+
+    /// [`Node::build`]; `operator_driver` (`SECONDS` or `never`, GPU nodes only):
+    /// the driver is not in the image but arrives that long after kubelet
+    /// started, as a GPU operator installs it (`scripts/boot-test prepare
+    /// --operator-driver`).
+    pub fn build_with(bp: &Value, gpu: bool, operator_driver: Option<&str>) -> Node {
         let dir = tempfile::Builder::new()
             .prefix("nodeimg-boot-")
             .tempdir_in(std::env::temp_dir())
@@ -177,11 +188,32 @@ impl Node {
             std::fs::write(&xml, h100_nvidia_smi_xml(bp)).unwrap();
             c.arg("--gpu").env("NODEIMG_BOOT_NVIDIA_SMI_XML", &xml);
         }
+        if let Some(delay) = operator_driver {
+            c.args(["--operator-driver", delay]);
+        }
         run(c);
         if gpu {
-            install_gpu_hardware(&node);
+            install_gpu_hardware(&node, operator_driver.is_some());
         }
         node
+    }
+
+    /// A file `nodeimg render` writes for this node's blueprint (`cluster/…`
+    /// or `layer/…`), with the same templates as its image.
+    pub fn rendered(&self, path: &str) -> String {
+        let out = self.dir.path().join("rendered");
+        if !out.exists() {
+            let mut c = Command::new(env!("CARGO_BIN_EXE_nodeimg"));
+            c.args(["-q", "render"])
+                .arg(self.dir.path().join("blueprint.yaml"))
+                .arg("-o")
+                .arg(&out);
+            if let Some(dir) = std::env::var_os("NODEIMG_BOOT_TEMPLATES") {
+                c.arg("--templates").arg(dir);
+            }
+            run(c);
+        }
+        std::fs::read_to_string(out.join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
     }
 
     /// The node's root file system.
@@ -710,7 +742,12 @@ fn h100_nvidia_smi_xml(bp: &Value) -> String {
 /// switches at Gen5 x16, four NVSwitches — and the open NVIDIA driver's
 /// /proc/driver/nvidia/version. The tree is built with tests/it/support, written under
 /// /usr/share/boot-test/hw, and listed by absolute links so it resolves there.
-fn install_gpu_hardware(node: &Node) {
+///
+/// With `operator_driver` the driver is not there at boot: the driver files are
+/// staged under hw/operator for the operator stand-in to "load", /proc/driver and
+/// the stand-in /sys/module start empty, and the driver-phase unit sees the same
+/// hardware plus that /sys/module (where the driver's `initstate` appears).
+fn install_gpu_hardware(node: &Node, operator_driver: bool) {
     let bp = &node.blueprint;
     let driver = get(bp, &["accelerators", "driver", "version"])
         .as_str()
@@ -790,10 +827,19 @@ fn install_gpu_hardware(node: &Node) {
             .replace("../../../devices/", "/usr/share/boot-test/hw/sys/devices/");
         std::os::unix::fs::symlink(real, devices.join(e.file_name())).unwrap();
     }
-    node.write(
-        "/usr/share/boot-test/hw/proc-driver/nvidia/version",
-        &format!("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  {driver}  Release Build  (stand-in)  Mon Dec  1 00:00:00 UTC 2026\nGCC version:  gcc version 12.2.0 (Debian 12.2.0-14)\n"),
+    let version = format!(
+        "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  {driver}  Release Build  (stand-in)  Mon Dec  1 00:00:00 UTC 2026\nGCC version:  gcc version 12.2.0 (Debian 12.2.0-14)\n"
     );
+    if operator_driver {
+        node.write("/usr/share/boot-test/hw/operator/version", &version);
+        std::fs::create_dir_all(hw.join("proc-driver")).unwrap();
+        std::fs::create_dir_all(hw.join("module")).unwrap();
+    } else {
+        node.write(
+            "/usr/share/boot-test/hw/proc-driver/nvidia/version",
+            &version,
+        );
+    }
     // The GPUs' kernel log: the driver loaded, no Xid events (a container may
     // not read the host's, and the host has no GPU events to show).
     node.write(
@@ -805,16 +851,26 @@ fn install_gpu_hardware(node: &Node) {
         &format!("/usr/lib/x86_64-linux-gnu/libcuda.so.{driver}"),
         "",
     );
-    node.write(
-        "/etc/systemd/system/nodeimg-verify.service.d/99-boot-test-gpu-hardware.conf",
-        "# STAND-IN hardware (nodeimg boot test): a container has no GPU. verify sees the\n\
+    let dropin = "# STAND-IN hardware (nodeimg boot test): a container has no GPU. verify sees the\n\
          # project's synthetic 8xH100 PCI tree, NVIDIA driver files and the GPUs' kernel\n\
          # log instead of the host's.\n\
          [Service]\n\
          BindReadOnlyPaths=/usr/share/boot-test/hw/pci-devices:/sys/bus/pci/devices\n\
          BindReadOnlyPaths=/usr/share/boot-test/hw/proc-driver:/proc/driver\n\
-         BindReadOnlyPaths=/usr/share/boot-test/hw/kmsg:/dev/kmsg\n",
+         BindReadOnlyPaths=/usr/share/boot-test/hw/kmsg:/dev/kmsg\n";
+    node.write(
+        "/etc/systemd/system/nodeimg-verify.service.d/99-boot-test-gpu-hardware.conf",
+        dropin,
     );
+    if operator_driver {
+        node.write(
+            &format!("/etc/systemd/system/{DRIVER_UNIT}.d/99-boot-test-gpu-hardware.conf"),
+            &format!(
+                "{dropin}# The driver's module state as the operator stand-in sets it.\n\
+                 BindReadOnlyPaths=/usr/share/boot-test/hw/module:/sys/module\n"
+            ),
+        );
+    }
 }
 
 /// Whether this machine can give containerd the unlimited memory-lock limit a node gives
@@ -1035,4 +1091,303 @@ fn boot_debian_examples_pin_what_the_test_root_holds() {
             root.containerd
         );
     }
+}
+
+const DRIVER_UNIT: &str = "nodeimg-verify-driver.service";
+
+/// The boot phase's verify unit without `runtime.containerd.memlock`, for a machine
+/// that cannot raise RLIMIT_MEMLOCK (see [`memlock_raisable`]): there the boot phase
+/// fails on that check, kubelet never starts and no operator could install a driver.
+/// The driver-phase scenarios are about what happens after the node joined, so on such
+/// a machine a drop-in (it says why) runs the rendered command with that one check
+/// left out; everything else runs as rendered.
+fn boot_phase_without_memlock_check(node: &Node) {
+    let unit =
+        std::fs::read_to_string(node.root().join("etc/systemd/system").join(VERIFY)).unwrap();
+    let exec = unit.lines().find(|l| l.starts_with("ExecStart=")).unwrap();
+    node.write(
+        &format!("/etc/systemd/system/{VERIFY}.d/98-boot-test-no-memlock.conf"),
+        &format!(
+            "# ADAPTATION (nodeimg boot test): this machine cannot raise RLIMIT_MEMLOCK, so the\n\
+             # boot phase runs without runtime.containerd.memlock; the rest as rendered.\n\
+             [Service]\nExecStart=\n{exec} --checks !runtime.containerd.memlock\n"
+        ),
+    );
+}
+
+/// A GPU node whose driver a GPU operator installs after the node joined: the Debian
+/// H100 example with `authority: operator` (the operator runs Fabric Manager inside its
+/// driver container, so the variant declares no NVSwitch fabric for the host to run),
+/// the operator stand-in loading the driver `driver` seconds after kubelet started (or
+/// `never`). The rendered node-problem-detector rule of the driver phase runs on the node
+/// at the end of the boot (`/etc/boot-test/npd-rule`), as NPD runs it.
+fn operator_node(driver: &str) -> Node {
+    let root = root_versions();
+    let mut bp = container_variant("h100-sxm-debian", &root);
+    set(
+        &mut bp,
+        &["accelerators", "driver", "authority"],
+        Value::from("operator"),
+    );
+    set(
+        &mut bp,
+        &["accelerators", "operator"],
+        serde_yaml::from_str(
+            "{name: gpu-operator, version: v25.10.1, manages: [driver, device-plugin]}",
+        )
+        .unwrap(),
+    );
+    set(
+        &mut bp,
+        &["accelerators", "interconnect"],
+        serde_yaml::from_str("{gpuLinks: true, nvswitch: false}").unwrap(),
+    );
+    let node = Node::build_with(&bp, true, Some(driver));
+    if !memlock_raisable() {
+        boot_phase_without_memlock_check(&node);
+    }
+    node.write("/etc/boot-test/critical-chain", DRIVER_UNIT);
+    let values: Value =
+        serde_yaml::from_str(&node.rendered("cluster/node-problem-detector-values.yaml")).unwrap();
+    let monitor: serde_json::Value = serde_json::from_str(
+        values["settings"]["custom_monitor_definitions"]["nodeimg-health.json"]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
+    let rule = monitor["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["condition"] == "NodeimgDriverPhaseProblem")
+        .expect("no node-problem-detector rule for the driver phase");
+    let script = rule["args"].as_array().unwrap().last().unwrap();
+    node.write("/etc/boot-test/npd-rule", script.as_str().unwrap());
+    node
+}
+
+/// The condition node-problem-detector would set from the rule's run on the node:
+/// (status, message), status by NPD's exit-code convention.
+fn npd_condition(boot: &Boot) -> (&'static str, String) {
+    let read = |f: &str| {
+        std::fs::read_to_string(boot.root.join("var/lib/boot-test").join(f))
+            .unwrap_or_else(|e| panic!("the probe ran no NPD rule ({f}: {e})"))
+    };
+    let status = match read("npd-rule.rc").trim() {
+        "0" => "False",
+        "1" => "True",
+        _ => "Unknown",
+    };
+    (status, read("npd-rule.out").trim().to_string())
+}
+
+/// The driver phase's report (`verify --phase driver --output json=…`).
+fn driver_report(boot: &Boot) -> serde_json::Value {
+    let path = boot.root.join("var/lib/nodeimg/driver-verify.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "no driver-phase report ({e}); the unit said:\n{}",
+            boot.messages(DRIVER_UNIT).join("\n")
+        )
+    });
+    serde_json::from_str(&text).unwrap()
+}
+
+/// Seconds the driver-phase unit says it waited for the driver, from its journal.
+fn waited_for_driver(boot: &Boot) -> Option<u64> {
+    boot.messages(DRIVER_UNIT).iter().find_map(|m| {
+        m.strip_prefix("nodeimg: the nvidia driver is loaded (waited ")
+            .and_then(|r| r.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+    })
+}
+
+/// An operator installs the driver ~20 s after kubelet started. Kubelet starts after the
+/// boot phase passed without the driver; the driver-phase unit starts after kubelet,
+/// waits for the driver, then produces the device nodes and the CDI spec and runs the
+/// driver-phase checks, which pass; the node-problem-detector rule turns that into
+/// `NodeimgDriverPhaseProblem=False`. The order is read back from the unit states, the
+/// stand-ins' own timestamps and `systemd-analyze critical-chain`.
+///
+/// Red run (seen): with the unit's wait removed (`NODEIMG_BOOT_TEMPLATES` with a
+/// nodeimg-verify-driver.service.j2 lacking the waiting `ExecStartPre=`), the driver
+/// phase runs before the driver arrives (CDI generation fails, verify reports
+/// `runtime.cdi.spec` failed and `gpu.driver.*` unknown) and the test fails at the
+/// driver unit's state (`failed`, not `active`).
+#[test]
+#[ignore = "opt-in suite `boot`: boots a Debian 12 root under systemd-nspawn (root, mmdebstrap, systemd-container; cargo test -- --ignored boot::)"]
+fn boot_operator_driver_is_judged_after_it_arrives_and_the_node_condition_says_so() {
+    let node = operator_node("20");
+    let boot = node.boot();
+    let why = format!(
+        "{}\n{DRIVER_UNIT}:\n{}",
+        boot.explain(),
+        boot.messages(DRIVER_UNIT).join("\n")
+    );
+    // The boot phase gated kubelet without the driver, and passed.
+    assert_eq!(boot.prop(VERIFY, "ActiveState"), "active", "{why}");
+    assert!(boot.kubelet_started(), "{why}");
+    // The driver phase began after kubelet ran, waited for the operator's driver,
+    // and passed.
+    assert_eq!(boot.prop(DRIVER_UNIT, "ActiveState"), "active", "{why}");
+    assert!(
+        boot.started(DRIVER_UNIT) >= boot.active_since(KUBELET) && boot.active_since(KUBELET) > 0,
+        "{DRIVER_UNIT} began at {} µs, kubelet active at {} µs",
+        boot.started(DRIVER_UNIT),
+        boot.active_since(KUBELET)
+    );
+    let waited = waited_for_driver(&boot).unwrap_or_else(|| panic!("no wait:\n{why}"));
+    assert!(
+        waited >= 10,
+        "waited {waited} s for a driver loaded after 20 s:\n{why}"
+    );
+    let ready: f64 =
+        std::fs::read_to_string(boot.root.join("var/lib/boot-test/operator-driver-ready"))
+            .unwrap_or_else(|e| {
+                panic!("the operator stand-in never loaded the driver ({e}):\n{why}")
+            })
+            .trim()
+            .parse()
+            .unwrap();
+    // The device nodes and the CDI spec were made after the driver loaded (the
+    // stand-in's log carries uptimes), not at boot.
+    let log = std::fs::read_to_string(boot.root.join("var/lib/boot-test/nvidia-ctk.log")).unwrap();
+    let steps: Vec<(f64, &str)> = log
+        .lines()
+        .filter_map(|l| {
+            let mut w = l.split_whitespace();
+            Some((w.next()?.parse().ok()?, w.next()?))
+        })
+        .collect();
+    assert!(
+        steps.iter().any(|(_, s)| *s == "cdi") && steps.iter().all(|(t, _)| *t >= ready),
+        "driver loaded at {ready} s; nvidia-ctk ran:\n{log}"
+    );
+    assert_ne!(
+        boot.enabled
+            .get("nodeimg-cdi-generate.service")
+            .map(String::as_str),
+        Some("enabled"),
+        "the CDI generator is in the boot order of a node without a driver"
+    );
+    // Verify ran once the driver was in, and judged it.
+    assert!(
+        (boot.active_since(DRIVER_UNIT) as f64) / 1e6 > ready,
+        "{DRIVER_UNIT} passed at {} µs, the driver loaded at {ready} s",
+        boot.active_since(DRIVER_UNIT)
+    );
+    let report = driver_report(&boot);
+    assert_eq!(report["outcome"], "pass", "{report}\n{why}");
+    let ids: Vec<&str> = report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    for id in [
+        "gpu.driver.version",
+        "runtime.cdi.spec",
+        "runtime.cdi.devices",
+    ] {
+        assert!(ids.contains(&id), "{id} not checked: {ids:?}");
+    }
+    // Kubelet started after the boot phase passed, and systemd's own account
+    // (`systemd-analyze critical-chain`) names kubelet as what the driver phase
+    // waited on last (below it, the device-node and CDI units the driver phase
+    // restarted show up as kubelet's latest `After=`).
+    assert!(
+        boot.started(KUBELET) >= boot.active_since(VERIFY) && boot.active_since(VERIFY) > 0,
+        "{why}"
+    );
+    let chain =
+        std::fs::read_to_string(boot.root.join("var/lib/boot-test/critical-chain")).unwrap();
+    let mut lines = chain.lines().skip_while(|l| !l.starts_with(DRIVER_UNIT));
+    lines
+        .next()
+        .unwrap_or_else(|| panic!("no {DRIVER_UNIT} in:\n{chain}"));
+    assert!(
+        lines
+            .next()
+            .is_some_and(|l| l.starts_with("└─kubelet.service @")),
+        "critical chain:\n{chain}"
+    );
+    // The verdict reaches the node: node-problem-detector's rule reads it.
+    let (status, message) = npd_condition(&boot);
+    assert_eq!(status, "False", "{message}");
+    assert!(
+        message.starts_with("driver phase passed: PASS"),
+        "{message}"
+    );
+}
+
+/// The operator's driver never arrives. The unit's wait is bounded (here shortened with
+/// its `NODEIMG_DRIVER_WAIT_S`, which a drop-in may set on a node too); then verify runs
+/// anyway, fails the driver checks its bounded number of times, keeps an evidence capture
+/// and a report, the unit fails, and the node-problem-detector rule turns that into
+/// `NodeimgDriverPhaseProblem=True` naming the failed checks. Kubelet keeps running: the
+/// node joined and the condition, not the gate, tells the cluster.
+///
+/// Red run: the unit's wait made unbounded (`timeout` dropped, the loop without its
+/// deadline) never settles; the boot then ends at the harness's limit and the test fails
+/// at `node.boot()` ("did not power off by itself").
+#[test]
+#[ignore = "opt-in suite `boot`: boots a Debian 12 root under systemd-nspawn (root, mmdebstrap, systemd-container; cargo test -- --ignored boot::)"]
+fn boot_operator_driver_that_never_arrives_is_a_negative_verdict_with_evidence() {
+    let node = operator_node("never");
+    node.write(
+        &format!("/etc/systemd/system/{DRIVER_UNIT}.d/50-boot-test-wait.conf"),
+        "# nodeimg boot test: wait 15 s for the driver instead of the rendered 30 min.\n\
+         [Service]\nEnvironment=NODEIMG_DRIVER_WAIT_S=15\n",
+    );
+    let boot = node.boot();
+    let messages = boot.messages(DRIVER_UNIT);
+    let why = format!(
+        "{}\n{DRIVER_UNIT}:\n{}",
+        boot.explain(),
+        messages.join("\n")
+    );
+    assert!(boot.kubelet_started(), "{why}");
+    assert_eq!(boot.prop(DRIVER_UNIT, "ActiveState"), "failed", "{why}");
+    assert!(
+        messages
+            .iter()
+            .any(|m| m == "nodeimg: no nvidia driver loaded after 15 s; verifying without it"),
+        "{why}"
+    );
+    let runs = messages
+        .iter()
+        .filter(|m| m.starts_with("nodeimg verify: FAIL"))
+        .count();
+    assert_eq!(runs, verify_attempts(&boot), "{why}");
+    let report = driver_report(&boot);
+    assert_eq!(report["outcome"], "fail", "{report}");
+    let failed: Vec<&str> = report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["verdict"] != "pass")
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert!(failed.contains(&"gpu.driver.version"), "{failed:?}");
+    // Evidence on disk, named in the journal (the boot phase passed: it is the
+    // driver phase's).
+    let evidence: Vec<PathBuf> = std::fs::read_dir(boot.root.join("var/lib/nodeimg/evidence"))
+        .map(|d| d.map(|e| e.unwrap().path()).collect())
+        .unwrap_or_default();
+    assert!(
+        evidence
+            .iter()
+            .any(|p| p.to_string_lossy().ends_with(".tar.zst")),
+        "{evidence:?}\n{why}"
+    );
+    assert!(
+        messages.iter().any(|m| m.contains("evidence kept in")),
+        "{why}"
+    );
+    let (status, message) = npd_condition(&boot);
+    assert_eq!(status, "True", "{message}");
+    assert!(
+        message.starts_with("driver phase failed: FAIL") && message.contains("gpu.driver.version"),
+        "{message}"
+    );
 }

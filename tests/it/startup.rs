@@ -3,7 +3,7 @@
 //! itself (a `<target>.wants/` link for each `WantedBy=`) and named by its
 //! preset, so no rendered unit waits for a `systemctl enable` nobody runs.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use nodeimg::blueprint::{compat::Matrix, load_file};
 use nodeimg::render::{Templates, render};
@@ -79,4 +79,239 @@ fn every_rendered_unit_with_an_install_section_is_enabled_by_the_layer() {
         }
     }
     assert!(checked >= 10, "only {checked} units checked");
+}
+
+/// The rendered files of a blueprint, as (path, text): `layer/…` and `cluster/…`.
+fn rendered(path: &Path) -> Vec<(String, String)> {
+    let bp = load_file(path, &Matrix::builtin()).unwrap().blueprint;
+    let r = render(&bp, &Templates::embedded()).unwrap();
+    let mut files = Vec::new();
+    for (side, tree) in [("layer", &r.layer), ("cluster", &r.cluster)] {
+        for (p, n) in tree.entries() {
+            let text = match n {
+                Node::File { bytes, .. } => String::from_utf8_lossy(&bytes).into_owned(),
+                Node::Symlink { target } => format!("-> {target}"),
+                _ => continue,
+            };
+            files.push((format!("{side}/{p}"), text));
+        }
+    }
+    files
+}
+
+fn example(name: &str) -> Vec<(String, String)> {
+    rendered(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("blueprints/{name}.yaml")))
+}
+
+/// The Debian H100 example with the driver left to NVIDIA's GPU operator.
+fn nvidia_operator_driver() -> Vec<(String, String)> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("blueprints/h100-sxm-debian.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let text = text.replace("authority: preinstalled", "authority: operator").replace(
+        "  cuda: \"13.0\"\n",
+        "  cuda: \"13.0\"\n  operator:\n    name: gpu-operator\n    version: v25.10.1\n    manages: [driver, device-plugin]\n",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let variant = dir.path().join("h100-operator.yaml");
+    std::fs::write(&variant, text).unwrap();
+    rendered(&variant)
+}
+
+fn file<'a>(files: &'a [(String, String)], path: &str) -> Option<&'a str> {
+    files
+        .iter()
+        .find(|(p, _)| p == path)
+        .map(|(_, t)| t.as_str())
+}
+
+fn values<'a>(unit: &'a str, key: &str) -> Vec<&'a str> {
+    unit.lines()
+        .filter_map(|l| l.strip_prefix(key)?.strip_prefix('='))
+        .flat_map(str::split_whitespace)
+        .collect()
+}
+
+const DRIVER_UNIT: &str = "layer/etc/systemd/system/nodeimg-verify-driver.service";
+const NPD: &str = "cluster/node-problem-detector-values.yaml";
+
+/// The driver-phase rule of the rendered NPD values, if any.
+fn npd_driver_rule(files: &[(String, String)]) -> Option<serde_json::Value> {
+    let values: serde_yaml::Value = serde_yaml::from_str(file(files, NPD)?).unwrap();
+    let monitor: serde_json::Value = serde_json::from_str(
+        values["settings"]["custom_monitor_definitions"]["nodeimg-health.json"]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
+    let rule = monitor["rules"]
+        .as_array()?
+        .iter()
+        .find(|r| r["condition"] == "NodeimgDriverPhaseProblem")?
+        .clone();
+    assert!(
+        monitor["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["type"] == "NodeimgDriverPhaseProblem"),
+        "a rule without its condition's default: {monitor}"
+    );
+    Some(rule)
+}
+
+/// An operator installs the driver after kubelet started: the boot phase cannot check
+/// it, so a unit of its own (after kubelet, only when the boot phase passed) waits,
+/// bounded, for the module, and runs the driver phase; node-problem-detector turns the
+/// unit's verdict into a node condition.
+#[test]
+fn an_operator_owned_driver_is_checked_after_it_loads_and_the_node_says_so() {
+    for (name, files, module) in [
+        ("mi300x-rhel", example("mi300x-rhel"), "amdgpu"),
+        ("h100 operator", nvidia_operator_driver(), "nvidia"),
+    ] {
+        let unit = file(&files, DRIVER_UNIT)
+            .unwrap_or_else(|| panic!("{name}: no driver-phase unit for an operator-owned driver"));
+        assert!(values(unit, "After").contains(&"kubelet.service"), "{unit}");
+        assert!(
+            values(unit, "Requires").contains(&"nodeimg-verify.service"),
+            "{unit}"
+        );
+        let exec = unit.lines().find(|l| l.starts_with("ExecStart=")).unwrap();
+        assert!(
+            exec.contains(" verify --phase driver --attempts "),
+            "{exec}"
+        );
+        assert!(exec.contains("--evidence-on-fail "), "{exec}");
+        assert!(
+            exec.contains("--output summary=/run/nodeimg-driver/summary.txt"),
+            "{exec}"
+        );
+        // The wait for the operator's module is bounded, and the start timeout covers it.
+        let wait = unit
+            .lines()
+            .find(|l| l.starts_with("ExecStartPre="))
+            .unwrap();
+        assert!(
+            wait.contains(&format!("/sys/module/{module}/initstate"))
+                && wait.contains("$$NODEIMG_DRIVER_WAIT_S"),
+            "{wait}"
+        );
+        let waited: u64 = unit
+            .lines()
+            .find_map(|l| l.strip_prefix("Environment=NODEIMG_DRIVER_WAIT_S="))
+            .unwrap()
+            .parse()
+            .unwrap();
+        let timeout: u64 = unit
+            .lines()
+            .find_map(|l| l.strip_prefix("TimeoutStartSec="))
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(
+            timeout > waited + 3 * 240,
+            "{timeout} <= {waited} + verify's retries"
+        );
+        assert_eq!(
+            file(
+                &files,
+                "layer/etc/systemd/system/multi-user.target.wants/nodeimg-verify-driver.service"
+            ),
+            Some("-> /etc/systemd/system/nodeimg-verify-driver.service")
+        );
+        let rule = npd_driver_rule(&files).expect("no node condition for the driver phase");
+        let script = rule["args"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()
+            .as_str()
+            .unwrap();
+        assert!(
+            script.contains("nodeimg-verify-driver.service")
+                && script.contains("/run/nodeimg-driver/summary.txt"),
+            "{script}"
+        );
+    }
+
+    // NVIDIA with node-side CDI: the device nodes and the spec need the driver, so
+    // they leave the boot order and the driver phase makes them once it loaded.
+    let files = nvidia_operator_driver();
+    let unit = file(&files, DRIVER_UNIT).unwrap();
+    assert!(
+        unit.contains(
+            "ExecStartPre=-/usr/bin/systemctl restart nodeimg-device-nodes.service nodeimg-cdi-generate.service"
+        ),
+        "{unit}"
+    );
+    let verify = file(&files, "layer/etc/systemd/system/nodeimg-verify.service").unwrap();
+    for u in [
+        "nodeimg-device-nodes.service",
+        "nodeimg-cdi-generate.service",
+    ] {
+        assert!(!values(verify, "Wants").contains(&u), "{verify}");
+        assert!(
+            file(
+                &files,
+                &format!("layer/etc/systemd/system/multi-user.target.wants/{u}")
+            )
+            .is_none(),
+            "{u} starts at boot, before any driver"
+        );
+        let text = file(&files, &format!("layer/etc/systemd/system/{u}")).unwrap();
+        assert!(!text.contains("[Install]"), "{text}");
+    }
+
+    // A preinstalled driver is checked at boot, before kubelet: no second phase.
+    let nvidia = example("h100-sxm-ubuntu");
+    assert!(file(&nvidia, DRIVER_UNIT).is_none());
+    assert!(npd_driver_rule(&nvidia).is_none());
+}
+
+/// The rule's script sets the condition from the unit's state, by NPD's exit codes: run
+/// with a `systemctl` that reports each state.
+#[test]
+fn the_driver_phase_condition_follows_the_unit_state() {
+    let rule = npd_driver_rule(&example("mi300x-rhel")).unwrap();
+    let script = rule["args"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .as_str()
+        .unwrap()
+        .to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let systemctl = dir.path().join("systemctl");
+    std::fs::write(&systemctl, "#!/bin/sh\necho \"$STATE\"\n").unwrap();
+    std::fs::set_permissions(
+        &systemctl,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let path = format!(
+        "{}:{}",
+        dir.path().display(),
+        std::env::var("PATH").unwrap()
+    );
+    for (state, code, says) in [
+        ("active", 0, "driver phase passed"),
+        ("failed", 1, "driver phase failed"),
+        (
+            "activating",
+            2,
+            "not judged yet (nodeimg-verify-driver.service is activating)",
+        ),
+        ("inactive", 2, "not judged yet"),
+    ] {
+        let out = std::process::Command::new("/bin/sh")
+            .args(["-c", &script])
+            .env("PATH", &path)
+            .env("STATE", state)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(code), "{state}: {text}");
+        assert!(text.contains(says), "{state}: {text}");
+    }
 }

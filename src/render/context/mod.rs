@@ -222,7 +222,10 @@ impl<'a> Context<'a> {
             amd: amd::of(s, &tolerations),
             shm: shm::of(s),
             tolerations,
-            npd: s.accelerators.is_some().then(npd::of),
+            npd: s
+                .accelerators
+                .is_some()
+                .then(|| npd::of(startup.driver_phase.as_ref())),
             verify: Verify {
                 bin: NODEIMG_BIN,
                 lock: LOCK_PATH,

@@ -18,6 +18,7 @@
 
 use serde::Serialize;
 
+use super::startup::DriverPhase;
 use super::{LOCK_PATH, NODEIMG_BIN};
 
 /// Where the chart mounts `settings.custom_monitor_definitions`.
@@ -40,19 +41,59 @@ pub struct Npd {
     pub args: Vec<String>,
     pub interval: &'static str,
     pub timeout: &'static str,
+    /// With an operator-owned driver: the driver phase's verdict as a condition.
+    pub driver_phase: Option<DriverPhaseRule>,
+}
+
+/// The driver phase's verdict (`nodeimg-verify-driver.service`, see
+/// `startup::DriverPhase`) as a Node condition. The rule does not run the
+/// checks again: it reads the unit's state and the summary verify wrote, so
+/// the condition says what the unit found (and evidence was kept for). Exit
+/// codes follow NPD: 0 (the unit passed) sets the condition False, 1 (it
+/// failed: its checks, or no driver within the wait) True, 2 (not judged yet:
+/// still waiting for the operator's driver, or not run this boot) Unknown.
+/// Not a taint: kubelet registers its taints once, and the NodeRestriction
+/// admission plugin forbids a node to change its own taints afterwards, so
+/// nothing on the node could lift it on a pass.
+#[derive(Debug, Clone, Serialize)]
+pub struct DriverPhaseRule {
+    pub condition: &'static str,
+    pub ok_reason: &'static str,
+    pub problem_reason: &'static str,
+    /// NPD's arguments to `nsenter`: the host's namespaces, `/bin/sh -c SCRIPT`.
+    pub args: Vec<String>,
+}
+
+/// The condition type of the driver phase's verdict.
+pub const DRIVER_CONDITION: &str = "NodeimgDriverPhaseProblem";
+
+/// The shell the rule runs on the host.
+fn driver_script(d: &DriverPhase) -> String {
+    format!(
+        "s=$(systemctl show -p ActiveState --value {unit}); \
+         v=$(head -c 400 {summary} 2>/dev/null); \
+         case \"$s\" in \
+         active) echo \"driver phase passed: $v\"; exit 0 ;; \
+         failed) echo \"driver phase failed: ${{v:-no verdict, see journalctl -u {unit}}}; report {report}\"; exit 1 ;; \
+         *) echo \"driver phase not judged yet ({unit} is $s)\"; exit 2 ;; \
+         esac",
+        unit = d.unit,
+        summary = d.summary,
+        report = d.report,
+    )
 }
 
 /// The condition type nodeimg's NPD plugin sets on the Node.
 pub const CONDITION: &str = "GPUProblem";
 
-pub(super) fn of() -> Npd {
+/// `nsenter`'s arguments up to the program: the host's namespaces.
+const NSENTER: &[&str] = &[
+    "--target", "1", "--mount", "--uts", "--ipc", "--net", "--pid", "--",
+];
+
+pub(super) fn of(driver_phase: Option<&DriverPhase>) -> Npd {
     let monitor = "nodeimg-health.json";
-    let mut args: Vec<String> = [
-        "--target", "1", "--mount", "--uts", "--ipc", "--net", "--pid", "--",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+    let mut args: Vec<String> = NSENTER.iter().map(|s| s.to_string()).collect();
     args.extend(
         [
             NODEIMG_BIN,
@@ -82,5 +123,16 @@ pub(super) fn of() -> Npd {
         args,
         interval: "5m",
         timeout: "60s",
+        driver_phase: driver_phase.map(|d| DriverPhaseRule {
+            condition: DRIVER_CONDITION,
+            ok_reason: "NodeimgDriverPhasePassed",
+            problem_reason: "NodeimgDriverPhaseFailed",
+            args: NSENTER
+                .iter()
+                .chain(&["/bin/sh", "-c"])
+                .map(|s| s.to_string())
+                .chain(std::iter::once(driver_script(d)))
+                .collect(),
+        }),
     }
 }

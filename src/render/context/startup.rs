@@ -10,6 +10,11 @@
 //! in (`Wants=`) and waits for (`After=`) everything it gates on, so
 //! nothing it checks is produced after it runs.
 //!
+//! With an operator-owned driver the boot phase checks the host only and
+//! gates kubelet; the operator installs the driver after the node joined,
+//! and `nodeimg-verify-driver.service` ([`DriverPhase`]) then produces the
+//! device nodes and the CDI spec and runs the driver-phase checks.
+//!
 //! Enablement is carried by the layer itself: `<target>.wants/` links for
 //! every unit the image starts (effective as soon as the layer is applied,
 //! no `systemctl` step needed), and `usr/lib/systemd/system-preset/
@@ -37,6 +42,11 @@ pub const SETTLE_S: u64 = 120;
 /// One attempt at most: the settle deadline plus the vendor tools' own
 /// timeouts (30 s each, run side by side) and the sysfs walk.
 pub const ATTEMPT_MAX_S: u64 = 240;
+/// How long the driver-phase unit waits for an operator to load the driver:
+/// the operator's driver container builds or fetches the module after
+/// kubelet joined (NVIDIA's precompiled drivers take minutes, a build from
+/// source longer).
+pub const DRIVER_WAIT_S: u64 = 1800;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Startup {
@@ -46,6 +56,9 @@ pub struct Startup {
     pub verify_wants: Vec<String>,
     /// `nodeimg-device-nodes.service` is rendered (NVIDIA, CDI on the node).
     pub device_nodes: bool,
+    /// `nodeimg-verify-driver.service`, rendered when an operator installs the
+    /// driver after kubelet started: the driver-phase checks run then.
+    pub driver_phase: Option<DriverPhase>,
     /// Units the CDI generator runs after.
     pub cdi_after: Vec<String>,
     pub retry: Retry,
@@ -58,6 +71,43 @@ pub struct Startup {
     /// The preset file's lines, `enable x.service` / `disable y.path`.
     pub preset: Vec<String>,
 }
+
+/// The driver phase of a node whose GPU driver an operator installs.
+///
+/// The unit waits (bounded) for the operator's kernel module to be live,
+/// (re)runs the units that produce what the driver phase checks (device
+/// nodes, the CDI spec: they need the driver, so they are not part of the
+/// boot order on such a node), then runs `verify --phase driver` with the
+/// boot phase's bounded retries. A driver that never loads is judged too:
+/// verify runs and fails, leaving its report and evidence. The verdict
+/// reaches the Node through node-problem-detector (`npd.driver_phase`),
+/// which reads the unit's state and the summary it wrote.
+#[derive(Debug, Clone, Serialize)]
+pub struct DriverPhase {
+    pub unit: &'static str,
+    /// How long the unit waits for the operator's driver (the unit's
+    /// `NODEIMG_DRIVER_WAIT_S`, which a drop-in may change).
+    pub wait_s: u64,
+    /// The driver's kernel module, and the sysfs file that says `live`
+    /// once it is loaded.
+    pub module: &'static str,
+    pub module_state: String,
+    /// Units (re)started once the driver is loaded, before verify.
+    pub produce: Vec<String>,
+    /// The unit's start timeout: the wait, the producers, verify's retries.
+    pub timeout_s: u64,
+    /// verify's one-line summary of this boot's driver phase (NPD's message).
+    pub summary: &'static str,
+    /// verify's JSON report (kept across reboots).
+    pub report: &'static str,
+}
+
+/// Where the driver-phase unit leaves its verdict.
+pub const DRIVER_UNIT: &str = "nodeimg-verify-driver.service";
+pub const DRIVER_SUMMARY: &str = "/run/nodeimg-driver/summary.txt";
+pub const DRIVER_REPORT: &str = "/var/lib/nodeimg/driver-verify.json";
+/// Time for the producers (device nodes, CDI generation) once the driver is in.
+const PRODUCE_MAX_S: u64 = 120;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Retry {
@@ -105,6 +155,10 @@ pub(super) fn of(
 
     let nvidia = gpu.is_some_and(|g| g.nvidia);
     let preinstalled = gpu.is_some_and(|g| g.preinstalled);
+    // An operator installs the driver after kubelet joined: what needs the
+    // driver (device nodes, the CDI spec, the driver checks) runs in the
+    // driver phase, after it loaded, not at boot.
+    let operator_driver = gpu.is_some() && !preinstalled;
     let device_nodes = cdi.generate && nvidia;
     let persistenced = nvidia && preinstalled && gpu.is_some_and(|g| g.persistence);
     let fabric_manager = nvidia && preinstalled && gpu.is_some_and(|g| g.fabric_manager.is_some());
@@ -112,7 +166,7 @@ pub(super) fn of(
     // In boot order.
     let mut before_verify: Vec<String> = vec!["systemd-modules-load.service".into()];
     let mut wants: Vec<String> = Vec::new();
-    if device_nodes {
+    if device_nodes && !operator_driver {
         before_verify.push("nodeimg-device-nodes.service".into());
         wants.push("nodeimg-device-nodes.service".into());
         enable("multi-user.target", "nodeimg-device-nodes.service", true);
@@ -124,7 +178,7 @@ pub(super) fn of(
     if persistenced {
         cdi_after.push("nvidia-persistenced.service".into());
     }
-    if cdi.generate {
+    if cdi.generate && !operator_driver {
         before_verify.push("nodeimg-cdi-generate.service".into());
         wants.push("nodeimg-cdi-generate.service".into());
         if cdi.on_boot {
@@ -160,6 +214,33 @@ pub(super) fn of(
     before_verify.push("containerd.service".into());
     wants.push("containerd.service".into());
     enable("multi-user.target", "nodeimg-verify.service", true);
+    let retry = Retry {
+        attempts: ATTEMPTS,
+        delay_s: RETRY_DELAY_S,
+        settle_s: SETTLE_S,
+        timeout_s: u64::from(ATTEMPTS) * (ATTEMPT_MAX_S + RETRY_DELAY_S),
+    };
+    let driver_phase = operator_driver.then(|| {
+        enable("multi-user.target", DRIVER_UNIT, true);
+        let module = if nvidia { "nvidia" } else { "amdgpu" };
+        let mut produce = Vec::new();
+        if device_nodes {
+            produce.push("nodeimg-device-nodes.service".to_string());
+        }
+        if cdi.generate {
+            produce.push("nodeimg-cdi-generate.service".to_string());
+        }
+        DriverPhase {
+            unit: DRIVER_UNIT,
+            wait_s: DRIVER_WAIT_S,
+            module,
+            module_state: format!("/sys/module/{module}/initstate"),
+            produce,
+            timeout_s: DRIVER_WAIT_S + PRODUCE_MAX_S + retry.timeout_s,
+            summary: DRIVER_SUMMARY,
+            report: DRIVER_REPORT,
+        }
+    });
     for (target, unit) in also {
         enable(target, unit, true);
     }
@@ -192,13 +273,9 @@ pub(super) fn of(
         verify_after: before_verify,
         verify_wants: wants,
         device_nodes,
+        driver_phase,
         cdi_after,
-        retry: Retry {
-            attempts: ATTEMPTS,
-            delay_s: RETRY_DELAY_S,
-            settle_s: SETTLE_S,
-            timeout_s: u64::from(ATTEMPTS) * (ATTEMPT_MAX_S + RETRY_DELAY_S),
-        },
+        retry,
         containerd_paths,
         kubelet_paths,
         links,
