@@ -17,9 +17,8 @@
 //! Needs, besides the nspawn suite's: qemu-system-x86, e2fsprogs, util-linux (losetup).
 
 use std::path::Path;
-use std::process::Command;
 
-use super::boot::{Node, example, get, root_versions, script};
+use crate::support::boot_root::{Node, example, get, root_versions, run, script, tail};
 
 /// The checks the probe runs inside the VM.
 const CHECKS: &str = "os.kernel.*,os.hugepages";
@@ -67,25 +66,6 @@ impl Vm {
             })
             .collect()
     }
-}
-
-fn tail(text: &str, lines: usize) -> String {
-    let all: Vec<&str> = text.lines().collect();
-    all[all.len().saturating_sub(lines)..].join("\n")
-}
-
-fn run(mut c: Command) {
-    let shown = format!("{c:?}");
-    let o = c
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {shown}: {e}"));
-    assert!(
-        o.status.success(),
-        "{shown} failed ({}):\n{}\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
 }
 
 /// The GPU example's image applied and put on a disk, with the probe told what to run.

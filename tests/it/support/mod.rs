@@ -7,6 +7,8 @@
 // The binary exists only for the test binary (examples include this module too).
 pub mod accept_fixture;
 #[cfg(test)]
+pub mod boot_root;
+#[cfg(test)]
 mod cli;
 pub mod fault_host;
 pub mod fixture_tree;
