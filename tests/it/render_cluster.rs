@@ -338,3 +338,64 @@ fn cluster_objects_validate_against_their_crds() {
     bad["spec"]["driver"]["blacklist"] = json!("yes");
     assert!(!schema_errors(&deviceconfig, &bad).is_empty());
 }
+
+/// `ExecStart=` lines of a rendered unit, each as its words.
+fn exec_starts(r: &nodeimg::render::Rendered, unit: &str) -> Vec<Vec<String>> {
+    let (_, _, bytes) = r
+        .layer
+        .files()
+        .find(|(p, _, _)| *p == unit)
+        .unwrap_or_else(|| panic!("{unit} not rendered"));
+    std::str::from_utf8(bytes)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.strip_prefix("ExecStart="))
+        .map(|l| l.split_whitespace().map(str::to_owned).collect())
+        .collect()
+}
+
+fn flag<'a>(argv: &'a [String], name: &str) -> Option<&'a str> {
+    argv.iter()
+        .find_map(|a| a.strip_prefix(name)?.strip_prefix('='))
+}
+
+#[test]
+fn the_operator_without_its_toolkit_finds_the_management_cdi_spec_on_the_node() {
+    // GPU Operator v25.10 on CDI gives its operands (validator, device
+    // plugin) management.nvidia.com/gpu=all, which its toolkit DaemonSet
+    // writes. The H100 example's operator does not run the toolkit: the
+    // node writes that spec, under its own kind, beside the GPU spec.
+    let unit = "etc/systemd/system/nodeimg-cdi-generate.service";
+    let r = rendered(&example("h100-sxm-ubuntu"));
+    assert_eq!(cluster(&r, "gpu-operator-values.yaml")["toolkit"]["enabled"], false);
+    assert_eq!(cluster(&r, "gpu-operator-values.yaml")["cdi"]["enabled"], true);
+    let runs = exec_starts(&r, unit);
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    let gpu = runs.iter().find(|a| flag(a, "--mode").is_none()).unwrap();
+    let management = runs
+        .iter()
+        .find(|a| flag(a, "--mode") == Some("management"))
+        .unwrap_or_else(|| panic!("no management spec: {runs:?}"));
+    assert_eq!(management[..3], ["/usr/bin/nvidia-ctk", "cdi", "generate"]);
+    // Without --vendor/--class nvidia-ctk writes kind nvidia.com/gpu, and
+    // the two specs would define the same devices.
+    let kind = format!(
+        "{}/{}",
+        flag(management, "--vendor").unwrap(),
+        flag(management, "--class").unwrap()
+    );
+    assert_eq!(kind, "management.nvidia.com/gpu");
+    let out = flag(management, "--output").unwrap();
+    assert_ne!(Some(out), flag(gpu, "--output"));
+    assert!(
+        ["/etc/cdi/", "/var/run/cdi/"]
+            .iter()
+            .any(|d| out.starts_with(d) && out.ends_with(".yaml")),
+        "{out}"
+    );
+    // A node without the operator needs no management spec.
+    let r = rendered(&example("h100-sxm-debian"));
+    let runs = exec_starts(&r, unit);
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert_eq!(flag(&runs[0], "--mode"), None);
+}

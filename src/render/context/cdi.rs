@@ -16,6 +16,13 @@ pub struct Cdi {
     pub on_boot: bool,
     pub on_driver_change: bool,
     pub keep_previous: bool,
+    /// The management spec (`management.nvidia.com/gpu`), written beside
+    /// the GPU spec when the GPU Operator runs with CDI but without its
+    /// toolkit DaemonSet. The operator expects that DaemonSet to write the
+    /// spec its own operands (validator, device plugin) are given:
+    /// without it they fail with "unresolvable CDI devices
+    /// management.nvidia.com/gpu=all" (NVIDIA/gpu-operator#531).
+    pub management_output: Option<String>,
     /// A static spec is written into the layer (AMD).
     #[serde(rename = "static")]
     pub is_static: bool,
@@ -49,6 +56,17 @@ pub(super) fn of(s: &RawBlueprint) -> Cdi {
         .iter()
         .find(|d| d.as_str() == "/var/run/cdi")
         .or(c.spec_dirs.first());
+    let operator_without_toolkit = s.accelerators.as_ref().is_some_and(|a| {
+        a.vendor == Vendor::Nvidia
+            && a.operator
+                .as_ref()
+                .is_some_and(|o| !o.manages.contains(&OperatorComponent::Toolkit))
+    });
+    let management_output = (c.enabled
+        && c.generator == CdiGenerator::NvidiaCtk
+        && operator_without_toolkit)
+        .then(|| dir.map(|d| format!("{}/management.nvidia.com-gpu.yaml", d.as_str())))
+        .flatten();
     Cdi {
         enabled: c.enabled,
         generate: c.enabled && generator.is_some(),
@@ -58,6 +76,7 @@ pub(super) fn of(s: &RawBlueprint) -> Cdi {
         on_boot: c.refresh_on.contains(&CdiRefresh::Boot),
         on_driver_change: c.refresh_on.contains(&CdiRefresh::DriverChange),
         keep_previous: c.rollback == CdiRollback::KeepPrevious,
+        management_output,
         is_static: c.enabled && c.generator == CdiGenerator::Static,
         static_file: static_dir.map(|d| format!("{}/amd.com-gpu.yaml", d.in_layer())),
         static_devices: (0..count)
