@@ -162,3 +162,66 @@ fn labels_the_kubelet_may_not_set_are_refused() {
     );
     assert!(!has(&v, Severity::Error, "node-label-namespace"));
 }
+
+#[test]
+fn the_nfd_release_is_pinned_and_is_the_operators_own() {
+    let with_nfd = json!([
+        "device-plugin",
+        "dcgm-exporter",
+        "gpu-feature-discovery",
+        "node-feature-discovery"
+    ]);
+    // Standalone NFD values without a release.
+    let v = Variant::of("h100-sxm-ubuntu").remove("kubernetes.nfd.version");
+    assert!(
+        has(&v, Severity::Warning, "nfd-version"),
+        "{:?}",
+        findings(&v)
+    );
+    // GPU Operator v25.10.1 bundles NFD 0.18.2: another pin is refused.
+    let v = Variant::of("h100-sxm-ubuntu")
+        .set("accelerators.operator.manages", with_nfd.clone())
+        .set("kubernetes.nfd.version", json!("0.17.3"));
+    assert!(
+        findings(&v).iter().any(|(s, c, p)| *s == Severity::Error
+            && c == "nfd-version"
+            && p == "kubernetes.nfd.version"),
+        "{:?}",
+        findings(&v)
+    );
+    // Its own release, or no pin (nodeimg knows the bundle), is fine.
+    for v in [
+        Variant::of("h100-sxm-ubuntu").set("accelerators.operator.manages", with_nfd.clone()),
+        Variant::of("h100-sxm-ubuntu")
+            .set("accelerators.operator.manages", with_nfd.clone())
+            .remove("kubernetes.nfd.version"),
+    ] {
+        assert!(
+            !has(&v, Severity::Error, "nfd-version"),
+            "{:?}",
+            findings(&v)
+        );
+        assert!(
+            !has(&v, Severity::Warning, "nfd-version"),
+            "{:?}",
+            findings(&v)
+        );
+    }
+    // An operator release whose bundle is unknown needs the pin.
+    let v = Variant::of("h100-sxm-ubuntu")
+        .set("accelerators.operator.manages", with_nfd)
+        .set("accelerators.operator.version", json!("v25.10.9"))
+        .remove("kubernetes.nfd.version");
+    assert!(
+        has(&v, Severity::Warning, "nfd-version"),
+        "{:?}",
+        findings(&v)
+    );
+    // NFD before 0.14 denies the example's platform.example.com labels.
+    let v = Variant::of("h100-sxm-ubuntu").set("kubernetes.nfd.version", json!("0.13.4"));
+    assert!(
+        has(&v, Severity::Error, "nfd-label-namespace"),
+        "{:?}",
+        findings(&v)
+    );
+}

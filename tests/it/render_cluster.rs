@@ -367,8 +367,14 @@ fn the_operator_without_its_toolkit_finds_the_management_cdi_spec_on_the_node() 
     // node writes that spec, under its own kind, beside the GPU spec.
     let unit = "etc/systemd/system/nodeimg-cdi-generate.service";
     let r = rendered(&example("h100-sxm-ubuntu"));
-    assert_eq!(cluster(&r, "gpu-operator-values.yaml")["toolkit"]["enabled"], false);
-    assert_eq!(cluster(&r, "gpu-operator-values.yaml")["cdi"]["enabled"], true);
+    assert_eq!(
+        cluster(&r, "gpu-operator-values.yaml")["toolkit"]["enabled"],
+        false
+    );
+    assert_eq!(
+        cluster(&r, "gpu-operator-values.yaml")["cdi"]["enabled"],
+        true
+    );
     let runs = exec_starts(&r, unit);
     assert_eq!(runs.len(), 2, "{runs:?}");
     let gpu = runs.iter().find(|a| flag(a, "--mode").is_none()).unwrap();
@@ -398,4 +404,34 @@ fn the_operator_without_its_toolkit_finds_the_management_cdi_spec_on_the_node() 
     let runs = exec_starts(&r, unit);
     assert_eq!(runs.len(), 1, "{runs:?}");
     assert_eq!(flag(&runs[0], "--mode"), None);
+}
+
+#[test]
+fn the_pinned_nfd_release_reaches_the_values_that_deploy_it() {
+    // Standalone NFD (the operator does not deploy it): its chart values.
+    let r = rendered(&example("h100-sxm-ubuntu"));
+    let v = cluster(&r, "nfd-values.yaml");
+    assert_eq!(v["image"]["tag"], "v0.18.2");
+    assert!(
+        std::str::from_utf8(r.cluster.file("nfd-values.yaml").unwrap())
+            .unwrap()
+            .contains("--version 0.18.2"),
+    );
+    // The operator deploys NFD: its subchart's values carry the pin.
+    let bp = Variant::of("h100-sxm-ubuntu")
+        .set(
+            "accelerators.operator.manages",
+            json!([
+                "device-plugin",
+                "dcgm-exporter",
+                "gpu-feature-discovery",
+                "node-feature-discovery"
+            ]),
+        )
+        .load();
+    let r = rendered(&bp);
+    assert!(r.cluster.file("nfd-values.yaml").is_none());
+    let v = cluster(&r, "gpu-operator-values.yaml");
+    assert_eq!(v["nfd"]["enabled"], true);
+    assert_eq!(v["node-feature-discovery"]["image"]["tag"], "v0.18.2");
 }

@@ -226,6 +226,9 @@ pub enum InjectionMode {
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Nfd {
+    /// The NFD release (chart and image) that labels this node class, e.g. `0.18.2`: pinned in the rendered Helm values. When the GPU operator deploys NFD, the release its chart bundles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<Version>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sources: Vec<NfdSource>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -10,6 +10,7 @@ mod iommu;
 mod kernel_args;
 mod kubelet;
 mod network;
+mod nfd;
 mod node_labels;
 mod operator;
 mod rollout;
@@ -43,6 +44,7 @@ pub fn check(bp: &RawBlueprint, cx: &Context<'_>, out: &mut Collector<'_>) {
     kernel_args::check(bp, out);
     kubelet::check(bp, out);
     network::check(bp, out);
+    nfd::check(bp, out);
     node_labels::check(bp, out);
     operator::check(bp, out);
     rollout::check(bp, out);

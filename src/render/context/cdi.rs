@@ -62,11 +62,10 @@ pub(super) fn of(s: &RawBlueprint) -> Cdi {
                 .as_ref()
                 .is_some_and(|o| !o.manages.contains(&OperatorComponent::Toolkit))
     });
-    let management_output = (c.enabled
-        && c.generator == CdiGenerator::NvidiaCtk
-        && operator_without_toolkit)
-        .then(|| dir.map(|d| format!("{}/management.nvidia.com-gpu.yaml", d.as_str())))
-        .flatten();
+    let management_output =
+        (c.enabled && c.generator == CdiGenerator::NvidiaCtk && operator_without_toolkit)
+            .then(|| dir.map(|d| format!("{}/management.nvidia.com-gpu.yaml", d.as_str())))
+            .flatten();
     Cdi {
         enabled: c.enabled,
         generate: c.enabled && generator.is_some(),

@@ -9,6 +9,10 @@ use crate::blueprint::model::*;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Nfd<'a> {
+    /// The pinned release as the chart names it (`0.18.2`), and the tag of
+    /// its image (`v0.18.2`).
+    pub version: Option<String>,
+    pub image_tag: Option<String>,
     pub sources: &'a [NfdSource],
     /// The GPU operator deploys NFD (its values carry the worker's
     /// configuration); otherwise a standalone NFD's values are rendered.
@@ -74,7 +78,13 @@ pub(super) fn of(s: &RawBlueprint) -> Nfd<'_> {
             .as_ref()
             .is_some_and(|o| o.manages.contains(&OperatorComponent::NodeFeatureDiscovery))
     });
+    let version = n
+        .version
+        .as_ref()
+        .map(|v| v.as_str().trim_start_matches('v').to_string());
     Nfd {
+        image_tag: version.as_ref().map(|v| format!("v{v}")),
+        version,
         sources: &n.sources,
         operator_managed,
         labels,
