@@ -225,3 +225,21 @@ fn the_nfd_release_is_pinned_and_is_the_operators_own() {
         findings(&v)
     );
 }
+
+#[test]
+fn amd_ctk_needs_the_amd_container_toolkit_in_the_image() {
+    let v = Variant::of("mi300x-rhel").set("runtime.cdi.generator", json!("amd-ctk"));
+    assert!(
+        findings(&v).iter().any(|(s, c, p)| *s == Severity::Error
+            && c == "cdi-generator"
+            && p == "accelerators.containerToolkit"),
+        "{:?}",
+        findings(&v)
+    );
+    let v = v.set("accelerators.containerToolkit", json!("1.2.0"));
+    assert!(
+        !has(&v, Severity::Error, "cdi-generator"),
+        "{:?}",
+        findings(&v)
+    );
+}

@@ -3,6 +3,7 @@
 //! about, so semantic errors are located like syntax errors.
 
 mod acceptance;
+mod amd_cdi;
 mod authority;
 mod compat;
 mod eviction;
@@ -37,6 +38,7 @@ pub struct Context<'a> {
 
 pub fn check(bp: &RawBlueprint, cx: &Context<'_>, out: &mut Collector<'_>) {
     acceptance::check(bp, out);
+    amd_cdi::check(bp, out);
     authority::check(bp, out);
     compat::check(bp, cx.matrix, out);
     eviction::check(bp, out);
