@@ -220,7 +220,7 @@ variant('dra-too-old', [('version: 1.34.2', 'version: 1.30.6'), ('deviceInjectio
         [('dra-structured-parameters', 'kubernetes.version', ('version: 1.30.6', '1.30'), 'Kubernetes is 1.30.6, needs >=1.32')])
 variant('infiniband-mtu', [('mtu: 4096', 'mtu: 9000')],
         [('nic', 'network.nics[0].mtu', ('mtu: 9000', '9000'), 'InfiniBand MTU 9000 is not one of')])
-variant('nvidia-runtime-on-amd', [('vendor: nvidia', 'vendor: amd'), ('model: H100 SXM', 'model: MI300X'), ('  cuda: "13.0"\n', '  rocm: "6.2"\n'), ('  interconnect:\n    nvswitch: true\n    fabricManager: {version: "580.105.08"}\n', ''), ('    generator: nvidia-ctk\n', '    generator: amd-ctk\n'), ('  containerToolkit: "1.18.1"\n', ''), ('defaultRuntime: runc', 'defaultRuntime: nvidia')],
+variant('nvidia-runtime-on-amd', [('vendor: nvidia', 'vendor: amd'), ('model: H100 SXM', 'model: MI300X'), ('  cuda: "13.0"\n', '  rocm: "6.2"\n'), ('  interconnect:\n    nvswitch: true\n    fabricManager: {version: "580.105.08"}\n', ''), ('    generator: nvidia-ctk\n', '    generator: amd-ctk\n'), ('  containerToolkit: "1.18.1"\n', '  containerToolkit: "1.2.0"\n'), ('defaultRuntime: runc', 'defaultRuntime: nvidia')],
         [('vendor-mismatch', 'runtime.containerd.defaultRuntime', ('defaultRuntime', 'nvidia'), 'the nvidia runtime does not serve AMD GPUs')])
 
 variant('pcie-width', [('pcie: {generation: 5, width: 16}', 'pcie: {generation: 7, width: 12}')],

@@ -92,6 +92,7 @@ accelerators:
   model: MI250
   count: 8
   rocm: "6.2.4"
+  containerToolkit: "1.2.0"
   driver:
     authority: preinstalled
     version: "6.8.5"
