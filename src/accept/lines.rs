@@ -43,14 +43,17 @@ pub struct Line<'a> {
 
 /// The lines of `text`, numbered from 1, without launcher prefixes.
 pub fn numbered(text: &str) -> Vec<Line<'_>> {
+    each(text).collect()
+}
+
+/// [`numbered`] one line at a time: for parsers that read a large log once and keep
+/// nothing of most of its lines (a 48 MiB `NCCL_DEBUG=INFO` log has 600,000 of them).
+pub fn each(text: &str) -> impl Iterator<Item = Line<'_>> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    text.split('\n')
-        .enumerate()
-        .map(|(i, raw)| Line {
-            number: i + 1,
-            text: strip_launcher_prefix(raw.strip_suffix('\r').unwrap_or(raw)),
-        })
-        .collect()
+    text.split('\n').enumerate().map(|(i, raw)| Line {
+        number: i + 1,
+        text: strip_launcher_prefix(raw.strip_suffix('\r').unwrap_or(raw)),
+    })
 }
 
 /// Removes the prefix a launcher adds to every line of a rank's output:

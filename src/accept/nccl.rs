@@ -16,7 +16,7 @@
 //! parameters promise. What a run means for acceptance (enough ranks, large enough
 //! messages) is the judge's business, not the parser's.
 
-use super::lines::{Line, LineError, fields, number, numbered};
+use super::lines::{Line, LineError, each, fields, number};
 use serde::{Deserialize, Serialize};
 
 /// Which test suite printed the output.
@@ -256,7 +256,6 @@ struct OpenTable {
 /// Parses every run in an nccl-tests or rccl-tests output. `hint` (the file name) names
 /// the collective when the output does not.
 pub fn parse(text: &str, hint: Option<&str>) -> Result<Vec<NcclRun>, LineError> {
-    let lines = numbered(text);
     let mut suite = Suite::NcclTests;
     let mut pre = Preamble {
         tests_version: None,
@@ -269,7 +268,8 @@ pub fn parse(text: &str, hint: Option<&str>) -> Result<Vec<NcclRun>, LineError> 
     let mut runs = Vec::new();
     let mut last = 0;
 
-    for line in &lines {
+    for line in each(text) {
+        let line = &line;
         let text = line.text.trim();
         if text.is_empty() {
             continue;
@@ -339,7 +339,11 @@ pub fn parse(text: &str, hint: Option<&str>) -> Result<Vec<NcclRun>, LineError> 
             }
             continue;
         }
-        if let Some(version) = library_version(text) {
+        // Most lines of a large log are NCCL INFO lines outside any table: each is
+        // dismissed by one substring test and one prefix test, without allocating.
+        if text.contains("CCL version")
+            && let Some(version) = library_version(text)
+        {
             if text.contains("RCCL") {
                 suite = Suite::RcclTests;
             }
@@ -353,12 +357,14 @@ pub fn parse(text: &str, hint: Option<&str>) -> Result<Vec<NcclRun>, LineError> 
         let Some(open) = table.as_mut() else {
             continue;
         };
-        let tokens = fields(text);
-        let first_is_size = tokens[0].bytes().all(|b| b.is_ascii_digit());
+        let first_is_size = text
+            .split_whitespace()
+            .next()
+            .is_some_and(|t| t.bytes().all(|b| b.is_ascii_digit()));
         if first_is_size {
-            let row = row(&open.layout, &tokens, line.number)?;
+            let row = row(&open.layout, &fields(text), line.number)?;
             open.rows.push(row);
-        } else if damaged_row(&open.layout, &tokens) {
+        } else if damaged_row(&open.layout, text) {
             return Err(LineError::new(
                 line.number,
                 format!("`{text}`: looks like a damaged result row"),
@@ -666,16 +672,17 @@ fn check(token: &str) -> Option<Check> {
 }
 
 /// A line in the table that is not a row but has a row's shape: most fields numbers.
-fn damaged_row(layout: &Layout, tokens: &[&str]) -> bool {
+fn damaged_row(layout: &Layout, text: &str) -> bool {
     let width = layout.width();
-    if tokens.len() + 1 < width || tokens.len() > width + 1 {
+    let count = text.split_whitespace().count();
+    if count + 1 < width || count > width + 1 {
         return false;
     }
-    let numeric = tokens
-        .iter()
-        .filter(|t| t.parse::<f64>().is_ok() || **t == "N/A")
+    let numeric = text
+        .split_whitespace()
+        .filter(|t| t.parse::<f64>().is_ok() || *t == "N/A")
         .count();
-    numeric * 2 >= tokens.len()
+    numeric * 2 >= count
 }
 
 fn close(

@@ -19,7 +19,7 @@
 //! A matrix with missing rows or a damaged cell is refused with the line; a copy trimmed
 //! to fewer matrices is not (the judge asks for the matrix it needs).
 
-use super::lines::{LineError, numbered};
+use super::lines::{LineError, each};
 use super::matrix::Matrix;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -46,7 +46,7 @@ pub fn parse(text: &str) -> Result<P2pTest, LineError> {
     let mut title: Option<(String, usize)> = None;
     let mut reading = false;
     let mut last = 0;
-    for line in numbered(text) {
+    for line in each(text) {
         let t = line.text.trim();
         last = line.number;
         if t.starts_with("[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]") {

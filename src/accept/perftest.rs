@@ -14,7 +14,7 @@
 //! a row with missing or non-numeric fields, or a stray line inside a table is refused
 //! with its line.
 
-use super::lines::{LineError, fields, number, numbered};
+use super::lines::{LineError, each, fields, number};
 use regex::Regex;
 use std::sync::LazyLock;
 
@@ -118,7 +118,7 @@ pub fn parse(text: &str) -> Result<Vec<PerftestRun>, LineError> {
     let mut open: Option<Open> = None;
     let mut gpu: Option<GpuBuffer> = None;
     let mut last = 0;
-    for line in numbered(text) {
+    for line in each(text) {
         let t = line.text.trim();
         if t.is_empty() {
             continue;

@@ -17,7 +17,7 @@
 //! that starts a probe object but does not parse, or has a field this format does not
 //! define, is refused with its line.
 
-use super::lines::{LineError, numbered};
+use super::lines::{LineError, each};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -103,7 +103,7 @@ pub fn looks_like(text: &str) -> bool {
 /// Parses every probe line of a log.
 pub fn parse(text: &str) -> Result<Vec<Step>, LineError> {
     let mut steps = Vec::new();
-    for line in numbered(text) {
+    for line in each(text) {
         let t = line.text.trim();
         if !(t.starts_with('{') && t.contains("\"nodeimg\"")) {
             continue;

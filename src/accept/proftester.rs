@@ -6,7 +6,7 @@
 //! Worker lines for a field that never reaches its `TestField ... test` verdict mean the
 //! output was cut: refused with the line.
 
-use super::lines::{LineError, numbered};
+use super::lines::{LineError, each};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct FieldRun {
@@ -29,7 +29,7 @@ pub fn parse(text: &str) -> Result<Vec<FieldRun>, LineError> {
     // Field id → (name, peak, first worker line) while a field is being exercised.
     let mut open: Vec<Pending> = Vec::new();
     let mut last = 0;
-    for line in numbered(text) {
+    for line in each(text) {
         let t = line.text.trim();
         if t.is_empty() {
             continue;

@@ -22,7 +22,7 @@
 //! `srun` task) give several diagnostics.
 
 use super::{DcgmDiag, DcgmFormat, DcgmResult, DcgmTest, GpuScope, Status, gpu_list};
-use crate::accept::lines::{LineError, numbered};
+use crate::accept::lines::{LineError, each};
 
 #[derive(PartialEq)]
 enum Last {
@@ -44,7 +44,7 @@ pub fn parse(text: &str) -> Result<Vec<DcgmDiag>, LineError> {
     let mut tables: Vec<DcgmDiag> = Vec::new();
     let mut open: Option<Table> = None;
     let mut last_line = 0;
-    for line in numbered(text) {
+    for line in each(text) {
         let t = line.text.trim();
         if t.is_empty() {
             continue;

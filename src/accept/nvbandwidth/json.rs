@@ -37,9 +37,15 @@ pub fn parse(text: &str) -> Result<Nvbandwidth, LineError> {
         .map_err(|e| LineError::new(e.line(), format!("not an nvbandwidth JSON document: {e}")))?;
     let line_of = |name: &str| {
         let needle = format!("\"{name}\"");
-        text.lines()
-            .position(|l| l.contains(&needle))
-            .map_or(1, |i| i + 1)
+        // One substring search and a count of the newlines before it, not a split
+        // of every line per testcase.
+        text.find(&needle).map_or(1, |at| {
+            text.as_bytes()[..at]
+                .iter()
+                .filter(|b| **b == b'\n')
+                .count()
+                + 1
+        })
     };
     let mut testcases = Vec::new();
     for case in doc.nvbandwidth.testcases {

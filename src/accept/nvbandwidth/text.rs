@@ -20,7 +20,7 @@
 //! refused with the line.
 
 use super::{Nvbandwidth, Testcase};
-use crate::accept::lines::{LineError, fields, number, numbered};
+use crate::accept::lines::{LineError, each, fields, number};
 use crate::accept::matrix::Matrix;
 
 enum State {
@@ -44,7 +44,7 @@ pub fn parse(text: &str) -> Result<Nvbandwidth, LineError> {
     let mut state = State::Idle;
     let mut saw_sum = false;
     let mut last = 0;
-    for line in numbered(text) {
+    for line in each(text) {
         let t = line.text.trim();
         last = line.number;
         if t.is_empty() {
