@@ -6,9 +6,8 @@
 //! JobSet against their CRDs' `openAPIV3Schema` tightened with `additionalProperties: false`.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 
-use crate::support::{root, variant::Variant};
+use crate::support::{k8s_schema, k8s_schema::validate, variant::Variant};
 use nodeimg::blueprint::model::acceptance::pinned;
 use nodeimg::render::{Templates, render};
 use serde_json::{Value, json};
@@ -208,6 +207,130 @@ fn jobset_engine_is_refused_for_the_multi_node_all_reduce() {
     assert!(err.starts_with("acceptance.tests[1]: "), "{err}");
 }
 
+/// Every Pod spec of the RDMA workloads (the pair, the multi-node runs), launchers aside,
+/// with the metadata of its template.
+fn rdma_pods(docs: &BTreeMap<String, Value>) -> Vec<(String, Value, Value)> {
+    let mut out = Vec::new();
+    for file in [
+        "rdma-pair.yaml",
+        "nccl-multinode.yaml",
+        "framework-multinode.yaml",
+    ] {
+        let Some(doc) = docs.get(file) else { continue };
+        let mut templates = Vec::new();
+        pod_specs(doc, file.to_owned(), &mut templates);
+        for (at, spec) in templates {
+            if spec["containers"][0]["name"] == "launcher" {
+                continue;
+            }
+            // The template holding this spec: its metadata sits next to it.
+            let path = at.trim_start_matches(file).trim_end_matches(".spec");
+            let mut meta = doc;
+            for k in path.split('.').filter(|k| !k.is_empty()) {
+                meta = match k.split_once('[') {
+                    Some((k, i)) => &meta[k][i.trim_end_matches(']').parse::<usize>().unwrap()],
+                    None => &meta[k],
+                };
+            }
+            out.push((at, spec.clone(), meta["metadata"].clone()));
+        }
+    }
+    out
+}
+
+#[test]
+fn rdma_pods_reach_the_rails_the_way_the_blueprint_says() {
+    // No resource named: the node's network namespace, privileged for /dev/infiniband,
+    // and the MPI workers' sshd off the node's port 22.
+    let docs = acceptance(&Variant::of("h100-sxm-ubuntu"));
+    let pods = rdma_pods(&docs);
+    assert_eq!(pods.len(), 3, "{pods:?}");
+    for (at, spec, _) in &pods {
+        assert_eq!(spec["hostNetwork"], true, "{at}");
+        assert_eq!(spec["dnsPolicy"], "ClusterFirstWithHostNet", "{at}");
+        let c = &spec["containers"][0];
+        assert_eq!(c["securityContext"]["privileged"], true, "{at}");
+        assert_eq!(
+            c["command"],
+            json!(["/usr/sbin/sshd", "-De", "-p", "2222"]),
+            "{at}"
+        );
+    }
+    let launcher = &docs["rdma-pair.yaml"]["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]
+        ["containers"][0]["command"];
+    let argv: Vec<&str> = launcher
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(
+        argv.windows(3)
+            .any(|w| w == ["--mca", "plm_rsh_args", "-p 2222"]),
+        "{argv:?}"
+    );
+    // The single-node all-reduce needs no network: it stays in its Pod's namespace.
+    let nccl = &docs["nccl-job.yaml"]["spec"]["template"]["spec"];
+    assert!(nccl.get("hostNetwork").is_none(), "{nccl}");
+
+    // The Network Operator's way (RoCE): the device plugin's resource, a Multus network
+    // per rail, IPC_LOCK instead of privileged, and the Pod's own namespace.
+    let docs = acceptance(&Variant::of("mi300x-rhel"));
+    let pods = rdma_pods(&docs);
+    assert_eq!(pods.len(), 2, "the pair and the framework run: {pods:?}");
+    for (at, spec, meta) in &pods {
+        assert!(spec.get("hostNetwork").is_none(), "{at}");
+        let c = &spec["containers"][0];
+        assert_eq!(
+            c["resources"]["limits"]["rdma/rdma_shared_device_a"], 1,
+            "{at}"
+        );
+        assert_eq!(
+            c["securityContext"],
+            json!({"capabilities": {"add": ["IPC_LOCK"]}}),
+            "{at}"
+        );
+        assert_eq!(
+            meta["annotations"]["k8s.v1.cni.cncf.io/networks"],
+            "rail-0,rail-1,rail-2,rail-3,rail-4,rail-5,rail-6,rail-7",
+            "{at}"
+        );
+    }
+    // A GID index named in the blueprint reaches ib_write_bw.
+    let gid = Variant::of("mi300x-rhel").set("acceptance.rdma.gidIndex", json!(3));
+    let docs = acceptance(&gid);
+    let env = &docs["rdma-pair.yaml"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]
+        ["spec"]["containers"][0]["env"];
+    assert!(
+        env.as_array()
+            .unwrap()
+            .contains(&json!({"name": "NODEIMG_RDMA_GID_INDEX", "value": "3"})),
+        "{env}"
+    );
+}
+
+#[test]
+fn roce_rails_without_an_address_in_the_pod_are_refused() {
+    let no_networks = Variant::of("mi300x-rhel").remove("acceptance.rdma.networks");
+    let err = refused(&no_networks);
+    assert!(err.starts_with("acceptance.rdma.networks: "), "{err}");
+    assert!(err.contains("RoCE"), "{err}");
+    // The node's namespace has the addresses already.
+    let host = Variant::of("mi300x-rhel").remove("acceptance.rdma");
+    assert!(host.try_load().is_ok());
+    // Both ways at once, or neither, are refused with the field.
+    let both = Variant::of("mi300x-rhel").set("acceptance.rdma.hostNetwork", json!(true));
+    assert!(refused(&both).starts_with("acceptance.rdma.hostNetwork: "));
+    let neither = host.set("acceptance.rdma", json!({"hostNetwork": false}));
+    assert!(refused(&neither).starts_with("acceptance.rdma.resources: "));
+    // InfiniBand rails are addressed by LID: the resource alone is enough.
+    let ib = Variant::of("h100-sxm-ubuntu").set(
+        "acceptance.rdma",
+        json!({"resources": {"rdma/rdma_shared_device_a": 1}}),
+    );
+    assert!(ib.try_load().is_ok(), "{:?}", ib.try_load().err());
+}
+
 /// The probe and the RDMA script as the ConfigMap carries them.
 fn scripts() -> (String, String) {
     let docs = acceptance(&Variant::of("h100-sxm-ubuntu"));
@@ -259,89 +382,6 @@ fn the_scripts_the_workloads_run_compile() {
 
 // ---- the opt-in schema suite -------------------------------------------------------
 
-fn schemas_dir() -> PathBuf {
-    let dir = root().join("../shared/corpus/k8s-schemas");
-    assert!(
-        dir.is_dir(),
-        "{} is missing: the schema suite needs the corpus",
-        dir.display()
-    );
-    dir
-}
-
-/// `additionalProperties: false` on every object schema with `properties`, except where
-/// the API server keeps unknown fields — what kubeconform does to CRD schemas, so that a
-/// misspelled field fails as the core schemas make it fail.
-fn tighten(v: &mut Value) {
-    match v {
-        Value::Object(o) => {
-            let preserve = o
-                .get("x-kubernetes-preserve-unknown-fields")
-                .is_some_and(|p| p == true);
-            if o.contains_key("properties") && !preserve && !o.contains_key("additionalProperties")
-            {
-                o.insert("additionalProperties".into(), Value::Bool(false));
-            }
-            for x in o.values_mut() {
-                tighten(x);
-            }
-        }
-        Value::Array(a) => a.iter_mut().for_each(tighten),
-        _ => {}
-    }
-}
-
-/// The schema of `apiVersion`/`kind`, or `None` when none is vendored.
-fn schema_for(dir: &Path, core: &str, api_version: &str, kind: &str) -> Option<(Value, bool)> {
-    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
-    let crd = match (group, kind) {
-        ("kubeflow.org", "MPIJob") => Some("crds/mpi-operator/v0.8.0/kubeflow.org_mpijobs.yaml"),
-        ("jobset.x-k8s.io", "JobSet") => Some("crds/jobset/v0.12.0/jobset.x-k8s.io_jobsets.yaml"),
-        _ => None,
-    };
-    if let Some(file) = crd {
-        let text = std::fs::read_to_string(dir.join(file)).unwrap();
-        let crd: Value = serde_yaml::from_str(&text).unwrap();
-        assert_eq!(crd["spec"]["names"]["kind"], kind);
-        let mut schema = crd["spec"]["versions"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|v| v["name"] == version)
-            .unwrap_or_else(|| panic!("{file} has no version {version}"))["schema"]
-            ["openAPIV3Schema"]
-            .clone();
-        tighten(&mut schema);
-        return Some((schema, true));
-    }
-    let first = group.split('.').next().unwrap_or("");
-    let name = if group.is_empty() {
-        format!("{}-{version}.json", kind.to_lowercase())
-    } else {
-        format!("{}-{first}-{version}.json", kind.to_lowercase())
-    };
-    let path = dir.join("core").join(core).join(name);
-    let text = std::fs::read_to_string(path).ok()?;
-    Some((serde_json::from_str(&text).unwrap(), false))
-}
-
-/// Problems of one object against its schema; `Err` when no schema is vendored.
-fn validate(dir: &Path, core: &str, doc: &Value) -> Result<Vec<String>, String> {
-    let api = doc["apiVersion"].as_str().unwrap();
-    let kind = doc["kind"].as_str().unwrap();
-    let (schema, crd) = schema_for(dir, core, api, kind).ok_or(format!("{api} {kind}"))?;
-    let validator = if crd {
-        jsonschema::draft4::new(&schema)
-    } else {
-        jsonschema::draft202012::new(&schema)
-    }
-    .unwrap();
-    Ok(validator
-        .iter_errors(doc)
-        .map(|e| format!("{}: {e}", e.instance_path()))
-        .collect())
-}
-
 /// Kinds rendered without a vendored schema (DRA's ResourceClaimTemplate: the corpus
 /// holds no resource.k8s.io schema); checked by the default tests above instead.
 const UNVALIDATED: &[&str] = &["ResourceClaimTemplate"];
@@ -349,7 +389,7 @@ const UNVALIDATED: &[&str] = &["ResourceClaimTemplate"];
 #[test]
 #[ignore = "needs ../shared/corpus/k8s-schemas"]
 fn acceptance_manifests_validate_against_their_published_schemas() {
-    let dir = schemas_dir();
+    k8s_schema::dir();
     let h100 = Variant::of("h100-sxm-ubuntu");
     let variants = [
         ("h100-sxm-ubuntu", h100.clone()),
@@ -382,7 +422,7 @@ fn acceptance_manifests_validate_against_their_published_schemas() {
     for core in ["v1.34.2-standalone-strict", "v1.36.0-standalone-strict"] {
         for (what, variant) in &variants {
             for (file, doc) in acceptance(variant) {
-                match validate(&dir, core, &doc) {
+                match validate(core, &doc) {
                     Ok(errors) => {
                         checked += 1;
                         problems.extend(
@@ -407,14 +447,14 @@ fn acceptance_manifests_validate_against_their_published_schemas() {
     let mut job = docs["nccl-job.yaml"].clone();
     job["spec"]["template"]["spec"]["containers"][0]["imagePullPolicyy"] = "Always".into();
     assert!(
-        !validate(&dir, "v1.36.0-standalone-strict", &job)
+        !validate("v1.36.0-standalone-strict", &job)
             .unwrap()
             .is_empty()
     );
     let mut mpijob = docs["nccl-multinode.yaml"].clone();
     mpijob["spec"]["slotsPerWorkerTypo"] = 1.into();
     assert!(
-        !validate(&dir, "v1.36.0-standalone-strict", &mpijob)
+        !validate("v1.36.0-standalone-strict", &mpijob)
             .unwrap()
             .is_empty()
     );
@@ -422,7 +462,7 @@ fn acceptance_manifests_validate_against_their_published_schemas() {
     mpijob["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["resources"]
         ["limitz"] = serde_json::json!({});
     assert!(
-        !validate(&dir, "v1.36.0-standalone-strict", &mpijob)
+        !validate("v1.36.0-standalone-strict", &mpijob)
             .unwrap()
             .is_empty()
     );
@@ -432,7 +472,7 @@ fn acceptance_manifests_validate_against_their_published_schemas() {
 #[ignore = "needs ../shared/corpus/k8s-schemas"]
 fn the_validator_accepts_the_upstream_samples() {
     // Known-good inputs: the samples each project ships with its CRD.
-    let dir = schemas_dir();
+    let dir = k8s_schema::dir();
     let mut seen = 0;
     for sub in [
         "crds/mpi-operator/v0.8.0/samples",
@@ -446,7 +486,7 @@ fn the_validator_accepts_the_upstream_samples() {
                 if doc.is_null() {
                     continue;
                 }
-                let errors = validate(&dir, "v1.36.0-standalone-strict", &doc).unwrap();
+                let errors = validate("v1.36.0-standalone-strict", &doc).unwrap();
                 assert!(errors.is_empty(), "{}: {errors:?}", path.display());
                 seen += 1;
             }

@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::support::k8s_schema::{self, crd_validator, errors};
 use crate::support::{Variant, nodeimg, root, stderr, stdout};
 use nodeimg::accept::complete::without_layer1;
 use nodeimg::verify::fact::Fact;
@@ -566,50 +567,6 @@ fn simulate_is_deterministic_and_reports_where_it_halted() {
 
 // ---- the opt-in schema suite -----------------------------------------------------------
 
-fn schemas() -> PathBuf {
-    let dir = root().join("../shared/corpus/k8s-schemas");
-    assert!(
-        dir.is_dir(),
-        "{} is missing: the schema suite needs the corpus",
-        dir.display()
-    );
-    dir
-}
-
-/// `additionalProperties: false` wherever a CRD schema lists properties and does not keep
-/// unknown fields (what kubeconform does), so a misspelled field fails.
-fn tighten(v: &mut Value) {
-    match v {
-        Value::Object(o) => {
-            let preserve = o
-                .get("x-kubernetes-preserve-unknown-fields")
-                .is_some_and(|p| p == true);
-            if o.contains_key("properties") && !preserve && !o.contains_key("additionalProperties")
-            {
-                o.insert("additionalProperties".into(), Value::Bool(false));
-            }
-            o.values_mut().for_each(tighten);
-        }
-        Value::Array(a) => a.iter_mut().for_each(tighten),
-        _ => {}
-    }
-}
-
-fn crd_validator(file: &str, kind: &str) -> jsonschema::Validator {
-    let crd: Value =
-        serde_yaml::from_str(&std::fs::read_to_string(schemas().join(file)).unwrap()).unwrap();
-    assert_eq!(crd["spec"]["names"]["kind"], kind);
-    let mut schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"].clone();
-    tighten(&mut schema);
-    jsonschema::draft4::new(&schema).unwrap()
-}
-
-fn errors(v: &jsonschema::Validator, doc: &Value) -> Vec<String> {
-    v.iter_errors(doc)
-        .map(|e| format!("{}: {e}", e.instance_path()))
-        .collect()
-}
-
 const SUC: &str = "crds/system-upgrade-controller/v0.20.1/upgrade.cattle.io_plans.yaml";
 const NHC: &str =
     "crds/node-healthcheck-operator/v0.12.0/remediation.medik8s.io_nodehealthchecks.yaml";
@@ -620,7 +577,8 @@ fn rollout_plans_validate_against_the_system_upgrade_controller_crd() {
     let v = crd_validator(SUC, "Plan");
     // The validator itself: the upstream sample passes, a misspelled field fails.
     let sample = std::fs::read_to_string(
-        schemas().join("crds/system-upgrade-controller/v0.20.1/samples/examples__k3s-upgrade.yaml"),
+        k8s_schema::dir()
+            .join("crds/system-upgrade-controller/v0.20.1/samples/examples__k3s-upgrade.yaml"),
     )
     .unwrap();
     for doc in serde_yaml::Deserializer::from_str(&sample) {
@@ -690,7 +648,8 @@ fn remediation_manifests_validate_against_the_node_healthcheck_crd() {
 fn the_health_plugin_config_has_the_shape_of_the_upstream_custom_plugin_configs() {
     let upstream: Value = serde_json::from_str(
         &std::fs::read_to_string(
-            schemas().join("node-problem-detector/v1.36.0/config/health-checker-kubelet.json"),
+            k8s_schema::dir()
+                .join("node-problem-detector/v1.36.0/config/health-checker-kubelet.json"),
         )
         .unwrap(),
     )
@@ -716,7 +675,9 @@ fn the_health_plugin_config_has_the_shape_of_the_upstream_custom_plugin_configs(
     assert_eq!(keys(&ours), keys(&upstream));
     // pluginConfig keys: those of every upstream custom-plugin config.
     let mut known = Vec::new();
-    for e in std::fs::read_dir(schemas().join("node-problem-detector/v1.36.0/config")).unwrap() {
+    for e in
+        std::fs::read_dir(k8s_schema::dir().join("node-problem-detector/v1.36.0/config")).unwrap()
+    {
         let v: Value =
             serde_json::from_str(&std::fs::read_to_string(e.unwrap().path()).unwrap()).unwrap();
         if v["plugin"] == "custom" {

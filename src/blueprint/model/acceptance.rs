@@ -1,7 +1,10 @@
 //! `acceptance`: what runs after join (acceptance layers 2–5) — the images of the
 //! rendered workloads (pinned by digest), which tests must run, the DCGM level, the
-//! multi-node engine, threshold overrides and the regression tolerance. Every field is optional; what is absent
-//! follows from the node's topology.
+//! multi-node engine, how the RDMA workloads reach the rails, threshold overrides and the
+//! regression tolerance. Every field is optional; what is absent follows from the node's
+//! topology.
+
+use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -21,6 +24,8 @@ pub struct Acceptance {
     pub dcgm: Dcgm,
     #[serde(default)]
     pub multi_node: MultiNode,
+    #[serde(default)]
+    pub rdma: Rdma,
     #[serde(default)]
     pub thresholds: Thresholds,
     /// How much worse than the node's previous record a figure may be, in percent.
@@ -164,6 +169,41 @@ pub enum Engine {
     Jobset,
 }
 
+/// How the RDMA workloads (the `ib_write_bw` pair and the multi-node all-reduce) reach
+/// the node's RDMA rails. A Pod in its own network namespace sees no rail unless
+/// something hands it one: the node's namespace (`hostNetwork`, the default when no
+/// resource is named), or an RDMA device plugin's resource (the NVIDIA Network Operator's
+/// `k8s-rdma-shared-dev-plugin`, SR-IOV VFs) with, for RoCE, a Multus network per rail
+/// that gives the Pod an address — RoCE v2 traffic is addressed by the IP-based GIDs of
+/// the interface.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Rdma {
+    /// Run the RDMA Pods in the node's network namespace (`hostNetwork: true`,
+    /// privileged for `/dev/infiniband`). Default: true unless `resources` are named.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_network: Option<bool>,
+    /// Extended resources that hand the rails to a Pod, requested by every RDMA Pod, e.g.
+    /// `rdma/rdma_shared_device_a: 1` or `nvidia.com/sriov_rdma_vf: 8`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub resources: BTreeMap<String, u32>,
+    /// Multus NetworkAttachmentDefinitions (`name` or `namespace/name`) attached to the
+    /// RDMA Pods through `k8s.v1.cni.cncf.io/networks`, one per rail.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub networks: Vec<String>,
+    /// The RoCE GID index (`ib_write_bw -x`, `NCCL_IB_GID_INDEX`). Default: the RoCE v2
+    /// IPv4 GID of each port, looked up at run time (what `show_gids` lists).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gid_index: Option<u32>,
+}
+
+impl Rdma {
+    /// The Pods run in the node's network namespace.
+    pub fn host_network(&self) -> bool {
+        self.host_network.unwrap_or(self.resources.is_empty())
+    }
+}
+
 /// Overrides of the topology defaults.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -248,6 +288,44 @@ impl Acceptance {
                 ));
             }
         }
+        let r = &self.rdma;
+        if r.host_network() && (!r.resources.is_empty() || !r.networks.is_empty()) {
+            out.push((
+                "acceptance.rdma.hostNetwork".into(),
+                "a Pod in the node's network namespace sees every rail already: name \
+                 `resources`/`networks` or `hostNetwork: true`, not both"
+                    .into(),
+            ));
+        }
+        if !r.host_network() && r.resources.is_empty() {
+            out.push((
+                "acceptance.rdma.resources".into(),
+                "without hostNetwork a Pod sees no RDMA device: name the RDMA device \
+                 plugin's resource (e.g. `rdma/rdma_shared_device_a: 1`)"
+                    .into(),
+            ));
+        }
+        for (name, count) in &r.resources {
+            if *count == 0 || !extended_resource(name) {
+                out.push((
+                    "acceptance.rdma.resources".into(),
+                    format!(
+                        "`{name}: {count}` is not an extended resource request \
+                         (`domain/name: N`, N at least 1)"
+                    ),
+                ));
+            }
+        }
+        for (i, net) in r.networks.iter().enumerate() {
+            if !network_name(net) {
+                out.push((
+                    format!("acceptance.rdma.networks[{i}]"),
+                    format!(
+                        "`{net}` is not a NetworkAttachmentDefinition (`name` or `namespace/name`)"
+                    ),
+                ));
+            }
+        }
         let i = &self.images;
         for (field, value) in [
             ("framework", &i.framework),
@@ -263,6 +341,36 @@ impl Acceptance {
             }
         }
         out
+    }
+}
+
+/// A DNS-1123 label: lower-case letters, digits and `-`, 63 at most.
+fn dns_label(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 63
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !s.starts_with('-')
+        && !s.ends_with('-')
+}
+
+/// `domain/name`: an extended resource (a device plugin's) is always prefixed.
+fn extended_resource(s: &str) -> bool {
+    s.split_once('/').is_some_and(|(domain, name)| {
+        domain.split('.').all(dns_label)
+            && !name.is_empty()
+            && name.len() <= 63
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+    })
+}
+
+/// `name` or `namespace/name` of a Multus NetworkAttachmentDefinition.
+fn network_name(s: &str) -> bool {
+    match s.split_once('/') {
+        Some((ns, name)) => dns_label(ns) && dns_label(name),
+        None => dns_label(s),
     }
 }
 
@@ -322,5 +430,45 @@ mod tests {
                 .unwrap();
         assert_eq!(bad.problems().len(), 2);
         assert!(serde_json::from_str::<Acceptance>(r#"{"dcgm": {"levle": 2}}"#).is_err());
+    }
+
+    #[test]
+    fn rdma_access_is_one_way_or_the_other() {
+        let a: Acceptance = serde_json::from_str("{}").unwrap();
+        assert!(
+            a.rdma.host_network(),
+            "no resource named: the node's namespace"
+        );
+        let plugin: Acceptance = serde_json::from_str(
+            r#"{"rdma": {"resources": {"rdma/rdma_shared_device_a": 1},
+                         "networks": ["nodeimg-acceptance/rail-0", "rail-1"]}}"#,
+        )
+        .unwrap();
+        assert!(!plugin.rdma.host_network());
+        assert!(plugin.problems().is_empty(), "{:?}", plugin.problems());
+        let fields = |json: &str| -> Vec<String> {
+            serde_json::from_str::<Acceptance>(json)
+                .unwrap()
+                .problems()
+                .into_iter()
+                .map(|(f, _)| f)
+                .collect()
+        };
+        assert_eq!(
+            fields(r#"{"rdma": {"hostNetwork": true, "resources": {"rdma/a": 1}}}"#),
+            ["acceptance.rdma.hostNetwork"]
+        );
+        assert_eq!(
+            fields(r#"{"rdma": {"hostNetwork": false}}"#),
+            ["acceptance.rdma.resources"]
+        );
+        assert_eq!(
+            fields(r#"{"rdma": {"resources": {"rdma": 1, "rdma/b": 0}}}"#),
+            ["acceptance.rdma.resources", "acceptance.rdma.resources"]
+        );
+        assert_eq!(
+            fields(r#"{"rdma": {"resources": {"rdma/a": 1}, "networks": ["Rail_0"]}}"#),
+            ["acceptance.rdma.networks[0]"]
+        );
     }
 }

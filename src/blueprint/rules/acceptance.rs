@@ -5,7 +5,7 @@
 use super::p;
 use crate::blueprint::diagnostic::Collector;
 use crate::blueprint::model::acceptance::{Engine, Test};
-use crate::blueprint::model::{RawBlueprint, Vendor};
+use crate::blueprint::model::{LinkLayer, NicRole, RawBlueprint, Vendor};
 
 pub fn check(bp: &RawBlueprint, out: &mut Collector<'_>) {
     let Some(a) = &bp.acceptance else { return };
@@ -27,6 +27,23 @@ pub fn check(bp: &RawBlueprint, out: &mut Collector<'_>) {
             "the multi-node all-reduce (`multi-node-nccl`, required by default with RDMA NICs) \
              starts its ranks with MPI and runs under the MPI Operator only: use `engine: \
              mpi-operator`, or list `acceptance.tests` without `multi-node-nccl`",
+        );
+    }
+    // RoCE v2 is addressed by the GIDs the interface's IP addresses make: a Pod that is
+    // handed the device but has no address on the rail has no usable GID, and rdma_cm
+    // cannot resolve a peer. The Network Operator pairs its RDMA resource with a Multus
+    // network (macvlan, host-device or an SR-IOV VF) per rail for that reason.
+    let roce = bp
+        .network
+        .nics
+        .iter()
+        .any(|n| n.rdma && n.role == NicRole::Compute && n.link_layer == LinkLayer::Ethernet);
+    if roce && !a.rdma.host_network() && a.rdma.networks.is_empty() {
+        out.error(
+            "acceptance",
+            &p("acceptance.rdma.networks"),
+            "the RoCE rails need an address inside the Pod (RoCE v2 GIDs come from the \
+             interface's IP addresses): name a Multus network per rail, or use `hostNetwork: true`",
         );
     }
     for (i, test) in a.tests.iter().flatten().enumerate() {

@@ -46,8 +46,24 @@ pub struct Acceptance<'a> {
     pub nccl_max: &'static str,
     /// The `ib_write_bw -s` message size (the judge's threshold is defined at 8 MiB).
     pub rdma_bytes: u64,
+    /// How the RDMA Pods (the pair, the multi-node workers) reach the rails.
+    pub rdma: RdmaAccess<'a>,
     /// Which workloads are rendered.
     pub runs: Runs,
+}
+
+/// How the RDMA Pods reach the rails: the node's network namespace, or a device plugin's
+/// resource (with Multus networks for RoCE addresses).
+#[derive(Debug, Clone, Serialize)]
+pub struct RdmaAccess<'a> {
+    pub host_network: bool,
+    pub resources: &'a BTreeMap<String, u32>,
+    /// The `k8s.v1.cni.cncf.io/networks` annotation value; empty for none.
+    pub networks: String,
+    pub gid_index: Option<u32>,
+    /// Port of the MPI workers' sshd: off port 22 in the node's namespace, where the
+    /// node's own sshd listens.
+    pub ssh_port: u16,
 }
 
 /// How a Pod asks for the node's GPUs.
@@ -197,6 +213,13 @@ pub(super) fn of(s: &RawBlueprint) -> Option<Acceptance<'_>> {
         shm_bytes,
         nccl_max: "16G",
         rdma_bytes: 8 << 20,
+        rdma: RdmaAccess {
+            host_network: a.rdma.host_network(),
+            resources: &a.rdma.resources,
+            networks: a.rdma.networks.join(","),
+            gid_index: a.rdma.gid_index,
+            ssh_port: if a.rdma.host_network() { 2222 } else { 22 },
+        },
         runs,
     })
 }

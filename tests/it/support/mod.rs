@@ -12,6 +12,7 @@ pub mod boot_root;
 mod cli;
 pub mod fault_host;
 pub mod fixture_tree;
+pub mod k8s_schema;
 pub mod package;
 pub mod unit_root;
 pub mod variant;
