@@ -1,14 +1,16 @@
 //! Speed of `nodeimg rollout simulate`: planning and the discrete-event simulation of a
 //! 10,000-node fleet (and 1,000 and 50,000), against the obvious alternative — a
 //! time-stepped simulation that advances every node of the running wave once per simulated
-//! second — on the same plan and durations. Run with `scripts/bench-rollout`.
+//! second — on the same plan and the same duration spans. Both take the fleet and the plan
+//! from `rollout::simulate` ([`Planned`]); only the way time advances differs. Run with
+//! `scripts/bench-rollout`.
 
 use std::time::Instant;
 
 use nodeimg::blueprint::model::rollout::Budget;
 use nodeimg::diff::impact::Impact;
-use nodeimg::rollout::plan::{Settings, waves};
-use nodeimg::rollout::simulate::{self, Durations, Failures, Input, Rng, Shape, Span};
+use nodeimg::rollout::plan::{Settings, Steps};
+use nodeimg::rollout::simulate::{self, Durations, Failures, Input, Planned, Rng, Shape};
 
 fn input(nodes: usize) -> Input {
     Input {
@@ -35,19 +37,25 @@ fn input(nodes: usize) -> Input {
 }
 
 /// The alternative: one tick per simulated second; each node of the wave counts down the
-/// phase it is in. Returns the simulated seconds.
-fn stepped(input: &Input) -> u64 {
-    let fleet = simulate::synthetic_fleet(&input.shape);
-    let (plan, _) = waves(&fleet, &input.settings);
+/// phase it is in (the phases the change's impact needs). Returns the simulated seconds.
+fn stepped(planned: &Planned, input: &Input) -> u64 {
     let d = &input.durations;
+    let steps = Steps::of(input.impact);
     let mut rng = Rng::new(input.seed);
-    let mut draw = |s: Span| (s.min + (s.max - s.min) * rng.unit()).round() as u64;
     let mut t = 0u64;
-    for wave in plan {
+    for wave in &planned.waves {
         // Remaining seconds of each phase: drain, apply, reboot, accept.
         let mut left: Vec<[u64; 4]> = wave
             .iter()
-            .map(|_| [draw(d.drain), draw(d.apply), draw(d.reboot), draw(d.accept)])
+            .map(|_| {
+                let mut draw = |on: bool, s| if on { rng.span(s).round() as u64 } else { 0 };
+                [
+                    draw(steps.drain, d.drain),
+                    draw(true, d.apply),
+                    draw(steps.reboot, d.reboot),
+                    draw(true, d.accept),
+                ]
+            })
             .collect();
         loop {
             let mut busy = false;
@@ -62,7 +70,7 @@ fn stepped(input: &Input) -> u64 {
             }
             t += 1;
         }
-        t += draw(d.gate);
+        t += rng.span(d.gate).round() as u64;
     }
     t
 }
@@ -74,22 +82,23 @@ fn main() {
         let inp = input(nodes);
         let fleet = simulate::synthetic_fleet(&inp.shape);
         let t0 = Instant::now();
-        let (plan, _) = waves(&fleet, &inp.settings);
+        let planned = Planned::on(fleet, &inp.settings);
         let plan_t = t0.elapsed();
         let t1 = Instant::now();
-        let r = simulate::run(&inp);
+        let r = simulate::simulate(&planned, &inp);
         let des = t1.elapsed();
         assert!(r.over_budget.is_empty() && r.halted.is_none());
+        assert_eq!(r.accepted_new, nodes);
         let (step, step_secs) = if nodes <= 10_000 {
             let t2 = Instant::now();
-            let s = stepped(&inp);
+            let s = stepped(&planned, &inp);
             (Some(t2.elapsed()), s)
         } else {
             (None, 0)
         };
         println!(
             "| {nodes} | {} | {:.1} ms | {:.1} ms ({} events) | {} | {} | {:.1} d (stepped {:.1} d) |",
-            plan.len(),
+            planned.waves.len(),
             plan_t.as_secs_f64() * 1e3,
             des.as_secs_f64() * 1e3,
             r.events,

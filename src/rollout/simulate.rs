@@ -162,7 +162,8 @@ impl Rng {
         (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
 
-    fn span(&mut self, s: Span) -> f64 {
+    /// A duration drawn uniformly from `s`, seconds.
+    pub fn span(&mut self, s: Span) -> f64 {
         s.min + (s.max - s.min) * self.unit()
     }
 
@@ -341,15 +342,45 @@ impl Sim<'_> {
     }
 }
 
-/// Runs the simulation.
-pub fn run(input: &Input) -> Report {
-    let fleet = synthetic_fleet(&input.shape);
-    run_on(&fleet, input)
+/// A plan over a fleet: its waves (indices into the fleet's members, in order) and how
+/// many of the first waves are canaries.
+#[derive(Debug, Clone)]
+pub struct Planned {
+    pub fleet: Fleet,
+    pub waves: Vec<Vec<usize>>,
+    pub canary_waves: usize,
 }
 
-/// Runs the simulation on a given fleet (the property tests generate their own).
-pub fn run_on(fleet: &Fleet, input: &Input) -> Report {
-    let (plan, canary_waves) = waves(fleet, &input.settings);
+impl Planned {
+    /// The synthetic fleet of `input` and the plan [`run`] simulates on it.
+    pub fn of(input: &Input) -> Self {
+        Planned::on(synthetic_fleet(&input.shape), &input.settings)
+    }
+
+    /// The plan over a given fleet.
+    pub fn on(fleet: Fleet, settings: &Settings) -> Self {
+        let (waves, canary_waves) = waves(&fleet, settings);
+        Planned {
+            fleet,
+            waves,
+            canary_waves,
+        }
+    }
+}
+
+/// Runs the simulation.
+pub fn run(input: &Input) -> Report {
+    simulate(&Planned::of(input), input)
+}
+
+/// Runs the simulation of a plan.
+pub fn simulate(planned: &Planned, input: &Input) -> Report {
+    let Planned {
+        fleet,
+        waves: plan,
+        canary_waves,
+    } = planned;
+    let canary_waves = *canary_waves;
     let sizes = fleet.domain_sizes();
     let index: Vec<BTreeMap<&str, usize>> = sizes
         .iter()

@@ -92,10 +92,7 @@ proptest! {
         prop_assert!(h.canary);
         prop_assert_eq!(h.wave, 0);
         // Nothing beyond the first canary wave was touched.
-        let first: usize = nodeimg::rollout::plan::waves(
-            &simulate::synthetic_fleet(&input.shape),
-            &input.settings,
-        ).0[0].len();
+        let first = simulate::Planned::of(&input).waves[0].len();
         prop_assert!(r.accepted_new < first);
         prop_assert_eq!(r.old, input.shape.nodes - r.accepted_new);
     }
