@@ -199,24 +199,38 @@ fn pack(
     let mut waves = Vec::new();
     while !nodes.is_empty() {
         let mut taken: Vec<BTreeMap<&str, usize>> = vec![BTreeMap::new(); budgets.len()];
+        // Values of each key whose budget this wave has used up: once every value of one
+        // key is full, no other node fits (each has a value of every key), and the rest
+        // of the queue is kept as it is instead of tested node by node.
+        let mut full = vec![0usize; budgets.len()];
         let mut wave = Vec::new();
-        nodes.retain(|&i| {
-            if max.is_some_and(|m| wave.len() >= m) {
-                return true;
+        let mut rest = Vec::with_capacity(nodes.len());
+        let mut queue = nodes.into_iter();
+        for i in queue.by_ref() {
+            let saturated = full.iter().zip(budgets).any(|(f, b)| *f == b.len());
+            if saturated || max.is_some_and(|m| wave.len() >= m) {
+                rest.push(i);
+                break;
             }
             let d = &fleet.members[i].domains;
             let fits = d.iter().enumerate().all(|(k, v)| {
                 taken[k].get(v.as_str()).copied().unwrap_or(0) < budgets[k][v.as_str()]
             });
             if !fits {
-                return true;
+                rest.push(i);
+                continue;
             }
             for (k, v) in d.iter().enumerate() {
-                *taken[k].entry(v.as_str()).or_insert(0) += 1;
+                let t = taken[k].entry(v.as_str()).or_insert(0);
+                *t += 1;
+                if *t == budgets[k][v.as_str()] {
+                    full[k] += 1;
+                }
             }
             wave.push(i);
-            false
-        });
+        }
+        rest.extend(queue);
+        nodes = rest;
         if wave.is_empty() {
             // Only when a budget is 0, which the blueprint rules refuse.
             break;
