@@ -173,9 +173,15 @@ fn run_once(args: &VerifyArgs, env: &mut Env<'_>) -> Outcome {
     let blueprint = load(&blueprint_input(args), &matrix)?;
     let Source {
         host,
-        options,
+        mut options,
         root,
     } = source::open(&args.source, env)?;
+    // Besides the baselines, read back the parameters the blueprint itself sets.
+    for key in blueprint.spec().security.sysctls.keys() {
+        if !options.sysctls.contains(key) {
+            options.sysctls.push(key.clone());
+        }
+    }
     let live = root.is_some();
     let reason = if live {
         break_glass(host.as_ref(), &args.break_glass, started_unix, env)

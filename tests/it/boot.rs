@@ -258,11 +258,50 @@ fn now() -> u64 {
         .as_secs()
 }
 
+/// The kernel-parameter stand-in: a container shares the host's kernel and cannot set
+/// its kernel-wide parameters (nspawn mounts /proc/sys read-only), so verify (and only
+/// verify, through a drop-in that binds these over /proc/sys in its own mount namespace)
+/// sees each non-network parameter of the image's sysctl.d file at the value the file
+/// asks for. The network-namespaced ones (`net.*`) are the container's own and are not
+/// stood in for. The VM boot (`boot_vm.rs`) reads the real ones.
+fn install_kernel_parameters(node: &Node) {
+    let conf = std::fs::read_to_string(node.root().join("etc/sysctl.d/90-nodeimg.conf"))
+        .unwrap_or_else(|e| panic!("the image's sysctl.d file: {e}"));
+    let mut binds = String::new();
+    for line in conf.lines() {
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
+        let key = key.trim();
+        if key.starts_with('#') || key.starts_with("net.") {
+            continue;
+        }
+        let path = key.replace('.', "/");
+        node.write(
+            &format!("/usr/share/boot-test/sysctl/{path}"),
+            &format!("{}\n", value.trim()),
+        );
+        binds.push_str(&format!(
+            "BindReadOnlyPaths=/usr/share/boot-test/sysctl/{path}:/proc/sys/{path}\n"
+        ));
+    }
+    node.write(
+        "/etc/systemd/system/nodeimg-verify.service.d/99-boot-test-kernel-parameters.conf",
+        &format!(
+            "# STAND-IN kernel parameters (nodeimg boot test): a container cannot set the\n\
+             # host kernel's parameters; verify sees the values the image's sysctl.d asks for.\n\
+             [Service]\n{binds}"
+        ),
+    );
+}
+
 fn cpu_node(edit: impl FnOnce(&mut Value)) -> Node {
     let root = root_versions();
     let mut bp = container_variant("debian12-cpu", &root);
     edit(&mut bp);
-    Node::build(&bp, false)
+    let node = Node::build(&bp, false);
+    install_kernel_parameters(&node);
+    node
 }
 
 const VERIFY: &str = "nodeimg-verify.service";
@@ -552,7 +591,9 @@ fn gpu_node(edit: impl FnOnce(&mut Value)) -> Node {
     let root = root_versions();
     let mut bp = container_variant("h100-sxm-debian", &root);
     edit(&mut bp);
-    Node::build(&bp, true)
+    let node = Node::build(&bp, true);
+    install_kernel_parameters(&node);
+    node
 }
 
 /// Red run (seen): with the CDI unit ordered after verify (its `After=` naming
@@ -796,6 +837,7 @@ fn operator_node(driver: &str) -> Node {
         serde_yaml::from_str("{gpuLinks: true, nvswitch: false}").unwrap(),
     );
     let node = Node::build_with(&bp, true, Some(driver));
+    install_kernel_parameters(&node);
     if !memlock_raisable() {
         boot_phase_without_memlock_check(&node);
     }

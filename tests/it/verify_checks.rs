@@ -194,12 +194,30 @@ fn cases() -> Vec<Case> {
                 "8",
             )
         }),
-        fail("os.shm.size", None, OsMemoryDisk, "1073741824", |f| {
-            f.tree.file(
-                "/proc/mounts",
-                "tmpfs /dev/shm tmpfs rw,nosuid,nodev,size=1g,inode64 0 0\n",
-            )
-        }),
+        // 80 GiB of RAM, 17 GiB of it in the 1 GiB hugepage pool: 63 GiB for 64 GiB.
+        fail(
+            "os.shm.size",
+            None,
+            OsMemoryDisk,
+            "67645734912 bytes",
+            |f| {
+                f.tree.file(
+                "/proc/meminfo",
+                "MemTotal:       83886080 kB\nMemFree:        1000000 kB\nMemAvailable:   1000000 kB\nHugePages_Total:      16\nHugePages_Free:       16\nHugepagesize:    1048576 kB\n",
+            );
+                f.tree.attr(
+                    "/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages",
+                    "17",
+                );
+            },
+        ),
+        fail(
+            "os.sysctl",
+            Some("vm.overcommit_memory"),
+            OsMemoryDisk,
+            "0",
+            |f| f.tree.attr("/proc/sys/vm/overcommit_memory", "0"),
+        ),
         fail("os.nouveau.absent", None, DriverDaemon, "loaded", |f| {
             f.tree.dir("/sys/module/nouveau")
         }),
@@ -1080,4 +1098,142 @@ fn kernel_arguments_are_read_as_the_kernel_reads_them() {
             show(&results)
         );
     }
+}
+
+/// Every parameter the image writes is read back from `/proc/sys` as the kernel holds it.
+#[test]
+fn kernel_parameters_are_read_back_from_proc_sys() {
+    // A parameter the kernel does not have (br_netfilter not loaded) is unreadable, and
+    // blocks: kubelet needs bridged traffic filtered.
+    let fixture = Fixture::healthy();
+    fixture.remove("/proc/sys/net/bridge");
+    let results = fixture.results();
+    let bridge = find(
+        &results,
+        "os.sysctl",
+        Some("net.bridge.bridge-nf-call-iptables"),
+    );
+    assert_eq!(bridge.verdict, Verdict::Error, "{}", bridge.observed);
+    assert!(bridge.blocks());
+    assert!(
+        bridge
+            .evidence
+            .contains(&"/proc/sys/net/bridge/bridge-nf-call-iptables".to_owned()),
+        "{:?}",
+        bridge.evidence
+    );
+
+    // Tuning the node works without is a warning, not a blocked node.
+    let fixture = Fixture::healthy();
+    fixture
+        .tree
+        .attr("/proc/sys/fs/inotify/max_user_watches", "8192");
+    let results = fixture.results();
+    let watches = find(&results, "os.sysctl", Some("fs.inotify.max_user_watches"));
+    assert_eq!(watches.verdict, Verdict::Fail);
+    assert_eq!(watches.severity, Severity::Warning);
+    assert!(!watches.blocks());
+
+    // A value written in another spelling the kernel reads as the same number holds.
+    let fixture = Fixture::healthy();
+    fixture.tree.attr("/proc/sys/kernel/panic", "10");
+    let mut fixture = fixture;
+    fixture
+        .blueprint
+        .push_str("security:\n  sysctls:\n    kernel.panic: \"0xa\"\n");
+    let results = fixture.results();
+    let panic = find(&results, "os.sysctl", Some("kernel.panic"));
+    assert_eq!(panic.verdict, Verdict::Pass, "{}", panic.observed);
+}
+
+/// `security.sysctls` are checked too, multi-value fields compared field by field whatever
+/// the whitespace (`/proc/sys` prints tabs), and a tuning key the blueprint asks for
+/// itself gates.
+#[test]
+fn blueprint_sysctls_gate_with_the_kernel_semantics() {
+    let mut fixture = Fixture::healthy();
+    fixture.blueprint.push_str(
+        "security:\n  sysctls:\n    net.ipv4.ip_local_port_range: \"32768 60999\"\n    kernel.pid_max: 65536\n",
+    );
+    let bp = verify_fixture::blueprint(&fixture.blueprint);
+    let mut options = verify_fixture::options(&fixture.xml);
+    for key in bp.spec().security.sysctls.keys() {
+        options.sysctls.push(key.clone());
+    }
+    let run = |fixture: &Fixture| {
+        let facts = nodeimg::verify::collect(&fixture.tree.host(), &options);
+        checks::evaluate(bp.spec(), &facts, &Matrix::builtin(), &Selection::default())
+    };
+    fixture
+        .tree
+        .attr("/proc/sys/net/ipv4/ip_local_port_range", "32768\t60999");
+    fixture.tree.attr("/proc/sys/kernel/pid_max", "65536");
+    let results = run(&fixture);
+    let range = find(&results, "os.sysctl", Some("net.ipv4.ip_local_port_range"));
+    assert_eq!(range.verdict, Verdict::Pass, "{}", range.observed);
+
+    fixture
+        .tree
+        .attr("/proc/sys/net/ipv4/ip_local_port_range", "1024\t60999");
+    fixture.tree.attr("/proc/sys/kernel/pid_max", "4194304");
+    let results = run(&fixture);
+    let range = find(&results, "os.sysctl", Some("net.ipv4.ip_local_port_range"));
+    assert_eq!(range.verdict, Verdict::Fail);
+    assert_eq!(range.observed, "1024 60999");
+    let pid_max = find(&results, "os.sysctl", Some("kernel.pid_max"));
+    assert_eq!(pid_max.verdict, Verdict::Fail);
+    assert_eq!(pid_max.severity, Severity::Critical);
+}
+
+/// A capture made without a blueprint reads every parameter an example's image writes
+/// (except those its own `security.sysctls` add, which verify asks for by name).
+#[test]
+fn the_sysctl_baseline_covers_every_example() {
+    use nodeimg::render::context::Kernel;
+    use nodeimg::verify::facts::sysctl::BASELINE;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("blueprints");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter_map(|n| n.strip_suffix(".yaml").map(str::to_owned))
+        .collect();
+    names.sort();
+    assert!(names.len() >= 3, "{names:?}");
+    for name in &names {
+        let bp = support::example(name);
+        let spec = bp.spec();
+        for group in Kernel::of(spec).sysctls {
+            for entry in group.entries {
+                let own = spec
+                    .security
+                    .sysctls
+                    .keys()
+                    .any(|k| k.as_str() == entry.key);
+                assert!(
+                    own || BASELINE.contains(&entry.key.as_str()),
+                    "{name}: {} is written but not in sysctl::BASELINE",
+                    entry.key
+                );
+            }
+        }
+    }
+}
+
+/// `system.shmSize` sizes pods' `/dev/shm` (a cluster-side policy): the host's own
+/// `/dev/shm`, which nothing in the image sets and no pod sees, does not decide the check.
+#[test]
+fn shm_size_is_judged_on_memory_not_the_host_mount() {
+    let fixture = Fixture::healthy();
+    fixture.tree.file(
+        "/proc/mounts",
+        "tmpfs /dev/shm tmpfs rw,nosuid,nodev,size=1g,inode64 0 0\ncgroup2 /sys/fs/cgroup cgroup2 rw 0 0\n",
+    );
+    let results = fixture.results();
+    let shm = find(&results, "os.shm.size", None);
+    assert_eq!(shm.verdict, Verdict::Pass, "{}", shm.observed);
+    assert!(
+        shm.evidence.iter().all(|e| e != "/proc/mounts"),
+        "{:?}",
+        shm.evidence
+    );
 }

@@ -15,6 +15,14 @@ pub struct Kernel {
     pub sysctls: Vec<Group>,
 }
 
+impl Kernel {
+    /// The modules and parameters the image writes for `s`: what the template lays out,
+    /// and what `verify` reads back (`os.sysctl`).
+    pub fn of(s: &RawBlueprint) -> Self {
+        of(s)
+    }
+}
+
 /// Lines that share one reason (a comment above them).
 #[derive(Debug, Clone, Serialize)]
 pub struct Group {

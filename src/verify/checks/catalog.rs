@@ -108,7 +108,8 @@ checks! {
         ARG_FORBIDDEN  = "os.kernel.arg.forbidden",  "forbidden kernel argument absent",                   Critical, OsMemoryDisk,  IsolateAndRepair, Host,  -;
         CGROUP         = "os.cgroup",                "cgroup hierarchy",                                   Critical, OsMemoryDisk,  IsolateAndRepair, Host,  -;
         HUGEPAGES      = "os.hugepages",             "hugepages reserved at boot",                         Critical, OsMemoryDisk,  Reset,            Host,  -;
-        SHM            = "os.shm.size",              "/dev/shm size",                                      Critical, OsMemoryDisk,  IsolateAndRepair, Host,  -;
+        SHM            = "os.shm.size",              "memory can back the pods' /dev/shm (system.shmSize)", Critical, OsMemoryDisk, IsolateAndRepair, Host,  -;
+        SYSCTL         = "os.sysctl",                "kernel parameter the image sets holds in /proc/sys", Critical, OsMemoryDisk,  IsolateAndRepair, Host,  -;
         NOUVEAU        = "os.nouveau.absent",        "nouveau not loaded",                                 Critical, DriverDaemon,  IsolateAndRepair, Host,  -;
     }
     /// BIOS policy as the kernel sees its effects, and firmware versions.

@@ -1,5 +1,6 @@
 //! OS and kernel checks: distribution and release, kernel release, required and forbidden
-//! kernel arguments, cgroup v2, hugepage pools, `/dev/shm` size, nouveau absent.
+//! kernel arguments, cgroup v2, hugepage pools, memory for the pods' `/dev/shm`, kernel
+//! parameters, nouveau absent.
 //!
 //! The command line the blueprint asks for ([`cmdline::full`]) has two parts. The
 //! arguments in `boot.kernelArgs.required` are critical. The ones its typed fields imply
@@ -13,15 +14,32 @@
 //! parameter is known to be one, and `-` and `_` are alike in names. A required argument
 //! passes only when the kernel certainly has it; a forbidden one fails when the kernel
 //! could. A `v1` cgroup blueprint accepts the hybrid layout, which runs the v1 controllers.
+//!
+//! `system.shmSize` sizes the `/dev/shm` of pods, which is a memory-backed volume of each
+//! pod sandbox set by a cluster-side policy, not the host's `/dev/shm` (the image does not
+//! remount it, and pods never see it). What the node can show is whether its memory can
+//! back that much: `os.shm.size` compares `MemTotal` less the hugepage pools (tmpfs
+//! cannot use them) with `shmSize`. The host mount is still collected as a fact, and
+//! judged by nothing.
+//!
+//! `os.sysctl` reads back every parameter the image writes to `etc/sysctl.d/90-nodeimg.conf`
+//! (the render context's own list, [`Kernel::of`]) from `/proc/sys`, compared the way the
+//! kernel parsed it ([`Setting::holds`]). A parameter the node needs (kubelet's
+//! `protectKernelDefaults` set, forwarding and bridge filtering, RoCE reverse-path and
+//! ARP settings, anything in `security.sysctls`) is critical, and one that cannot be read
+//! is an error: `net.bridge.*` is missing exactly when `br_netfilter` is not loaded.
+//! Capacity tuning the node works without ([`TUNING`]) is a warning.
 
 use super::catalog::os::*;
 use super::matcher::Expect;
-use super::{Inputs, Observation, Results};
+use super::{Inputs, Observation, Results, Severity};
 use crate::blueprint::cmdline;
 use crate::blueprint::model::{CgroupMode, Vendor};
 use crate::blueprint::value::VersionReq;
+use crate::render::context::Kernel;
 use crate::verify::fact::Fact;
 use crate::verify::facts::cgroup;
+use crate::verify::facts::sysctl::Setting;
 
 pub fn evaluate(input: &Inputs, out: &mut Results) {
     let bp = input.blueprint;
@@ -61,16 +79,9 @@ pub fn evaluate(input: &Inputs, out: &mut Results) {
     );
     hugepages(input, out);
     if let Some(size) = &bp.system.shm_size {
-        let want = size.units_ceil() as f64;
-        let observed = facts.dev_shm.clone().and_then(|shm| shm.size_bytes);
-        out.expect(
-            &SHM,
-            None,
-            &Expect::at_least(want),
-            &observed,
-            vec!["/proc/mounts".to_owned()],
-        );
+        shm(input, out, size);
     }
+    sysctls(input, out);
     if bp
         .accelerators
         .as_ref()
@@ -163,4 +174,86 @@ fn hugepages(input: &Inputs, out: &mut Results) {
             vec![dir],
         );
     }
+}
+
+/// Parameters the image sets for capacity or performance, which the node works without:
+/// a value that does not hold is a warning, not a reason to keep kubelet down (unless the
+/// blueprint asks for it itself in `security.sysctls`).
+pub const TUNING: &[&str] = &[
+    "fs.inotify.max_user_instances",
+    "fs.inotify.max_user_watches",
+    "kernel.pid_max",
+    "kernel.numa_balancing",
+];
+
+/// The file the image writes its parameters to (the plan's output path).
+const SYSCTL_FILE: &str = "/etc/sysctl.d/90-nodeimg.conf";
+
+fn sysctls(input: &Inputs, out: &mut Results) {
+    let bp = input.blueprint;
+    for group in Kernel::of(bp).sysctls {
+        for entry in group.entries {
+            let key = entry.key.as_str();
+            let asked = bp.security.sysctls.keys().any(|k| k.as_str() == key);
+            let tuning = TUNING.contains(&key) && !asked;
+            let path = entry
+                .key
+                .parse::<crate::blueprint::value::SysctlKey>()
+                .map_or_else(
+                    |_| format!("/proc/sys/{key}"),
+                    |k| format!("/proc/sys/{}", k.proc_path()),
+                );
+            let setting: Fact<&Setting> = match input.facts.sysctls.get(key) {
+                Some(fact) => fact.as_ref(),
+                None => Fact::unknown(format!("{path} was not read")),
+            };
+            let observation =
+                Observation::of(&setting, |s| s.to_string(), |s| s.holds(&entry.value));
+            let result = out.record(
+                &SYSCTL,
+                Some(key.to_owned()),
+                &entry.value,
+                observation,
+                vec![path, SYSCTL_FILE.to_owned()],
+            );
+            if tuning {
+                result.severity = Severity::Warning;
+            }
+        }
+    }
+}
+
+/// Memory a pod's memory-backed `/dev/shm` can use: `MemTotal` less the hugepage pools.
+fn shm(input: &Inputs, out: &mut Results, size: &crate::blueprint::value::ByteSize) {
+    let memory = &input.facts.memory;
+    let want = u64::try_from(size.units_ceil()).unwrap_or(u64::MAX);
+    let usable: Fact<u64> = memory.total_kb.clone().and_then(|total_kb| {
+        memory.hugepage_pools.clone().and_then(|pools| {
+            let mut reserved_kb: u64 = 0;
+            for pool in pools {
+                match pool.total {
+                    Fact::Known(pages) => {
+                        reserved_kb =
+                            reserved_kb.saturating_add(pages.saturating_mul(pool.size_kb));
+                    }
+                    Fact::Unknown { reason } => return Fact::unknown(reason),
+                }
+            }
+            Fact::Known(total_kb.saturating_sub(reserved_kb).saturating_mul(1024))
+        })
+    });
+    out.record(
+        &SHM,
+        None,
+        format!(">= {want} bytes (system.shmSize {size})"),
+        Observation::of(
+            &usable,
+            |bytes| format!("{bytes} bytes outside hugepage pools"),
+            |bytes| *bytes >= want,
+        ),
+        vec![
+            "/proc/meminfo".to_owned(),
+            "/sys/kernel/mm/hugepages".to_owned(),
+        ],
+    );
 }

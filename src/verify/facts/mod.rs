@@ -31,10 +31,12 @@ pub mod rdma;
 pub mod rocm_smi;
 pub mod runtime;
 pub mod shm;
+pub mod sysctl;
 
 use crate::verify::fact::Fact;
 use crate::verify::host::Host;
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 use self::options::{CollectOptions, KernelLogSource};
 
@@ -62,6 +64,8 @@ pub struct Facts {
     /// containerd's RLIMIT_MEMLOCK (what pods inherit).
     pub containerd_memlock: Fact<memlock::Memlock>,
     pub cdi_specs: Fact<Vec<cdi::CdiSpec>>,
+    /// Kernel parameters from `/proc/sys`, by dotted name (those the options named).
+    pub sysctls: BTreeMap<String, Fact<sysctl::Setting>>,
     /// `None` when the caller skipped the kernel log.
     pub kernel_log: Option<Fact<kernel_log::KernelLog>>,
 }
@@ -121,6 +125,7 @@ pub fn collect(host: &dyn Host, options: &CollectOptions) -> Facts {
         let modules = modules::collect(host);
         let cdi_specs = cdi::collect(host);
         let containerd_memlock = memlock::collect(host);
+        let sysctls = sysctl::collect(host, &options.sysctls);
         let (pci_devices, gpus) = runtime::joined(gpus);
         Facts {
             hostname,
@@ -142,6 +147,7 @@ pub fn collect(host: &dyn Host, options: &CollectOptions) -> Facts {
             runtime: runtime::joined(runtime),
             containerd_memlock,
             cdi_specs,
+            sysctls,
             kernel_log,
         }
     })

@@ -4,6 +4,7 @@
 //! Saved outputs are passed as text, not paths: the caller (the CLI) reads them from the
 //! machine running nodeimg, which is not the verified machine behind the `Host`.
 
+use crate::blueprint::value::SysctlKey;
 use crate::verify::host::UnitName;
 use std::time::Duration;
 
@@ -41,6 +42,9 @@ pub struct CollectOptions {
     pub units: Vec<UnitName>,
     /// Run `containerd --version` and `systemctl` (off when only hardware is of interest).
     pub runtime_commands: bool,
+    /// Kernel parameters read back from `/proc/sys`; by default every key the image's
+    /// baselines write ([`super::sysctl::BASELINE`]).
+    pub sysctls: Vec<SysctlKey>,
 }
 
 impl Default for CollectOptions {
@@ -62,6 +66,7 @@ impl Default for CollectOptions {
             .filter_map(|name| UnitName::parse(name).ok())
             .collect(),
             runtime_commands: true,
+            sysctls: super::sysctl::baseline(),
         }
     }
 }

@@ -121,6 +121,7 @@ pub fn healthy_tree() -> Tree {
     let tree = fixture_tree::h100_node();
     tree.attr("/proc/cmdline", CMDLINE);
     tree.attr("/proc/sys/kernel/hostname", "gpu-node-01");
+    sysctls(&tree);
     tree.file("/dev/nvidia-uvm", "");
     tree.file(
         "/dev/kmsg",
@@ -134,6 +135,28 @@ pub fn healthy_tree() -> Tree {
     systemctl(&tree, &[]);
     governors(&tree, "performance");
     tree
+}
+
+/// The kernel parameters the image writes for the fixture blueprint, as `/proc/sys`
+/// shows them once `systemd-sysctl` applied them.
+pub fn sysctls(tree: &Tree) {
+    for (path, value) in [
+        ("vm/overcommit_memory", "1"),
+        ("vm/panic_on_oom", "0"),
+        ("kernel/panic", "10"),
+        ("kernel/panic_on_oops", "1"),
+        ("kernel/keys/root_maxkeys", "1000000"),
+        ("kernel/keys/root_maxbytes", "25000000"),
+        ("net/ipv4/ip_forward", "1"),
+        ("net/bridge/bridge-nf-call-iptables", "1"),
+        ("net/bridge/bridge-nf-call-ip6tables", "1"),
+        ("fs/inotify/max_user_instances", "8192"),
+        ("fs/inotify/max_user_watches", "524288"),
+        ("kernel/pid_max", "4194304"),
+        ("kernel/numa_balancing", "0"),
+    ] {
+        tree.attr(&format!("/proc/sys/{path}"), value);
+    }
 }
 
 /// One cpufreq policy per socket (2), each with `governor`.
