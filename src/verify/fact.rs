@@ -5,6 +5,7 @@
 //! the plain value when known and to `{"unknown": "<reason>"}` otherwise.
 
 use super::host::HostError;
+use crate::blueprint::value::Version;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
 /// A value read from the machine, or why it is unknown.
@@ -67,6 +68,18 @@ impl<T> Fact<T> {
             Fact::Known(value) => f(value),
             Fact::Unknown { reason } => Fact::Unknown { reason },
         }
+    }
+}
+
+impl Fact<String> {
+    /// The text as a [`Version`], parsed once here at the edge so that checks compare
+    /// versions, never text; text that is not a version is unknown with the reason
+    /// (`what` names where it came from), never a pass.
+    pub fn version(self, what: &str) -> Fact<Version> {
+        self.and_then(|text| match text.parse::<Version>() {
+            Ok(version) => Fact::Known(version),
+            Err(why) => Fact::unknown(format!("{what} {text:?} is not a version: {why}")),
+        })
     }
 }
 

@@ -60,7 +60,7 @@ fn nvidia_smi_xml_corpus() {
         let chunks: Vec<&str> = text.split("<gpu id=\"").skip(1).collect();
         assert_eq!(log.gpus.len(), chunks.len(), "{name}: GPU count");
         assert_eq!(
-            log.driver_version.known().cloned(),
+            log.driver_version.known().map(ToString::to_string),
             element(&text, "driver_version"),
             "{name}: driver"
         );
@@ -140,7 +140,7 @@ fn rocm_smi_json_corpus() {
         assert_eq!(report.gpus.len(), cards, "{name}: GPU count");
         let driver = json_values(&text, "Driver version").into_iter().next();
         assert_eq!(
-            report.driver_version.known().cloned(),
+            report.driver_version.known().map(ToString::to_string),
             driver,
             "{name}: driver"
         );
@@ -200,7 +200,7 @@ fn infiniband_sysfs_corpus() {
     for device in &devices {
         let dir = root.join(&device.name);
         assert_eq!(
-            device.fw_ver.known().cloned(),
+            device.fw_ver.known().map(ToString::to_string),
             Some(read(dir.join("fw_ver"))),
             "{}",
             device.name

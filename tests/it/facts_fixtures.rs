@@ -116,8 +116,8 @@ fn h100_node_gpus_join_sysfs_and_nvidia_smi() {
     assert_eq!(gpus.len(), 8);
     assert_eq!(facts.gpus.nvswitches.len(), 4);
     let summary = present(&facts.gpus.nvidia_smi);
-    assert_eq!(known(&summary.driver_version), "570.172.08");
-    assert_eq!(known(&summary.cuda_version), "12.8");
+    assert_eq!(known(&summary.driver_version).as_str(), "570.172.08");
+    assert_eq!(known(&summary.cuda_version).as_str(), "12.8");
     assert_eq!(summary.dtd_version, Some(12));
     assert!(summary.warnings.is_empty());
     for (index, (gpu, pair)) in gpus.iter().zip(fixture_tree::h100_pairs()).enumerate() {
@@ -242,7 +242,7 @@ fn h100_node_gpu_nic_numa_pairing_and_rdma() {
     let rdma = known(&facts.rdma_devices);
     assert_eq!(rdma.len(), 8);
     for device in rdma {
-        assert_eq!(known(&device.fw_ver), "28.39.1002");
+        assert_eq!(known(&device.fw_ver).as_str(), "28.39.1002");
         assert_eq!(known(&device.hca_type), "MT4129");
         let ports = known(&device.ports);
         assert_eq!(ports.len(), 1);
@@ -371,7 +371,7 @@ fn mi300x_node_joins_rocm_smi() {
     assert_eq!(gpus.len(), 8);
     assert_eq!(facts.gpus.nvidia_smi, None);
     let summary = present(&facts.gpus.rocm_smi);
-    assert_eq!(known(&summary.driver_version), "6.8.5");
+    assert_eq!(known(&summary.driver_version).as_str(), "6.8.5");
     for (index, gpu) in gpus.iter().enumerate() {
         assert_eq!(gpu.vendor, GpuVendor::Amd);
         let device = gpu_pci(gpu);

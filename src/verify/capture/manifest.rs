@@ -80,7 +80,7 @@ fn tools(facts: &Facts) -> BTreeMap<String, String> {
                 .modules
                 .nvidia_driver
                 .clone()
-                .map(|d| d.version.clone()),
+                .map(|d| d.version.to_string()),
         )),
     );
     tools.insert(
@@ -90,7 +90,7 @@ fn tools(facts: &Facts) -> BTreeMap<String, String> {
                 .gpus
                 .nvidia_smi
                 .clone()
-                .map(|s| s.and_then(|s| s.driver_version)),
+                .map(|s| s.and_then(|s| s.driver_version).map(|v| v.to_string())),
         ),
     );
     tools.insert(
@@ -100,7 +100,7 @@ fn tools(facts: &Facts) -> BTreeMap<String, String> {
                 .gpus
                 .rocm_smi
                 .clone()
-                .map(|s| s.and_then(|s| s.driver_version)),
+                .map(|s| s.and_then(|s| s.driver_version).map(|v| v.to_string())),
         ),
     );
     let runtime = facts.runtime.as_ref();

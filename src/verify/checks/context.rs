@@ -43,16 +43,19 @@ impl Observation {
     }
 
     /// "All devices identical": unknown when any value is; otherwise the distinct values,
-    /// most common first, as `value ×count`, passing when there is exactly one.
-    pub fn all_identical<'v>(values: impl IntoIterator<Item = &'v Fact<String>>) -> Self {
-        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    /// most common first, as `value ×count`, passing when there is exactly one. Values
+    /// compare as their type does (versions as versions).
+    pub fn all_identical<'v, T: Ord + Display + 'v>(
+        values: impl IntoIterator<Item = &'v Fact<T>>,
+    ) -> Self {
+        let mut counts: BTreeMap<&T, usize> = BTreeMap::new();
         for value in values {
             match value {
-                Fact::Known(text) => *counts.entry(text.as_str()).or_default() += 1,
+                Fact::Known(value) => *counts.entry(value).or_default() += 1,
                 Fact::Unknown { reason } => return Observation::unknown(reason.clone()),
             }
         }
-        let mut ranked: Vec<(&str, usize)> = counts.into_iter().collect();
+        let mut ranked: Vec<(&T, usize)> = counts.into_iter().collect();
         ranked.sort_by_key(|(_, count)| std::cmp::Reverse(*count));
         let text = ranked
             .iter()

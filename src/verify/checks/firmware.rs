@@ -46,7 +46,7 @@ pub fn evaluate(input: &Inputs, out: &mut Results) {
             &BIOS_VERSION,
             None,
             &Expect::Version(req.clone()),
-            &facts.dmi.bios_version,
+            &facts.dmi.bios,
             vec!["/sys/class/dmi/id/bios_version".to_owned()],
         );
     }

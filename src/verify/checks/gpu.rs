@@ -16,7 +16,7 @@ use super::catalog::gpu::*;
 use super::matcher::Expect;
 use super::{Action, FaultClass, Inputs, Observation, Results, Severity};
 use crate::blueprint::model::{Accelerators, KernelModule, SharingMode, Vendor};
-use crate::blueprint::value::VersionReq;
+use crate::blueprint::value::{Version, VersionReq};
 use crate::verify::fact::Fact;
 use crate::verify::facts::gpu::{Gpu, GpuVendor};
 use crate::verify::facts::kernel_log::KernelEventKind;
@@ -167,29 +167,17 @@ fn driver(input: &Inputs, out: &mut Results, accelerators: &Accelerators) {
                     Some(summary) => summary.as_ref().and_then(|s| s.cuda_version.clone()),
                     None => Fact::unknown("nvidia-smi was not run: no NVIDIA GPU on the PCI bus"),
                 };
-                let expect = match format!(">={cuda}").parse::<VersionReq>() {
-                    Ok(req) => Expect::Version(req),
-                    Err(_) => Expect::equal(cuda),
-                };
+                // The driver supports this CUDA version or a later one.
+                let expect = Expect::Version(VersionReq::at_least(cuda));
                 out.expect(&CUDA, None, &expect, &observed, vec![NVIDIA_SMI.to_owned()]);
             }
         }
         Vendor::Amd => {
-            let version = facts
-                .modules
-                .versions
-                .as_ref()
-                .and_then(|v| match v.get("amdgpu") {
-                    Some(version) => Fact::Known(version.clone()),
-                    None => Fact::unknown(
-                        "/sys/module/amdgpu/version: amdgpu is not loaded or has no version",
-                    ),
-                });
             out.expect(
                 &DRIVER,
                 None,
                 &expect,
-                &version,
+                &facts.modules.amdgpu_version,
                 vec!["/sys/module/amdgpu/version".to_owned()],
             );
         }
@@ -285,7 +273,7 @@ fn vbios_identical(out: &mut Results, accelerators: &Accelerators, gpus: &[&Gpu]
     if gpus.len() < 2 {
         return;
     }
-    let versions: Vec<Fact<String>> = gpus
+    let versions: Vec<Fact<Version>> = gpus
         .iter()
         .map(|gpu| match accelerators.vendor {
             Vendor::Nvidia => nvidia(gpu).and_then(|g| g.vbios_version.clone()),

@@ -9,9 +9,9 @@
 //! IPoIB MTU, which is the IB MTU less the 4-byte IPoIB header (4092 for 4096).
 
 use super::catalog::network::*;
-use super::matcher::Expect;
 use super::{Inputs, Observation, Results};
 use crate::blueprint::model::{LinkLayer, Nic as NicGroup, NicRole};
+use crate::blueprint::value::Version;
 use crate::verify::fact::Fact;
 use crate::verify::facts::nic::Nic;
 use crate::verify::facts::pci::PciDevice;
@@ -220,7 +220,7 @@ pub fn evaluate(input: &Inputs, out: &mut Results) {
             member_checks(out, group, member, firmware.as_ref());
         }
         if mine.len() > 1 && (group.rdma || firmware.is_some()) {
-            let versions: Vec<Fact<String>> = mine.iter().map(|m| firmware_of(m)).collect();
+            let versions: Vec<Fact<Version>> = mine.iter().map(|m| firmware_of(m)).collect();
             out.record(
                 &FIRMWARE_IDENTICAL,
                 Some(label),
@@ -233,7 +233,7 @@ pub fn evaluate(input: &Inputs, out: &mut Results) {
     affinity(input, out, &members);
 }
 
-fn firmware_of(member: &Member) -> Fact<String> {
+fn firmware_of(member: &Member) -> Fact<Version> {
     match member.rdma {
         Some(rdma) => rdma.fw_ver.clone(),
         None => Fact::unknown(format!(
@@ -350,13 +350,7 @@ fn member_checks(
     }
     if let Some(req) = firmware {
         let fw = firmware_of(member);
-        let observation = match &fw {
-            Fact::Known(v) => match Expect::Version(req.clone()).matches(v) {
-                Ok(pass) => Observation::value(v.clone(), pass),
-                Err(why) => Observation::unknown(why),
-            },
-            Fact::Unknown { reason } => Observation::unknown(reason.clone()),
-        };
+        let observation = Observation::of(&fw, Version::to_string, |v| req.matches(v));
         out.record(
             &FIRMWARE,
             subject,

@@ -183,7 +183,7 @@ fn cdi(input: &Inputs, out: &mut Results) {
             }
             Fact::Known(version) => Observation::value(
                 format!("libcuda.so.{}", libs.join(", libcuda.so.")),
-                libs.iter().all(|l| l == version),
+                libs.iter().all(|l| *l == version.as_str()),
             ),
         };
         let expected = match &loaded {

@@ -6,6 +6,7 @@
 //! for a non-root run.
 
 use super::attribute;
+use crate::blueprint::value::Version;
 use crate::verify::fact::Fact;
 use crate::verify::host::Host;
 use serde::Serialize;
@@ -13,7 +14,11 @@ use serde::Serialize;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Dmi {
     pub bios_vendor: Fact<String>,
+    /// As DMI holds it (vendors write words too: `U46 v2.80`).
     pub bios_version: Fact<String>,
+    /// `bios_version` as a version, for the pinned-version check; not serialised again.
+    #[serde(skip)]
+    pub bios: Fact<Version>,
     pub bios_date: Fact<String>,
     pub bios_release: Fact<String>,
     pub sys_vendor: Fact<String>,
@@ -29,9 +34,13 @@ pub struct Dmi {
 
 pub fn collect(host: &dyn Host) -> Dmi {
     let field = |name: &str| attribute::text(host, &format!("/sys/class/dmi/id/{name}"));
+    let bios_version = field("bios_version");
     Dmi {
         bios_vendor: field("bios_vendor"),
-        bios_version: field("bios_version"),
+        bios: bios_version
+            .clone()
+            .version("/sys/class/dmi/id/bios_version"),
+        bios_version,
         bios_date: field("bios_date"),
         bios_release: field("bios_release"),
         sys_vendor: field("sys_vendor"),

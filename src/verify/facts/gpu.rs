@@ -14,6 +14,7 @@ use super::options::ToolOutput;
 use super::pci::{PciDevice, VENDOR_AMD, VENDOR_NVIDIA};
 use super::pci_address::PciAddress;
 use super::rocm_smi::{self, AmdGpu, RocmSmiReport};
+use crate::blueprint::value::Version;
 use crate::verify::fact::Fact;
 use crate::verify::host::{Host, VendorCommand};
 use serde::Serialize;
@@ -41,15 +42,15 @@ pub struct GpuFacts {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NvidiaSmiSummary {
     pub dtd_version: Option<u32>,
-    pub driver_version: Fact<String>,
-    pub cuda_version: Fact<String>,
+    pub driver_version: Fact<Version>,
+    pub cuda_version: Fact<Version>,
     pub attached_gpus: Fact<u32>,
     pub warnings: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RocmSmiSummary {
-    pub driver_version: Fact<String>,
+    pub driver_version: Fact<Version>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -9,6 +9,7 @@
 //! the NVIDIA driver.
 
 use super::attribute;
+use crate::blueprint::value::Version;
 use crate::verify::fact::Fact;
 use crate::verify::host::Host;
 use serde::Serialize;
@@ -21,13 +22,15 @@ pub struct KernelModules {
     pub loaded: Fact<Vec<String>>,
     /// `version` of every module that has one.
     pub versions: Fact<BTreeMap<String, String>>,
+    /// `amdgpu`'s `version`, as a version (the AMD driver check compares it).
+    pub amdgpu_version: Fact<Version>,
     pub nvidia_driver: Fact<NvidiaKernelDriver>,
     pub nouveau_loaded: Fact<bool>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct NvidiaKernelDriver {
-    pub version: String,
+    pub version: Version,
     /// The open GPU kernel modules (`Open Kernel Module`).
     pub open: bool,
     pub banner: String,
@@ -62,10 +65,20 @@ pub fn collect(host: &dyn Host) -> KernelModules {
             .as_ref()
             .map(|names| names.iter().any(|name| name == "nouveau")),
     };
+    let amdgpu_version = versions
+        .as_ref()
+        .and_then(|v: &BTreeMap<String, String>| match v.get("amdgpu") {
+            Some(version) => Fact::Known(version.clone()),
+            None => {
+                Fact::unknown("/sys/module/amdgpu/version: amdgpu is not loaded or has no version")
+            }
+        })
+        .version("/sys/module/amdgpu/version");
     KernelModules {
         nvidia_driver: attribute::parsed(host, "/proc/driver/nvidia/version", parse_nvidia_version),
         loaded,
         versions,
+        amdgpu_version,
         nouveau_loaded,
     }
 }
@@ -83,7 +96,7 @@ pub fn parse_nvidia_version(text: &str) -> Result<NvidiaKernelDriver, String> {
                     .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
         })
         .ok_or_else(|| "no version number in the first line".to_owned())?
-        .to_owned();
+        .parse()?;
     Ok(NvidiaKernelDriver {
         version,
         open: banner.contains("Open Kernel Module"),

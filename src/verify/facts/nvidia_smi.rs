@@ -17,6 +17,7 @@
 //! (roxmltree); the external DTD named in the DOCTYPE is allowed but never fetched.
 
 use super::pci_address::PciAddress;
+use crate::blueprint::value::Version;
 use crate::verify::fact::Fact;
 use roxmltree::{Document, Node, ParsingOptions};
 use serde::Serialize;
@@ -26,9 +27,9 @@ use std::collections::BTreeMap;
 pub struct NvidiaSmiLog {
     /// `N` of `nvsmi_device_vN.dtd` in the DOCTYPE; `None` when there is no DOCTYPE.
     pub dtd_version: Option<u32>,
-    pub driver_version: Fact<String>,
-    /// `Not Found` when no CUDA driver library is installed.
-    pub cuda_version: Fact<String>,
+    pub driver_version: Fact<Version>,
+    /// Unknown (`Not Found`) when no CUDA driver library is installed.
+    pub cuda_version: Fact<Version>,
     pub attached_gpus: Fact<u32>,
     pub gpus: Vec<NvidiaGpu>,
     /// Inconsistencies in the document itself (more GPUs attached than listed, ...).
@@ -43,7 +44,7 @@ pub struct NvidiaGpu {
     pub product_architecture: Fact<String>,
     pub serial: Fact<String>,
     pub uuid: Fact<String>,
-    pub vbios_version: Fact<String>,
+    pub vbios_version: Fact<Version>,
     pub persistence_mode: Fact<bool>,
     pub mig: Mig,
     pub ecc_mode: EccMode,
@@ -182,8 +183,8 @@ pub fn parse(xml: &str) -> Result<NvidiaSmiLog, String> {
     }
     Ok(NvidiaSmiLog {
         dtd_version: dtd_version(xml),
-        driver_version: value(root, &["driver_version"]),
-        cuda_version: value(root, &["cuda_version"]),
+        driver_version: value(root, &["driver_version"]).version("<driver_version>"),
+        cuda_version: value(root, &["cuda_version"]).version("<cuda_version>"),
         attached_gpus,
         gpus,
         warnings,
@@ -217,7 +218,7 @@ fn parse_gpu(gpu: Node) -> NvidiaGpu {
         product_architecture: value(gpu, &["product_architecture"]),
         serial: value(gpu, &["serial"]),
         uuid: value(gpu, &["uuid"]),
-        vbios_version: value(gpu, &["vbios_version"]),
+        vbios_version: value(gpu, &["vbios_version"]).version("<vbios_version>"),
         persistence_mode: parsed(gpu, &["persistence_mode"], enabled),
         mig: Mig {
             current: parsed(gpu, &["mig_mode", "current_mig"], enabled),
@@ -670,6 +671,37 @@ mod tests {
                 .is_some_and(|r| r.contains("absent"))
         );
         assert!(gpu.uuid.reason().is_some_and(|r| r.contains("absent")));
+    }
+
+    /// Versions are typed here, once: checks compare versions, and text that is not one
+    /// is unknown at the edge (with what it was), not a string for a check to re-parse.
+    #[test]
+    fn versions_are_parsed_at_the_edge() {
+        let log = parse(OLD).unwrap_or_else(|e| panic!("{e}"));
+        let driver: &Version = log
+            .driver_version
+            .known()
+            .unwrap_or_else(|| panic!("driver"));
+        assert_eq!(
+            driver,
+            &"418.56.0"
+                .parse::<Version>()
+                .unwrap_or_else(|e| panic!("{e}"))
+        );
+        assert_eq!(driver.as_str(), "418.56");
+        let garbled = parse(&OLD.replace(
+            "<driver_version>418.56</driver_version>",
+            "<driver_version>unknown-build</driver_version>",
+        ))
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            garbled
+                .driver_version
+                .reason()
+                .is_some_and(|r| r.contains("\"unknown-build\" is not a version")),
+            "{:?}",
+            garbled.driver_version
+        );
     }
 
     #[test]

@@ -8,6 +8,7 @@
 
 use super::attribute;
 use super::pci_address::PciAddress;
+use crate::blueprint::value::Version;
 use crate::verify::fact::Fact;
 use crate::verify::host::Host;
 use serde::Serialize;
@@ -17,7 +18,7 @@ pub const INFINIBAND_CLASS: &str = "/sys/class/infiniband";
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RdmaDevice {
     pub name: String,
-    pub fw_ver: Fact<String>,
+    pub fw_ver: Fact<Version>,
     /// e.g. `MT4129` (ConnectX-7).
     pub hca_type: Fact<String>,
     pub board_id: Fact<String>,
@@ -118,7 +119,7 @@ fn read_device(host: &dyn Host, class_dir: &str, name: &str) -> RdmaDevice {
     });
     RdmaDevice {
         name: name.to_owned(),
-        fw_ver: attribute::text(host, &format!("{dir}/fw_ver")),
+        fw_ver: attribute::text(host, &format!("{dir}/fw_ver")).version(&format!("{dir}/fw_ver")),
         hca_type: attribute::text(host, &format!("{dir}/hca_type")),
         board_id: attribute::text(host, &format!("{dir}/board_id")),
         pci_address: attribute::optional_link_name(host, &format!("{dir}/device")).and_then(

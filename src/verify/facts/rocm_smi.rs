@@ -9,6 +9,7 @@
 //! and sentinels become `Unknown`.
 
 use super::pci_address::PciAddress;
+use crate::blueprint::value::Version;
 use crate::verify::fact::Fact;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -17,7 +18,7 @@ use serde_json::{Map, Value};
 pub struct RocmSmiReport {
     /// `system` / `Driver version`: the amdgpu-dkms version, or the kernel release for the
     /// in-tree driver.
-    pub driver_version: Fact<String>,
+    pub driver_version: Fact<Version>,
     pub gpus: Vec<AmdGpu>,
 }
 
@@ -31,7 +32,7 @@ pub struct AmdGpu {
     /// `Device ID` / `GPU ID`.
     pub device_id: Fact<u16>,
     pub sku: Fact<String>,
-    pub vbios_version: Fact<String>,
+    pub vbios_version: Fact<Version>,
     pub serial: Fact<String>,
     pub unique_id: Fact<String>,
     pub temperature_edge_c: Fact<f64>,
@@ -48,7 +49,7 @@ pub fn parse(json: &str) -> Result<RocmSmiReport, String> {
         .as_object()
         .ok_or_else(|| "rocm-smi JSON: top level is not an object".to_owned())?;
     let driver_version = match object.get("system").and_then(Value::as_object) {
-        Some(system) => field(system, &["Driver version"]),
+        Some(system) => field(system, &["Driver version"]).version("rocm-smi \"Driver version\""),
         None => Fact::unknown("rocm-smi JSON has no \"system\" object"),
     };
     let mut cards: Vec<(u32, &String, &Map<String, Value>)> = object
@@ -87,7 +88,7 @@ fn parse_card(key: &str, card: &Map<String, Value>) -> AmdGpu {
             u16::from_str_radix(digits, 16).map_err(|e| e.to_string())
         }),
         sku: field(card, &["Card SKU"]),
-        vbios_version: field(card, &["VBIOS version"]),
+        vbios_version: field(card, &["VBIOS version"]).version("rocm-smi \"VBIOS version\""),
         serial: field(card, &["Serial Number"]),
         unique_id: field(card, &["Unique ID"]),
         temperature_edge_c: parsed(card, &["Temperature (Sensor edge) (C)"], float),
@@ -163,7 +164,10 @@ mod tests {
             Some("0000:1e:00.0")
         );
         assert!(!old.gpus[0].power_w.is_known());
-        assert_eq!(old.driver_version, Fact::Known("6.2.4".to_owned()));
+        assert_eq!(
+            old.driver_version.known().map(Version::as_str),
+            Some("6.2.4")
+        );
         let new = parse(new).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(new.gpus[0].card, "card0");
         assert!(!new.gpus[0].product_name.is_known());

@@ -696,13 +696,13 @@ impl AcceptanceRecord {
                     (None, Some(a)) => a.clone().and_then(|a| a.vbios_version),
                     (None, None) => Fact::unknown("no vendor tool output"),
                 };
-                (gpu.address.to_string(), vbios)
+                (gpu.address.to_string(), vbios.map(|v| v.to_string()))
             })
             .collect();
         let nic_firmware = match &facts.rdma_devices {
             Fact::Known(devices) => devices
                 .iter()
-                .map(|d| (d.name.clone(), d.fw_ver.clone()))
+                .map(|d| (d.name.clone(), d.fw_ver.clone().map(|v| v.to_string())))
                 .collect(),
             Fact::Unknown { reason } => {
                 BTreeMap::from([("*".to_owned(), Fact::unknown(reason.clone()))])
@@ -711,11 +711,13 @@ impl AcceptanceRecord {
         let driver = match (&facts.gpus.nvidia_smi, &facts.gpus.rocm_smi) {
             (Some(_), _) | (None, None) => facts.modules.nvidia_driver.clone().map(|d| d.version),
             (None, Some(rocm)) => rocm.clone().and_then(|r| r.driver_version),
-        };
+        }
+        .map(|v| v.to_string());
         let cuda = match &facts.gpus.nvidia_smi {
             Some(summary) => summary.clone().and_then(|s| s.cuda_version),
             None => Fact::unknown("no NVIDIA GPU"),
-        };
+        }
+        .map(|v| v.to_string());
         let runtime = facts.runtime.as_ref();
         let pcie = gpus
             .iter()
