@@ -563,7 +563,8 @@ pub struct VerifyArgs {
     #[arg(long, value_name = "FORMAT=FILE", value_parser = parse_output)]
     pub output: Vec<(ReportFormat, Output)>,
     /// Write the node acceptance record (YAML for .yaml/.yml, JSON otherwise), atomically
-    /// (`-`: JSON on standard output, in place of the `--format` report).
+    /// (`-`: JSON on standard output, in place of the `--format` report). With `--phase
+    /// cluster`, layer 2 goes into the record in FILE (made at boot, or new).
     #[arg(long, value_name = "FILE")]
     pub record: Option<Output>,
     /// When anything fails, keep a capture of what verify read in this folder.

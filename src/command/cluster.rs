@@ -4,20 +4,27 @@
 //! and allocatable against the reservation arithmetic, labels, taints, conditions,
 //! runtime handlers and the device components.
 //!
+//! With `--record FILE` the verdict goes into the node's acceptance record as its layer 2
+//! (the record `verify` wrote at boot, or a new one without layer 1 when FILE does not
+//! exist yet), written back atomically: the same record `nodeimg accept` completes.
+//!
 //! Exit code: 0 when every finding passed, 1 when one failed or could not be decided
 //! (no Pod list, a Kubernetes too old to report runtime handlers), 2 when the blueprint,
-//! the Node, the Pods, the API or the arguments are unusable.
+//! the Node, the Pods, the API, the record or the arguments are unusable.
 
 use serde::Serialize;
 
-use super::stdio::Input;
+use super::stdio::{Input, Output};
 use super::{Env, Exit, Failure, OrUnusable, Outcome, accept, prepared};
 use crate::accept::{cluster, input::MAX_FILE_BYTES, report};
 use crate::cli::VerifyArgs;
 use crate::k8s::{self, Node, Pod};
+use crate::time::{Clock, SystemClock};
 use crate::verify::checks::select;
 use crate::verify::report::Format;
-use crate::verify::report::record::{BlueprintIdentity, Finding, Kubernetes, Verdict};
+use crate::verify::report::record::{
+    AcceptanceRecord, BlueprintIdentity, Finding, Kubernetes, Verdict,
+};
 
 /// The JSON report (`--format json`).
 #[derive(Serialize)]
@@ -46,7 +53,6 @@ fn refuse_node_side(args: &VerifyArgs) -> Result<(), Failure> {
         ("--root", s.root.is_some()),
         ("--snapshot", s.snapshot.is_some()),
         ("--nvidia-smi-xml", s.nvidia_smi_xml.is_some()),
-        ("--record", args.record.is_some()),
         ("--output", !args.output.is_empty()),
         ("--evidence-on-fail", args.evidence_on_fail.is_some()),
     ];
@@ -55,6 +61,12 @@ fn refuse_node_side(args: &VerifyArgs) -> Result<(), Failure> {
             "{flag} does not apply to --phase cluster (the Node comes from --node or the API; \
              `nodeimg accept` folds the Node into the acceptance record)"
         )));
+    }
+    if args.record.as_ref().is_some_and(Output::is_stdout) {
+        return Err(Failure::unusable(
+            "--record - does not apply to --phase cluster: it adds layer 2 to the node's \
+             record in a file (the one verify wrote at boot)",
+        ));
     }
     if !matches!(args.format, Format::Text | Format::Json) {
         return Err(Failure::unusable(format!(
@@ -161,6 +173,47 @@ fn from_api(_: &VerifyArgs, _: &mut Env<'_>) -> Result<Fetched, Failure> {
     ))
 }
 
+/// The node's acceptance record at `path`, or a new one without layer 1 when there is
+/// none yet. A record of another blueprint or another node is refused, not overwritten.
+fn node_record(
+    path: &std::path::Path,
+    identity: &BlueprintIdentity,
+    node: &str,
+    at: &str,
+) -> Result<AcceptanceRecord, Failure> {
+    let what = || format!("--record {}", path.display());
+    let text = match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(crate::accept::complete::without_layer1(
+                identity.clone(),
+                Some(node),
+                at,
+            ));
+        }
+        _ => Input::File(path.to_owned())
+            .read_text(MAX_FILE_BYTES)
+            .unusable_at(what())?,
+    };
+    let record = AcceptanceRecord::parse(&text, path).unusable_at(what())?;
+    if record.blueprint.id != identity.id {
+        return Err(Failure::unusable(format!(
+            "{}: the record is of blueprint {} ({}), not {} ({}): the node runs another image",
+            what(),
+            record.blueprint.name,
+            record.blueprint.id,
+            identity.name,
+            identity.id
+        )));
+    }
+    if let Some(host) = record.hostname.known().filter(|h| *h != node) {
+        return Err(Failure::unusable(format!(
+            "{}: the record is of node {host}, not of {node}",
+            what()
+        )));
+    }
+    Ok(record)
+}
+
 pub fn run(args: &VerifyArgs, env: &mut Env<'_>) -> Outcome {
     refuse_node_side(args)?;
     let matrix = prepared::matrix(&args.matrix, env)?;
@@ -203,6 +256,22 @@ pub fn run(args: &VerifyArgs, env: &mut Env<'_>) -> Outcome {
         v => v,
     };
     let source = fetched.evidence.first().map_or("", String::as_str);
+    if let Some(Output::File(path)) = &args.record {
+        let at = SystemClock.rfc3339();
+        let mut record = node_record(path, &identity, &fetched.node.name, &at)?;
+        record.set_kubernetes_layer(kubernetes.clone(), findings.clone(), &at);
+        let text = record
+            .render_for(path)
+            .unusable_at(format_args!("--record {}", path.display()))?;
+        Output::File(path.clone())
+            .write(text.as_bytes(), env.out)
+            .unusable_at(format_args!("--record {}", path.display()))?;
+        env.detail(&format!(
+            "layer 2 written to {} (record result: {})",
+            path.display(),
+            record.result.as_str()
+        ));
+    }
     let text = match args.format {
         Format::Json => {
             let report = ClusterReport {

@@ -171,9 +171,8 @@ fn a_truncated_node_is_refused_with_file_and_line() {
 fn node_side_options_are_refused_not_ignored() {
     let f = Files::new(&fixture::node_json(), &fixture::pods_json());
     let node = f.arg("node.json");
-    let rec = f.arg("rec.json");
     for extra in [
-        vec!["--record", rec.as_str()],
+        vec!["--record", "-"],
         vec!["--root", "/"],
         vec!["--format", "junit"],
     ] {
@@ -188,6 +187,140 @@ fn node_side_options_are_refused_not_ignored() {
         );
     }
     assert!(!f.path("rec.json").exists());
+}
+
+/// The node's record as `verify --phase boot --record` wrote it at boot, for the fixture
+/// node of the same name (layer 1 passed; layers 2-5 not run yet).
+fn layer1_record(f: &Files, name: &str) {
+    let tree = crate::support::verify_fixture::healthy_tree();
+    let xml = f.path("smi.xml");
+    std::fs::write(&xml, crate::support::verify_fixture::healthy_xml()).unwrap();
+    let root = tree.root().to_string_lossy().into_owned();
+    let (bp, xml, record) = (f.arg("bp.yaml"), f.arg("smi.xml"), f.arg(name));
+    let tools = tree.tool_args();
+    let mut args = vec![
+        "verify",
+        "--blueprint",
+        &bp,
+        "--root",
+        &root,
+        "--timeout",
+        "10",
+    ];
+    args.extend(tools.iter().map(String::as_str));
+    args.extend_from_slice(&["--nvidia-smi-xml", &xml, "--record", &record]);
+    let out = nodeimg(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+}
+
+fn read_record(path: &std::path::Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).unwrap();
+    if path.extension().is_some_and(|e| e == "yaml") {
+        serde_yaml::from_str(&text).unwrap()
+    } else {
+        serde_json::from_str(&text).unwrap()
+    }
+}
+
+/// `--record FILE` writes layer 2 into the node's record, keeping layer 1; the node is not
+/// accepted until layers 3-5 ran, and a failing layer 2 fails the record.
+#[test]
+fn the_cluster_phase_writes_layer_2_into_the_node_record() {
+    let f = Files::new(&fixture::node_json(), &fixture::pods_json());
+    let (node, pods) = (f.arg("node.json"), f.arg("pods.json"));
+    for name in ["record.json", "record.yaml"] {
+        layer1_record(&f, name);
+        let before = read_record(&f.path(name));
+        assert!(before["layers"]["kubernetes"]["not_run"].is_string());
+        let rec = f.arg(name);
+        let out = f.verify(&["--node", &node, "--pods", &pods, "--record", &rec]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        assert!(text(&out.stdout).contains("result: pass"));
+        let after = read_record(&f.path(name));
+        assert_eq!(
+            after["layers"]["hardware_driver"],
+            before["layers"]["hardware_driver"]
+        );
+        assert_eq!(after["diagnostics"], before["diagnostics"]);
+        assert_eq!(after["layers"]["kubernetes"]["result"], "pass", "{name}");
+        assert_eq!(after["kubernetes"]["node"], NODE);
+        assert_eq!(after["kubernetes"]["capacity"]["nvidia.com/gpu"], "8");
+        let findings = after["findings"].as_array().unwrap();
+        assert!(!findings.is_empty());
+        assert!(findings.iter().all(|f| f["layer"] == "kubernetes"));
+        // Layers 3-5 are still to run: not accepted yet.
+        assert_eq!(after["result"], "incomplete");
+        assert!(after["layers"]["device_container"]["not_run"].is_string());
+    }
+
+    // Run again on a node that lost a GPU: layer 2's findings are replaced, not added to,
+    // and the record fails.
+    let lost = fixture::node_json().replace(r#""nvidia.com/gpu": "8""#, r#""nvidia.com/gpu": "7""#);
+    std::fs::write(f.path("node.json"), lost).unwrap();
+    let count = read_record(&f.path("record.json"))["findings"]
+        .as_array()
+        .unwrap()
+        .len();
+    let rec = f.arg("record.json");
+    let out = f.verify(&["--node", &node, "--pods", &pods, "--record", &rec]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let after = read_record(&f.path("record.json"));
+    assert_eq!(after["findings"].as_array().unwrap().len(), count);
+    assert_eq!(after["layers"]["kubernetes"]["result"], "fail");
+    assert_eq!(after["result"], "fail");
+}
+
+/// Without a record yet, a new one holds layer 2 and says layer 1 did not run; a record of
+/// another blueprint or another node is refused and left as it was.
+#[test]
+fn the_cluster_phase_refuses_a_record_of_another_node_or_image() {
+    let f = Files::new(&fixture::node_json(), &fixture::pods_json());
+    let (node, pods) = (f.arg("node.json"), f.arg("pods.json"));
+    let fresh = f.arg("fresh.json");
+    let out = f.verify(&["--node", &node, "--pods", &pods, "--record", &fresh]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let record = read_record(&f.path("fresh.json"));
+    assert_eq!(record["layers"]["kubernetes"]["result"], "pass");
+    assert!(record["layers"]["hardware_driver"]["not_run"].is_string());
+    assert_eq!(record["result"], "incomplete");
+    assert_eq!(record["hostname"], NODE);
+
+    layer1_record(&f, "record.json");
+    let original = std::fs::read_to_string(f.path("record.json")).unwrap();
+    let rec = f.arg("record.json");
+    let other_host = original.replace(
+        &format!("\"hostname\": \"{NODE}\""),
+        "\"hostname\": \"gpu-node-02\"",
+    );
+    assert_ne!(other_host, original);
+    std::fs::write(f.path("record.json"), &other_host).unwrap();
+    let out = f.verify(&["--node", &node, "--pods", &pods, "--record", &rec]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("gpu-node-02"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(f.path("record.json")).unwrap(),
+        other_host
+    );
+
+    let other_bp = BLUEPRINT.replace("version: \"2026.11.1\"", "version: \"2026.11.2\"");
+    assert_ne!(other_bp, BLUEPRINT);
+    std::fs::write(f.path("record.json"), &original).unwrap();
+    std::fs::write(f.path("bp.yaml"), other_bp).unwrap();
+    let out = f.verify(&["--node", &node, "--pods", &pods, "--record", &rec]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("another image"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(f.path("record.json")).unwrap(),
+        original
+    );
 }
 
 /// A Kubernetes API stand-in on a loopback port: answers the recorded Node and Pod list

@@ -920,6 +920,55 @@ impl AcceptanceRecord {
         }
     }
 
+    /// Writes layer 2 as `nodeimg verify --phase cluster` judged it: the Node's section,
+    /// the layer's verdict and its findings (replacing earlier layer-2 findings; those of
+    /// layers 3–5 stay), then the overall result again. Layer 1 stays as it is.
+    pub fn set_kubernetes_layer(
+        &mut self,
+        kubernetes: Kubernetes,
+        findings: Vec<Finding>,
+        at: &str,
+    ) {
+        let verdict = match findings.iter().map(|f| f.verdict).min() {
+            None | Some(Verdict::NotRun) => Verdict::Incomplete,
+            Some(v) => v,
+        };
+        self.layers.kubernetes = Run::Done(LayerResult {
+            result: verdict,
+            checks: findings.len(),
+            not_passed: findings
+                .iter()
+                .filter(|f| f.verdict != Verdict::Pass)
+                .map(Finding::name)
+                .collect(),
+            at: at.to_owned(),
+        });
+        self.kubernetes = Run::Done(kubernetes);
+        self.findings.retain(|f| f.layer != Layer::Kubernetes);
+        self.findings.extend(findings);
+        let layer1 = self.layers.hardware_driver.done().map(|l| l.result);
+        let later = self.findings.iter().map(|f| f.verdict).min();
+        // Layers 3-5 that `accept` has not judged yet keep the node from passing.
+        let pending = [
+            &self.layers.device_container,
+            &self.layers.interconnect,
+            &self.layers.framework,
+        ]
+        .iter()
+        .any(|l| matches!(l, Run::NotRun { not_run } if not_run == LATER));
+        let overridden = self.result == RecordResult::Overridden;
+        self.result = match (layer1, later) {
+            (Some(Verdict::Fail), _) if !overridden => RecordResult::Fail,
+            (_, Some(Verdict::Fail)) => RecordResult::Fail,
+            (Some(Verdict::Fail), _) => RecordResult::Overridden,
+            (None, _) | (_, Some(Verdict::Incomplete | Verdict::NotRun)) => {
+                RecordResult::Incomplete
+            }
+            _ if pending || verdict != Verdict::Pass => RecordResult::Incomplete,
+            _ => RecordResult::Pass,
+        };
+    }
+
     /// YAML for `.yaml`/`.yml` files, JSON otherwise.
     pub fn render_for(&self, path: &Path) -> Result<String, String> {
         let json = serde_json::to_string_pretty(self).map_err(|e| e.to_string())?;
