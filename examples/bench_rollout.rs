@@ -92,12 +92,12 @@ fn main() {
         let (step, step_secs) = if nodes <= 10_000 {
             let t2 = Instant::now();
             let s = stepped(&planned, &inp);
-            (Some(t2.elapsed()), s)
+            (Some(t2.elapsed()), Some(s))
         } else {
-            (None, 0)
+            (None, None)
         };
         println!(
-            "| {nodes} | {} | {:.1} ms | {:.1} ms ({} events) | {} | {} | {:.1} d (stepped {:.1} d) |",
+            "| {nodes} | {} | {:.1} ms | {:.1} ms ({} events) | {} | {} | {:.1} d{} |",
             planned.waves.len(),
             plan_t.as_secs_f64() * 1e3,
             des.as_secs_f64() * 1e3,
@@ -111,7 +111,10 @@ fn main() {
                 s.as_secs_f64() / des.as_secs_f64()
             )),
             r.total_seconds / 86400.0,
-            step_secs as f64 / 86400.0,
+            step_secs.map_or(String::new(), |s| format!(
+                " (stepped {:.1} d)",
+                s as f64 / 86400.0
+            )),
         );
     }
 }
