@@ -315,3 +315,118 @@ fn the_driver_phase_condition_follows_the_unit_state() {
         assert!(text.contains(says), "{state}: {text}");
     }
 }
+
+/// Every rule of the rendered NPD values but the driver phase's own: the program NPD
+/// runs in the host's namespaces (what follows nsenter's `--`), by condition.
+fn npd_health_rules(files: &[(String, String)]) -> Vec<(String, Vec<String>)> {
+    let values: serde_yaml::Value = serde_yaml::from_str(file(files, NPD).unwrap()).unwrap();
+    let monitor: serde_json::Value = serde_json::from_str(
+        values["settings"]["custom_monitor_definitions"]["nodeimg-health.json"]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
+    monitor["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["condition"] != "NodeimgDriverPhaseProblem")
+        .map(|r| {
+            let args: Vec<String> = r["args"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| a.as_str().unwrap().to_string())
+                .collect();
+            let program = args.iter().position(|a| a == "--").unwrap() + 1;
+            (
+                r["condition"].as_str().unwrap().to_string(),
+                args[program..].to_vec(),
+            )
+        })
+        .collect()
+}
+
+/// With an operator-owned driver, the health conditions (GPUProblem and one per fault
+/// class, which remediation acts on when True) are not judged until the driver phase
+/// passed: while the operator still installs the driver they read Unknown, so no
+/// NodeHealthCheck reboots a node that is only waiting. Each rendered rule runs on a node
+/// state given by a stand-in `systemctl` (the driver unit's state) and a stand-in
+/// verifier that fails (no driver yet) and notes that it ran.
+#[test]
+fn health_rules_wait_for_an_operator_owned_driver() {
+    for (name, files) in [
+        ("mi300x-rhel", example("mi300x-rhel")),
+        ("h100 operator", nvidia_operator_driver()),
+    ] {
+        let rules = npd_health_rules(&files);
+        assert!(
+            rules.len() >= 2 && rules.iter().any(|(c, _)| c == "GPUProblem"),
+            "{name}: {rules:?}"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        let exe = |path: &Path, text: &str| {
+            std::fs::write(path, text).unwrap();
+            std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+                .unwrap();
+        };
+        exe(&bin.join("systemctl"), "#!/bin/sh\necho \"$STATE\"\n");
+        let ran = dir.path().join("verify-ran");
+        let verifier = dir.path().join("nodeimg");
+        exe(
+            &verifier,
+            &format!(
+                "#!/bin/sh\necho run >> '{}'\necho 'gpu.driver.loaded: FAIL'\nexit 1\n",
+                ran.display()
+            ),
+        );
+        let evidence = dir.path().join("evidence");
+        let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+        for (condition, program) in &rules {
+            // The node's verifier and evidence folder are the stand-ins'.
+            let program: Vec<String> = program
+                .iter()
+                .map(|a| {
+                    a.replace("/usr/local/bin/nodeimg", verifier.to_str().unwrap())
+                        .replace("/var/lib/nodeimg/evidence", evidence.to_str().unwrap())
+                })
+                .collect();
+            assert!(
+                program.iter().all(|a| !a.contains("/var/lib/nodeimg")),
+                "{program:?}"
+            );
+            for (state, code, says, runs) in [
+                ("activating", 2, "not judged yet", false),
+                ("inactive", 2, "not judged yet", false),
+                ("failed", 2, "not judged yet", false),
+                ("active", 1, "gpu.driver.loaded: FAIL", true),
+            ] {
+                let _ = std::fs::remove_file(&ran);
+                let out = std::process::Command::new(&program[0])
+                    .args(&program[1..])
+                    .env("PATH", &path)
+                    .env("STATE", state)
+                    .output()
+                    .unwrap();
+                let text = String::from_utf8_lossy(&out.stdout);
+                assert_eq!(
+                    out.status.code(),
+                    Some(code),
+                    "{name} {condition} with the driver unit {state}: {text}"
+                );
+                assert!(text.contains(says), "{name} {condition} {state}: {text}");
+                assert_eq!(ran.exists(), runs, "{name} {condition} {state}: verify ran");
+            }
+        }
+    }
+
+    // A preinstalled driver was checked at boot, before kubelet: the rules run at once.
+    for (condition, program) in npd_health_rules(&example("h100-sxm-ubuntu")) {
+        assert!(
+            program.iter().all(|a| !a.contains("nodeimg-verify-driver")),
+            "{condition}: {program:?}"
+        );
+    }
+}

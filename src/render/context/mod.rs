@@ -234,8 +234,8 @@ impl<'a> Context<'a> {
                 break_glass: BREAK_GLASS,
             },
             acceptance: acceptance::of(s),
+            remediation: remediation::of(s, startup.driver_phase.as_ref()),
             startup,
-            remediation: remediation::of(s),
         })
     }
 }

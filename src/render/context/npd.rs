@@ -83,8 +83,34 @@ fn driver_script(d: &DriverPhase) -> String {
     )
 }
 
+/// With an operator-owned driver, the shell that comes before a health rule: until the
+/// driver phase passed (its unit active: oneshot, `RemainAfterExit=`), the health checks
+/// would judge a driver the operator is still installing, and a remediation acting on a
+/// True condition could reboot a node that is only waiting. So the rule says "not judged
+/// yet" (exit 2, NPD's Unknown; remediation acts on True only) and
+/// [`DRIVER_CONDITION`] carries the wait, or the driver phase's failure.
+pub(super) fn health_gate(d: &DriverPhase) -> String {
+    format!(
+        "s=$(systemctl show -p ActiveState --value {unit}); \
+         [ \"$s\" = active ] || {{ echo \"health not judged yet: the driver phase has not passed ({unit} is $s)\"; exit 2; }}; ",
+        unit = d.unit,
+    )
+}
+
 /// The condition type nodeimg's NPD plugin sets on the Node.
 pub const CONDITION: &str = "GPUProblem";
+
+/// `s` as one shell word.
+pub(super) fn quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=,:".contains(&b))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
 
 /// `nsenter`'s arguments up to the program: the host's namespaces.
 const NSENTER: &[&str] = &[
@@ -113,6 +139,20 @@ pub(super) fn of(driver_phase: Option<&DriverPhase>) -> Npd {
         .iter()
         .map(|s| s.to_string()),
     );
+    // Behind the driver phase's gate the rule is a shell script that ends in verify.
+    if let Some(d) = driver_phase {
+        let verify = args.split_off(NSENTER.len());
+        let script = verify
+            .iter()
+            .map(|a| quote(a))
+            .collect::<Vec<_>>()
+            .join(" ");
+        args.extend([
+            "/bin/sh".to_string(),
+            "-c".to_string(),
+            format!("{}exec {script}", health_gate(d)),
+        ]);
+    }
     Npd {
         monitor,
         monitor_path: format!("{CUSTOM_CONFIG_DIR}/{monitor}"),

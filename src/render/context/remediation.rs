@@ -25,6 +25,8 @@ use crate::blueprint::model::RawBlueprint;
 use crate::blueprint::model::rollout::TemplateRef;
 use crate::verify::checks::{FaultClass, catalog};
 
+use super::npd::health_gate;
+use super::startup::DriverPhase;
 use super::{LOCK_PATH, NODEIMG_BIN};
 
 /// Captures kept per fault class before a failing run stops adding more.
@@ -113,7 +115,9 @@ fn script(fault: &str, checks: &[&str], evidence: &str) -> String {
     )
 }
 
-pub fn of(s: &RawBlueprint) -> Option<Remediation<'_>> {
+/// With `driver_phase` (an operator-owned driver), each rule first waits for the driver
+/// phase to pass (`npd::health_gate`).
+pub fn of<'a>(s: &'a RawBlueprint, driver_phase: Option<&DriverPhase>) -> Option<Remediation<'a>> {
     s.accelerators.as_ref()?;
     let rollout = s.rollout.clone().unwrap_or_default();
     let r = &rollout.remediation;
@@ -126,6 +130,8 @@ pub fn of(s: &RawBlueprint) -> Option<Remediation<'_>> {
         .iter()
         .map(|(fault, checks)| {
             let name: &'static str = fault.into();
+            let gate = driver_phase.map(health_gate).unwrap_or_default();
+            let script = format!("{gate}{}", script(name, checks, &evidence));
             let class = camel(name);
             HealthRule {
                 fault: name,
@@ -133,14 +139,14 @@ pub fn of(s: &RawBlueprint) -> Option<Remediation<'_>> {
                 ok_reason: format!("Nodeimg{class}Healthy"),
                 problem_reason: format!("Nodeimg{class}Failed"),
                 checks: checks.clone(),
-                script: script(name, checks, &evidence),
+                script: script.clone(),
                 args: [
                     "--target", "1", "--mount", "--uts", "--ipc", "--net", "--pid", "--",
                     "/bin/sh", "-c",
                 ]
                 .iter()
                 .map(|a| a.to_string())
-                .chain(std::iter::once(script(name, checks, &evidence)))
+                .chain(std::iter::once(script))
                 .collect(),
             }
         })
