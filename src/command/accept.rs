@@ -11,33 +11,9 @@ use std::path::Path;
 use super::stdio::Input;
 use super::{Env, Exit, Failure, OrUnusable, Outcome, prepared};
 use crate::accept::{complete, input, judge, regression, report};
-use crate::blueprint::{self, Blueprint, compat::Matrix};
 use crate::cli::{AcceptArgs, AcceptCommand, Format};
 use crate::time::{Clock, SystemClock};
 use crate::verify::report::record::{AcceptanceRecord, BlueprintIdentity, RecordResult};
-
-/// Largest blueprint, lock or record read.
-const MAX_BYTES: u64 = crate::blueprint::source::MAX_BYTES as u64;
-
-pub(super) fn load_blueprint(input: &Input, matrix: &Matrix) -> Result<Blueprint, Failure> {
-    let bytes = input
-        .read(MAX_BYTES)
-        .unusable_at(format_args!("blueprint {input}"))?;
-    let path = input.name();
-    let loaded = if blueprint::identity::is_lock(path) {
-        // With the id and matrix files beside it, as verify loads it.
-        blueprint::identity::load_lock_beside(&bytes, path)
-    } else {
-        blueprint::load_bytes(&bytes, path, None, matrix).map(|l| l.blueprint)
-    };
-    loaded.map_err(|diagnostics| Failure {
-        messages: vec![format!(
-            "blueprint {input} is not usable ({} problem(s))",
-            diagnostics.len()
-        )],
-        ..Failure::invalid(diagnostics)
-    })
-}
 
 fn load_record(input: &Input, what: &str) -> Result<AcceptanceRecord, Failure> {
     let text = input
@@ -132,7 +108,7 @@ pub fn run(args: &AcceptArgs, env: &mut Env<'_>) -> Outcome {
         ));
     }
     let matrix = prepared::matrix(&args.matrix, env)?;
-    let blueprint = load_blueprint(blueprint_input, &matrix)?;
+    let blueprint = prepared::judged_against(blueprint_input, &matrix)?;
     let spec = blueprint.spec();
     let settings = spec.acceptance.clone().unwrap_or_default();
     let identity = BlueprintIdentity {

@@ -15,7 +15,7 @@
 use serde::Serialize;
 
 use super::stdio::{Input, Output};
-use super::{Env, Exit, Failure, OrUnusable, Outcome, accept, prepared};
+use super::{Env, Exit, Failure, OrUnusable, Outcome, prepared};
 use crate::accept::{cluster, input::MAX_FILE_BYTES, report};
 use crate::cli::VerifyArgs;
 use crate::k8s::{self, Node, Pod};
@@ -217,7 +217,7 @@ fn node_record(
 pub fn run(args: &VerifyArgs, env: &mut Env<'_>) -> Outcome {
     refuse_node_side(args)?;
     let matrix = prepared::matrix(&args.matrix, env)?;
-    let blueprint = accept::load_blueprint(&args.blueprint, &matrix)?;
+    let blueprint = prepared::judged_against(&args.blueprint, &matrix)?;
     let spec = blueprint.spec();
     let identity = BlueprintIdentity {
         name: blueprint.name().to_owned(),

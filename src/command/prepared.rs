@@ -1,6 +1,8 @@
 //! What build, render, diff and explain all start from: the compatibility
 //! matrix (built in, extended by `--matrix`), the templates (built in,
-//! overridden by `--templates`) and a blueprint that loaded without errors.
+//! overridden by `--templates`) and a blueprint that loaded without errors;
+//! and what verify and accept judge a node against: a blueprint or the lock
+//! an image carries.
 
 use std::path::{Path, PathBuf};
 
@@ -10,7 +12,7 @@ use crate::blueprint::compat::Matrix;
 use crate::blueprint::diagnostic::{Collector, Diagnostic};
 use crate::blueprint::yaml_path::YamlPath;
 use crate::blueprint::{self, Blueprint, Loaded, source};
-use crate::cli::{MatrixArg, TemplatesArg};
+use crate::cli::{DEFAULT_LOCK, MatrixArg, TemplatesArg};
 use crate::render::Templates;
 
 /// The inputs of a command that renders.
@@ -120,4 +122,38 @@ pub fn valid(file: &Input, matrix: &Matrix, env: &mut Env<'_>) -> Result<Bluepri
         }
     }
     Ok(loaded.blueprint)
+}
+
+/// The blueprint a node is judged against (verify, `verify --phase cluster`,
+/// accept): a blueprint file, or the lock an image carries. Relative paths
+/// inside a blueprint (overlay, certificates) name files on the build machine,
+/// so they are not looked for. A lock was validated at build time (maybe with
+/// a site matrix): it is loaded as trusted input with the matrix entries beside
+/// it, checked against the id beside it.
+pub fn judged_against(input: &Input, matrix: &Matrix) -> Result<Blueprint, Failure> {
+    let bytes = input.read(source::MAX_BYTES as u64).map_err(|e| {
+        let hint = match input {
+            Input::File(p)
+                if e.kind() == std::io::ErrorKind::NotFound
+                    && p.ends_with(DEFAULT_LOCK.trim_start_matches('/')) =>
+            {
+                "; on a machine not built with nodeimg, name the blueprint with --blueprint FILE"
+            }
+            _ => "",
+        };
+        Failure::unusable(format!("blueprint {input}: {e}{hint}"))
+    })?;
+    let path = input.name();
+    let loaded = if blueprint::identity::is_lock(path) {
+        blueprint::identity::load_lock_beside(&bytes, path)
+    } else {
+        blueprint::load_bytes(&bytes, path, None, matrix).map(|l| l.blueprint)
+    };
+    loaded.map_err(|diagnostics| Failure {
+        messages: vec![format!(
+            "blueprint {input} is not usable ({} problem(s))",
+            diagnostics.len()
+        )],
+        ..Failure::invalid(diagnostics)
+    })
 }

@@ -12,8 +12,6 @@ use std::time::Instant;
 use super::source::{self, Source};
 use super::stdio::{Input, Output};
 use super::{Env, Exit, Failure, OrUnusable, Outcome, prepared};
-use crate::blueprint::compat::Matrix;
-use crate::blueprint::{self, Blueprint};
 use crate::cli::DEFAULT_LOCK;
 use crate::cli::VerifyArgs;
 use crate::time::{self, Clock, SystemClock};
@@ -24,42 +22,6 @@ use crate::verify::host::{Host, RecordLimits, Recording, RecordingHost};
 use crate::verify::report::record::AcceptanceRecord;
 use crate::verify::report::{self, BlueprintRef, Outcome as Verdict, Report};
 use crate::verify::settle;
-
-/// Largest blueprint or lock file read.
-const MAX_BLUEPRINT_BYTES: u64 = crate::blueprint::source::MAX_BYTES as u64;
-
-/// Loads the blueprint (YAML or JSON). Relative paths inside it (overlay,
-/// certificates) name files on the build machine, so they are not looked for.
-/// A lock was validated at build time (maybe with a site matrix): it is loaded
-/// as trusted input with the matrix entries beside it, checked against the id
-/// beside it.
-fn load(input: &Input, matrix: &Matrix) -> Result<Blueprint, Failure> {
-    let bytes = input.read(MAX_BLUEPRINT_BYTES).map_err(|e| {
-        let hint = match input {
-            Input::File(p)
-                if e.kind() == std::io::ErrorKind::NotFound
-                    && p.ends_with(DEFAULT_LOCK.trim_start_matches('/')) =>
-            {
-                "; on a machine not built with nodeimg, name the blueprint with --blueprint FILE"
-            }
-            _ => "",
-        };
-        Failure::unusable(format!("blueprint {input}: {e}{hint}"))
-    })?;
-    let path = input.name();
-    let loaded = if blueprint::identity::is_lock(path) {
-        blueprint::identity::load_lock_beside(&bytes, path)
-    } else {
-        blueprint::load_bytes(&bytes, path, None, matrix).map(|l| l.blueprint)
-    };
-    loaded.map_err(|diagnostics| Failure {
-        messages: vec![format!(
-            "blueprint {input} is not usable ({} problem(s))",
-            diagnostics.len()
-        )],
-        ..Failure::invalid(diagnostics)
-    })
-}
 
 /// The operator's break-glass on the verified machine, if one applies:
 /// `<reason> (until <expiry>)`. One without a reason or an expiry, or an
@@ -170,7 +132,7 @@ fn run_once(args: &VerifyArgs, env: &mut Env<'_>) -> Outcome {
             "--checks {unmatched}: no check id matches (see `nodeimg verify --list-checks`)"
         )));
     }
-    let blueprint = load(&blueprint_input(args), &matrix)?;
+    let blueprint = prepared::judged_against(&blueprint_input(args), &matrix)?;
     let Source {
         host,
         mut options,
