@@ -5,7 +5,7 @@ use crate::cli::FactsArgs;
 use crate::verify::collect;
 
 pub fn run(args: &FactsArgs, env: &mut Env<'_>) -> Outcome {
-    let source = source::open(&args.source, env)?;
+    let source = source::open(&args.source, env, false)?;
     let facts = collect(source.host.as_ref(), &source.options);
     env.json(&facts)?;
     Ok(Exit::Ok)

@@ -29,8 +29,14 @@ pub struct Source {
     pub root: Option<PathBuf>,
 }
 
-/// Opens `--root` / `--snapshot` and reads `--nvidia-smi-xml`.
-pub fn open(args: &SourceArgs, env: &mut Env<'_>) -> Result<Source, Failure> {
+/// Opens `--root` / `--snapshot` and reads `--nvidia-smi-xml`. `operator_driver`: the
+/// blueprint leaves the NVIDIA driver to the GPU operator, so on the live machine
+/// nvidia-smi is the one in the operator's driver root ([`LiveHost::with_operator_driver`]).
+pub fn open(
+    args: &SourceArgs,
+    env: &mut Env<'_>,
+    operator_driver: bool,
+) -> Result<Source, Failure> {
     let mut options = CollectOptions {
         command_timeout: Duration::from_secs(args.timeout),
         ..CollectOptions::default()
@@ -70,8 +76,12 @@ pub fn open(args: &SourceArgs, env: &mut Env<'_>) -> Result<Source, Failure> {
             root.display()
         )));
     }
+    let mut host = live_host(&root, &args.tool)?;
+    if operator_driver {
+        host = host.with_operator_driver();
+    }
     Ok(Source {
-        host: Box::new(live_host(&root, &args.tool)?),
+        host: Box::new(host),
         options,
         root: Some(root),
     })

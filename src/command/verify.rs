@@ -12,6 +12,8 @@ use std::time::Instant;
 use super::source::{self, Source};
 use super::stdio::{Input, Output};
 use super::{Env, Exit, Failure, OrUnusable, Outcome, prepared};
+use crate::blueprint::model::RawBlueprint;
+use crate::blueprint::model::{DriverAuthority, Vendor};
 use crate::cli::DEFAULT_LOCK;
 use crate::cli::VerifyArgs;
 use crate::time::{self, Clock, SystemClock};
@@ -137,7 +139,7 @@ fn run_once(args: &VerifyArgs, env: &mut Env<'_>) -> Outcome {
         host,
         mut options,
         root,
-    } = source::open(&args.source, env)?;
+    } = source::open(&args.source, env, operator_nvidia_driver(blueprint.spec()))?;
     // Besides the baselines, read back the parameters the blueprint itself sets.
     for key in blueprint.spec().security.sysctls.keys() {
         if !options.sysctls.contains(key) {
@@ -296,6 +298,14 @@ fn run_once(args: &VerifyArgs, env: &mut Env<'_>) -> Outcome {
 
 /// The blueprint to load: `--blueprint`, except that the default lock is the inspected
 /// machine's, so with `--root DIR` it is read under `DIR`.
+/// The blueprint leaves the NVIDIA driver to the GPU operator: its nvidia-smi is in the
+/// operator's driver root, not on the host.
+fn operator_nvidia_driver(spec: &RawBlueprint) -> bool {
+    spec.accelerators.as_ref().is_some_and(|a| {
+        a.vendor == Vendor::Nvidia && a.driver.authority == DriverAuthority::Operator
+    })
+}
+
 fn blueprint_input(args: &VerifyArgs) -> Input {
     match (&args.source.root, &args.blueprint) {
         (Some(root), Input::File(path)) if path == Path::new(DEFAULT_LOCK) => {

@@ -12,7 +12,10 @@
 //! when that machine is the one being read (root `/`), or from a path the caller named
 //! for that program ([`LiveHost::with_program`], `--tool NAME=PATH`). Under any other
 //! root a command is answered [`HostErrorKind::NotRun`] with how to supply what it would
-//! have said. A command that runs past its timeout is killed together with everything it
+//! have said. With an operator-owned NVIDIA driver ([`LiveHost::with_operator_driver`]),
+//! nvidia-smi is the one in the operator's driver container root
+//! ([`NVIDIA_OPERATOR_DRIVER_ROOT`]), run there through `chroot` as the operator's own
+//! validator does; still only on the live machine. A command that runs past its timeout is killed together with everything it
 //! started (it runs in its own process group), so a hung vendor tool can never hang the
 //! boot.
 
@@ -41,6 +44,79 @@ pub const OUTPUT_LIMIT: u64 = 16 * 1024 * 1024;
 /// Most bytes kept from the kernel log (the kernel's own ring buffer is at most 32 MiB).
 pub const KERNEL_LOG_LIMIT: u64 = 64 * 1024 * 1024;
 
+/// Where the NVIDIA GPU Operator's driver container puts its root on the host (the
+/// operator's driver install dir, `/run/nvidia/driver` by default). The driver's
+/// nvidia-smi and libraries live there, not on the host: the operator's validator checks
+/// the driver with `chroot /run/nvidia/driver nvidia-smi` (gpu-operator,
+/// `validator/main.go`).
+pub const NVIDIA_OPERATOR_DRIVER_ROOT: &str = "/run/nvidia/driver";
+
+/// `chroot` on the live machine, tried in order.
+const CHROOT: &[&str] = &["/usr/sbin/chroot", "/usr/bin/chroot"];
+
+/// How a command starts on this machine: the program, then arguments that come before the
+/// command's own (`chroot ROOT PROGRAM` for a program in another root).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invocation {
+    pub program: PathBuf,
+    pub prefix: Vec<String>,
+}
+
+impl Invocation {
+    fn plain(program: impl Into<PathBuf>) -> Self {
+        Invocation {
+            program: program.into(),
+            prefix: Vec::new(),
+        }
+    }
+}
+
+/// Where `program` runs from on the live machine, given which paths are files on it
+/// (`is_file`, the machine's file system or a test's stand-in). With an operator-owned
+/// NVIDIA driver, nvidia-smi is the driver container's, in its root; without one there
+/// (the operator has not installed it yet), or for any other program, the first of the
+/// program's fixed paths.
+pub fn locate(
+    program: Program,
+    operator_driver: bool,
+    is_file: impl Fn(&Path) -> bool,
+) -> Option<Invocation> {
+    if program == Program::NvidiaSmi && operator_driver {
+        let root = Path::new(NVIDIA_OPERATOR_DRIVER_ROOT);
+        let inside = program
+            .candidates()
+            .iter()
+            .find(|c| is_file(&root.join(c.trim_start_matches('/'))));
+        let chroot = CHROOT.iter().find(|c| is_file(Path::new(c)));
+        if let (Some(inside), Some(chroot)) = (inside, chroot) {
+            return Some(Invocation {
+                program: PathBuf::from(chroot),
+                prefix: vec![NVIDIA_OPERATOR_DRIVER_ROOT.to_owned(), (*inside).to_owned()],
+            });
+        }
+    }
+    program
+        .candidates()
+        .iter()
+        .find(|c| is_file(Path::new(c)))
+        .map(Invocation::plain)
+}
+
+/// The paths [`locate`] tries, for a message.
+fn looked_for(program: Program, operator_driver: bool) -> String {
+    let mut paths: Vec<String> = Vec::new();
+    if program == Program::NvidiaSmi && operator_driver {
+        paths.extend(
+            program
+                .candidates()
+                .iter()
+                .map(|c| format!("{NVIDIA_OPERATOR_DRIVER_ROOT}{c}")),
+        );
+    }
+    paths.extend(program.candidates().iter().map(|c| c.to_string()));
+    paths.join(", ")
+}
+
 /// The live machine under `root`.
 #[derive(Debug)]
 pub struct LiveHost {
@@ -49,6 +125,8 @@ pub struct LiveHost {
     resolver: Option<RootedResolver>,
     /// Programs named by the caller, run from these paths on this machine.
     programs: BTreeMap<Program, PathBuf>,
+    /// The GPU operator owns the NVIDIA driver: nvidia-smi is in its driver root.
+    operator_driver: bool,
 }
 
 impl Default for LiveHost {
@@ -69,6 +147,7 @@ impl LiveHost {
             root,
             resolver,
             programs: BTreeMap::new(),
+            operator_driver: false,
         }
     }
 
@@ -77,6 +156,15 @@ impl LiveHost {
     /// else ever runs under a root other than `/`.
     pub fn with_program(mut self, program: Program, path: impl Into<PathBuf>) -> Self {
         self.programs.insert(program, path.into());
+        self
+    }
+
+    /// The GPU operator owns the NVIDIA driver (the blueprint's `driver.authority:
+    /// operator`): on the live machine nvidia-smi is run in the operator's driver root
+    /// ([`NVIDIA_OPERATOR_DRIVER_ROOT`]) when it is there. Changes nothing under another
+    /// root, where no program runs.
+    pub fn with_operator_driver(mut self) -> Self {
+        self.operator_driver = true;
         self
     }
 
@@ -104,14 +192,14 @@ impl LiveHost {
         }
     }
 
-    /// The program to run for `command`: the one named for it, or on the live machine the
-    /// first of its fixed paths that exists.
-    fn find_program(&self, command: &VendorCommand) -> Result<PathBuf, HostError> {
+    /// How to run `command`: the program named for it, or on the live machine the one
+    /// [`locate`] finds.
+    pub fn invocation(&self, command: &VendorCommand) -> Result<Invocation, HostError> {
         let program = command.program();
         let fail = |kind| HostError::new(HostOp::Run, command.to_string(), kind);
         if let Some(path) = self.programs.get(&program) {
             return match fs::metadata(path) {
-                Ok(meta) if meta.is_file() => Ok(path.clone()),
+                Ok(meta) if meta.is_file() => Ok(Invocation::plain(path)),
                 Ok(meta) => Err(fail(HostErrorKind::NotRegular {
                     file_kind: input::kind_of(meta.file_type()).to_owned(),
                 })),
@@ -127,20 +215,19 @@ impl LiveHost {
                 reason: not_run_reason(program, &self.root),
             }));
         }
-        for candidate in program.candidates() {
-            if fs::metadata(candidate).is_ok_and(|meta| meta.is_file()) {
-                return Ok(PathBuf::from(candidate));
-            }
-        }
-        Err(HostError::new(
-            HostOp::Run,
-            format!(
-                "{} (looked for {})",
-                command,
-                program.candidates().join(", ")
-            ),
-            HostErrorKind::NotFound,
-        ))
+        locate(program, self.operator_driver, |path| {
+            fs::metadata(path).is_ok_and(|meta| meta.is_file())
+        })
+        .ok_or_else(|| {
+            HostError::new(
+                HostOp::Run,
+                format!(
+                    "{command} (looked for {})",
+                    looked_for(program, self.operator_driver)
+                ),
+                HostErrorKind::NotFound,
+            )
+        })
     }
 }
 
@@ -218,8 +305,8 @@ impl Host for LiveHost {
     }
 
     fn run(&self, command: &VendorCommand, timeout: Duration) -> Result<CommandOutput, HostError> {
-        let program = self.find_program(command)?;
-        run_with_timeout(&program, command, timeout)
+        let invocation = self.invocation(command)?;
+        run_with_timeout(&invocation, command, timeout)
     }
 
     fn read_kernel_log(&self) -> Result<String, HostError> {
@@ -281,13 +368,14 @@ impl Host for LiveHost {
 /// Spawns `program` in its own process group, collects its output, and kills the whole
 /// group when `timeout` passes.
 fn run_with_timeout(
-    program: &Path,
+    invocation: &Invocation,
     command: &VendorCommand,
     timeout: Duration,
 ) -> Result<CommandOutput, HostError> {
     let started = Instant::now();
     let fail = |e: &io::Error| HostError::io(HostOp::Run, command.to_string(), e);
-    let mut child = Command::new(program)
+    let mut child = Command::new(&invocation.program)
+        .args(&invocation.prefix)
         .args(command.args())
         .env("LC_ALL", "C")
         .stdin(Stdio::null())
@@ -372,4 +460,109 @@ fn kill_group(child: &mut Child) {
     }
     let _ = child.kill();
     let _ = child.wait();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stand-in for the live machine's file system: these paths are files on it.
+    fn machine(files: &'static [&'static str]) -> impl Fn(&Path) -> bool {
+        move |path| files.iter().any(|f| Path::new(f) == path)
+    }
+
+    const OPERATOR_NODE: &[&str] = &[
+        "/usr/sbin/chroot",
+        "/run/nvidia/driver/usr/bin/nvidia-smi",
+        "/run/nvidia/driver/usr/bin/nvidia-persistenced",
+    ];
+
+    #[test]
+    fn an_operator_owned_driver_runs_nvidia_smi_in_the_driver_root() {
+        assert_eq!(
+            locate(Program::NvidiaSmi, true, machine(OPERATOR_NODE)),
+            Some(Invocation {
+                program: PathBuf::from("/usr/sbin/chroot"),
+                prefix: vec!["/run/nvidia/driver".into(), "/usr/bin/nvidia-smi".into()],
+            })
+        );
+        // The driver container's own copy wins over one on the host.
+        assert_eq!(
+            locate(
+                Program::NvidiaSmi,
+                true,
+                machine(&[
+                    "/usr/bin/chroot",
+                    "/usr/bin/nvidia-smi",
+                    "/run/nvidia/driver/usr/local/bin/nvidia-smi",
+                ])
+            ),
+            Some(Invocation {
+                program: PathBuf::from("/usr/bin/chroot"),
+                prefix: vec![
+                    "/run/nvidia/driver".into(),
+                    "/usr/local/bin/nvidia-smi".into()
+                ],
+            })
+        );
+    }
+
+    #[test]
+    fn without_the_operator_s_driver_the_host_s_fixed_paths_are_used() {
+        // A preinstalled driver: the driver root is never looked at.
+        assert_eq!(
+            locate(Program::NvidiaSmi, false, machine(OPERATOR_NODE)),
+            None
+        );
+        // The operator has not installed the driver yet: the host's own, if any.
+        let host = machine(&["/usr/sbin/chroot", "/usr/bin/nvidia-smi"]);
+        assert_eq!(
+            locate(Program::NvidiaSmi, true, host),
+            Some(Invocation::plain("/usr/bin/nvidia-smi"))
+        );
+        assert_eq!(
+            locate(Program::NvidiaSmi, true, machine(&["/usr/sbin/chroot"])),
+            None
+        );
+        // No chroot: nothing runs in the driver root.
+        assert_eq!(
+            locate(
+                Program::NvidiaSmi,
+                true,
+                machine(&["/run/nvidia/driver/usr/bin/nvidia-smi"])
+            ),
+            None
+        );
+        // Only nvidia-smi moves.
+        assert_eq!(
+            locate(
+                Program::RocmSmi,
+                true,
+                machine(&[
+                    "/usr/sbin/chroot",
+                    "/run/nvidia/driver/opt/rocm/bin/rocm-smi"
+                ])
+            ),
+            None
+        );
+        assert!(
+            looked_for(Program::NvidiaSmi, true).starts_with(
+                "/run/nvidia/driver/usr/bin/nvidia-smi, /run/nvidia/driver/usr/local/bin/nvidia-smi, /usr/bin/nvidia-smi"
+            )
+        );
+    }
+
+    /// Read means read: under an inspected root nothing runs, not even from the driver root.
+    #[test]
+    fn an_inspected_root_never_runs_the_driver_root_s_nvidia_smi() {
+        let root = tempfile::tempdir().unwrap();
+        let smi = root.path().join("run/nvidia/driver/usr/bin/nvidia-smi");
+        fs::create_dir_all(smi.parent().unwrap()).unwrap();
+        fs::write(&smi, "#!/bin/sh\necho ran\n").unwrap();
+        let host = LiveHost::new(root.path()).with_operator_driver();
+        let err = host
+            .invocation(&VendorCommand::NvidiaSmiQueryXml)
+            .unwrap_err();
+        assert!(matches!(err.kind, HostErrorKind::NotRun { .. }), "{err:?}");
+    }
 }

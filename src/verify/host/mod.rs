@@ -20,7 +20,10 @@ mod snapshot;
 
 pub use command::{CommandOutput, Program, UnitName, VendorCommand};
 pub use error::{HostError, HostErrorKind, HostOp};
-pub use live::{FILE_LIMIT, KERNEL_LOG_LIMIT, LiveHost, OUTPUT_LIMIT};
+pub use live::{
+    FILE_LIMIT, Invocation, KERNEL_LOG_LIMIT, LiveHost, NVIDIA_OPERATOR_DRIVER_ROOT, OUTPUT_LIMIT,
+    locate,
+};
 pub use recorder::{RecordLimits, RecordingHost};
 pub use recording::{Content, NotCaptured, RecordedOutput, Recording};
 pub use snapshot::SnapshotHost;
