@@ -32,6 +32,7 @@ pub fn unit_root(r: &nodeimg::render::Rendered, root: &Path) {
         "usr/bin/nvidia-ctk",
         "usr/bin/amd-ctk",
         "usr/bin/kubelet",
+        "bin/sh",
         "bin/mv",
         "bin/rm",
         "bin/mount",
