@@ -370,5 +370,5 @@ fn quantity_bytes(q: &str) -> Option<u128> {
     let scale = 10u128.pow(frac.len() as u32);
     let value: u128 = format!("{int}{frac}").parse().ok()?;
     let total = value << shift;
-    (total % scale == 0).then_some(total / scale)
+    total.is_multiple_of(scale).then_some(total / scale)
 }
