@@ -703,6 +703,48 @@ fn healthy_fixture_passes_every_check() {
     assert!(idle.observed.contains("now Gen1"), "{}", idle.observed);
 }
 
+/// The GPU Operator runs Fabric Manager in its driver container: no host unit
+/// to ask, and no false failure for its absence; the fabric state still counts.
+#[test]
+fn an_operator_run_fabric_manager_is_judged_by_the_fabric_not_a_host_unit() {
+    let mut f = Fixture::healthy();
+    f.bp(
+        "accelerators.driver.authority",
+        serde_json::json!("operator"),
+    );
+    f.blueprint = support::Variant::parse("bp.yaml", &f.blueprint)
+        .set(
+            "accelerators.operator",
+            serde_json::json!({"name": "gpu-operator", "version": "v25.10.1", "manages": ["driver", "device-plugin"]}),
+        )
+        .text();
+    verify_fixture::systemctl(&f.tree, &[("nvidia-fabricmanager", "inactive")]);
+    let results = f.results();
+    assert!(
+        !results
+            .iter()
+            .any(|r| r.id() == "gpu.fabric-manager.active"),
+        "{}",
+        show(&results)
+    );
+    assert!(
+        results
+            .iter()
+            .any(|r| r.id() == "gpu.fabric.state" && r.verdict == Verdict::Pass),
+        "{}",
+        show(&results)
+    );
+    f.xml_first("<state>Completed</state>", "<state>In Progress</state>");
+    let results = f.results();
+    assert!(
+        results
+            .iter()
+            .any(|r| r.id() == "gpu.fabric.state" && r.verdict == Verdict::Fail),
+        "{}",
+        show(&results)
+    );
+}
+
 #[test]
 fn pre_ampere_gpus_are_checked_through_retired_pages() {
     let mut fixture = Fixture::healthy();

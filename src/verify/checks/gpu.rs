@@ -15,7 +15,7 @@
 use super::catalog::gpu::*;
 use super::matcher::Expect;
 use super::{Action, FaultClass, Inputs, Observation, Results, Severity};
-use crate::blueprint::model::{Accelerators, KernelModule, SharingMode, Vendor};
+use crate::blueprint::model::{Accelerators, DriverAuthority, KernelModule, SharingMode, Vendor};
 use crate::blueprint::value::{Version, VersionReq};
 use crate::verify::fact::Fact;
 use crate::verify::facts::gpu::{Gpu, GpuVendor};
@@ -112,7 +112,12 @@ pub fn evaluate(input: &Inputs, out: &mut Results) {
         nothing_to_check(input, out, accelerators);
     }
     vbios_identical(out, accelerators, &gpus);
-    if accelerators.vendor == Vendor::Nvidia && accelerators.interconnect.nvswitch {
+    // With an operator-owned driver, Fabric Manager runs in the operator's driver
+    // container, not as the host's unit; gpu.fabric.state judges what it did.
+    if accelerators.vendor == Vendor::Nvidia
+        && accelerators.interconnect.nvswitch
+        && accelerators.driver.authority != DriverAuthority::Operator
+    {
         let state = facts.runtime.as_ref().and_then(|r| {
             r.units
                 .get("nvidia-fabricmanager")
