@@ -9,6 +9,7 @@ use std::time::Instant;
 
 use nodeimg::blueprint::model::rollout::Budget;
 use nodeimg::diff::impact::Impact;
+use nodeimg::rollout::faults::Faults;
 use nodeimg::rollout::plan::{Settings, Steps};
 use nodeimg::rollout::simulate::{self, Durations, Failures, Input, Planned, Rng, Shape};
 
@@ -32,6 +33,8 @@ fn input(nodes: usize) -> Input {
             accept: 0.0,
             canary: false,
         },
+        faults: Faults::default(),
+        trace: false,
         seed: 42,
     }
 }

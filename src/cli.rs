@@ -248,7 +248,15 @@ pub struct RolloutSimulateArgs {
     /// Make the first canary fail acceptance.
     #[arg(long)]
     pub canary_fails: bool,
-    /// Phase durations in seconds, `PHASE=MIN-MAX` (drain, apply, reboot, accept, gate, rollback; repeatable).
+    /// Node faults per node per day, `CLASS=RATE` (transient, driver-daemon, device, link;
+    /// repeatable), handled as the rendered remediation does.
+    #[arg(long, value_name = "CLASS=RATE", value_parser = parse_fault)]
+    pub fault: Vec<(String, f64)>,
+    /// NodeHealthCheck `maxUnhealthy`: a count or a share (`5%`); overrides the blueprint.
+    #[arg(long, value_name = "N|P%")]
+    pub max_unhealthy: Option<String>,
+    /// Phase durations in seconds, `PHASE=MIN-MAX` (drain, apply, reboot, accept, gate,
+    /// rollback, detect, daemon-restart, repair; repeatable).
     #[arg(long, value_name = "PHASE=MIN-MAX", value_parser = parse_span)]
     pub duration: Vec<(String, f64, f64)>,
     #[arg(long, default_value_t = 1)]
@@ -275,11 +283,34 @@ fn probability(text: &str) -> Result<f64, String> {
     }
 }
 
+fn parse_fault(text: &str) -> Result<(String, f64), String> {
+    let (class, rate) = text
+        .split_once('=')
+        .ok_or_else(|| format!("`{text}`: write CLASS=RATE, e.g. device=0.001"))?;
+    class.parse::<crate::rollout::faults::Class>()?;
+    let rate = rate
+        .parse::<f64>()
+        .ok()
+        .filter(|r| r.is_finite() && (0.0..=100.0).contains(r))
+        .ok_or_else(|| format!("`{rate}` is not a rate per node per day (0 to 100)"))?;
+    Ok((class.to_owned(), rate))
+}
+
 fn parse_span(text: &str) -> Result<(String, f64, f64), String> {
     let (phase, range) = text
         .split_once('=')
         .ok_or_else(|| format!("`{text}`: write PHASE=MIN-MAX, e.g. reboot=300-900"))?;
-    const PHASES: &[&str] = &["drain", "apply", "reboot", "accept", "gate", "rollback"];
+    const PHASES: &[&str] = &[
+        "drain",
+        "apply",
+        "reboot",
+        "accept",
+        "gate",
+        "rollback",
+        "detect",
+        "daemon-restart",
+        "repair",
+    ];
     if !PHASES.contains(&phase) {
         return Err(format!("`{phase}` is not a phase ({})", PHASES.join(", ")));
     }

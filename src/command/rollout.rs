@@ -317,11 +317,7 @@ fn simulate_cmd(args: &RolloutSimulateArgs, env: &mut Env<'_>) -> Outcome {
     };
     let mut settings = settings(&rollout);
     if let Some(b) = &args.budget {
-        settings.budget = serde_json::from_value::<Budget>(match b.parse::<u32>() {
-            Ok(n) => serde_json::Value::from(n),
-            Err(_) => serde_json::Value::from(b.as_str()),
-        })
-        .map_err(|e| Failure::unusable(format!("--budget {b}: {e}")))?;
+        settings.budget = budget_arg("--budget", b)?;
         if settings.budget == Budget::Nodes(0) {
             return Err(Failure::unusable("--budget 0 never upgrades anything"));
         }
@@ -341,8 +337,26 @@ fn simulate_cmd(args: &RolloutSimulateArgs, env: &mut Env<'_>) -> Outcome {
             "reboot" => durations.reboot = span,
             "accept" => durations.accept = span,
             "gate" => durations.gate = span,
-            _ => durations.rollback = span,
+            "rollback" => durations.rollback = span,
+            "detect" => durations.detect = span,
+            "daemon-restart" => durations.daemon_restart = span,
+            _ => durations.repair = span,
         }
+    }
+    let r = &rollout.remediation;
+    let max_unhealthy = match &args.max_unhealthy {
+        Some(m) => budget_arg("--max-unhealthy", m)?,
+        None => r.max_unhealthy.clone(),
+    };
+    if max_unhealthy == Budget::Nodes(0) {
+        return Err(Failure::unusable(
+            "a maxUnhealthy of 0 never lets NodeHealthCheck remediate a node",
+        ));
+    }
+    let mut faults = simulate_faults(r, max_unhealthy.of(args.nodes as usize));
+    for (class, rate) in &args.fault {
+        let class = class.parse().map_err(Failure::unusable)?;
+        faults.rates.insert(class, *rate);
     }
     let input = simulate::Input {
         shape: simulate::Shape {
@@ -363,6 +377,8 @@ fn simulate_cmd(args: &RolloutSimulateArgs, env: &mut Env<'_>) -> Outcome {
             accept: args.accept_failure,
             canary: args.canary_fails,
         },
+        faults,
+        trace: false,
         seed: args.seed,
     };
     let r = simulate::run(&input);
@@ -375,6 +391,28 @@ fn simulate_cmd(args: &RolloutSimulateArgs, env: &mut Env<'_>) -> Outcome {
     } else {
         Exit::Ok
     })
+}
+
+/// A count or a share (`25%`) given on the command line.
+fn budget_arg(flag: &str, b: &str) -> Result<Budget, Failure> {
+    serde_json::from_value::<Budget>(match b.parse::<u32>() {
+        Ok(n) => serde_json::Value::from(n),
+        Err(_) => serde_json::Value::from(b),
+    })
+    .map_err(|e| Failure::unusable(format!("{flag} {b}: {e}")))
+}
+
+/// The fault model with the blueprint's remediation windows and `max_unhealthy` nodes.
+fn simulate_faults(
+    r: &crate::blueprint::model::rollout::Remediation,
+    max_unhealthy: usize,
+) -> crate::rollout::faults::Faults {
+    crate::rollout::faults::Faults {
+        max_unhealthy,
+        restart_window: r.daemon_restart_window.as_secs() as f64,
+        reboot_timeout: r.reboot_timeout.as_secs() as f64,
+        ..Default::default()
+    }
 }
 
 /// `3d 4h 05m`.
@@ -403,13 +441,20 @@ fn sim_text(r: &simulate::Report, env: &mut Env<'_>) -> std::io::Result<()> {
     writeln!(o, "  total time {}", span(r.total_seconds))?;
     writeln!(
         o,
-        "  nodes      {} on the accepted new image, {} on the previous image ({} returned)",
-        r.accepted_new, r.old, r.rolled_back
+        "  nodes      {} on the accepted new image, {} on the previous image ({} returned){}",
+        r.accepted_new,
+        r.old,
+        r.rolled_back,
+        if r.off_to_repair > 0 {
+            format!(", {} off to repair", r.off_to_repair)
+        } else {
+            String::new()
+        }
     )?;
     writeln!(
         o,
-        "  peak       {} node(s) unavailable at once",
-        r.peak_unavailable
+        "  peak       {} node(s) taken by the rollout at once ({} with faulty nodes)",
+        r.peak_unavailable, r.peak_unavailable_with_faults
     )?;
     let mut keys: Vec<&str> = r.domains.iter().map(|d| d.key.as_str()).collect();
     keys.dedup();
@@ -445,6 +490,57 @@ fn sim_text(r: &simulate::Report, env: &mut Env<'_>) -> std::io::Result<()> {
                 .collect::<Vec<_>>()
                 .join(", ")
         )?,
+    }
+    let m = &r.remediation;
+    if !m.classes.is_empty() {
+        writeln!(
+            o,
+            "Remediation (maxUnhealthy {} per NodeHealthCheck): {} node(s) out for faults at most at once, {:.0} node-hours lost, settled after {}",
+            m.max_unhealthy,
+            m.peak_out_of_service,
+            m.node_hours_lost,
+            span(m.settled_seconds)
+        )?;
+        for c in &m.classes {
+            let class = c.class.map_or("", |c| c.as_str());
+            let mut what = Vec::new();
+            for (n, label) in [
+                (c.pod_restarts, "Pod restarted, node kept in service"),
+                (c.daemon_restarts, "cleared by a daemon restart"),
+                (c.reboots, "rebooted once"),
+                (c.to_repair, "queued for repair"),
+                (c.repairs, "repairs"),
+                (c.back_in_service, "back in service after acceptance"),
+                (c.off_to_repair, "off to repair for good"),
+            ] {
+                if n > 0 {
+                    what.push(format!("{n} {label}"));
+                }
+            }
+            writeln!(o, "  {class}: {} fault(s): {}", c.faults, what.join(", "))?;
+        }
+        if m.waited > 0 {
+            writeln!(
+                o,
+                "  {} remediation(s) held back by maxUnhealthy, the longest for {}",
+                m.waited,
+                span(m.longest_wait_seconds)
+            )?;
+        }
+        if m.held_back > 0 {
+            writeln!(
+                o,
+                "  {} node(s) never remediated: more than maxUnhealthy were unhealthy at once, so NodeHealthCheck held back every remediation; a person must act",
+                m.held_back
+            )?;
+        }
+        if m.waited_by_wave + m.left_out_by_wave > 0 {
+            writeln!(
+                o,
+                "  waves waited for {} node(s) in automatic recovery and left {} in repair to their repair",
+                m.waited_by_wave, m.left_out_by_wave
+            )?;
+        }
     }
     if !r.over_budget.is_empty() {
         writeln!(o, "OVER BUDGET: {}", r.over_budget.join("; "))?;

@@ -5,6 +5,7 @@
 //! compares nodes of one SKU with their fleet median.
 
 pub mod baseline;
+pub mod faults;
 pub mod fleet;
 pub mod gate;
 pub mod manifests;

@@ -565,6 +565,83 @@ fn simulate_is_deterministic_and_reports_where_it_halted() {
     );
 }
 
+#[test]
+fn simulate_reports_remediation_by_fault_class() {
+    let args = |extra: &[&str]| {
+        let mut a = vec![
+            "rollout",
+            "simulate",
+            "--nodes",
+            "400",
+            "--zones",
+            "2",
+            "--rack-size",
+            "8",
+            "--budget",
+            "2",
+            "--seed",
+            "11",
+            "--fault",
+            "transient=0.2",
+            "--fault",
+            "driver-daemon=0.05",
+            "--fault",
+            "device=0.01",
+            "--fault",
+            "link=0.01",
+        ];
+        a.extend_from_slice(extra);
+        nodeimg(&a)
+    };
+    let o = args(&["--format", "json", "--max-unhealthy", "5%"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let m = &r["remediation"];
+    assert_eq!(m["max_unhealthy"], 20, "5 % of 400 nodes");
+    let classes: BTreeMap<String, &Value> = m["classes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["class"].as_str().unwrap().to_owned(), c))
+        .collect();
+    assert_eq!(
+        classes.keys().map(String::as_str).collect::<Vec<_>>(),
+        ["device", "driver-daemon", "link", "transient"]
+    );
+    let t = classes["transient"];
+    assert_eq!(
+        t["pod_restarts"], t["faults"],
+        "a transient fault only restarts the Pod"
+    );
+    for hw in ["device", "link"] {
+        let c = classes[hw];
+        assert_eq!(c["reboots"], 0, "{hw}: never an automatic reboot");
+        assert_eq!(
+            c["to_repair"], c["faults"],
+            "{hw}: every fault queued for repair"
+        );
+    }
+    let d = classes["driver-daemon"];
+    assert_eq!(
+        d["daemon_restarts"].as_u64().unwrap() + d["reboots"].as_u64().unwrap(),
+        d["faults"].as_u64().unwrap()
+    );
+    assert!(r["over_budget"].as_array().unwrap().is_empty());
+    assert!(m["settled_seconds"].as_f64().unwrap() >= r["total_seconds"].as_f64().unwrap());
+    // The text names each class and what happened; the default maxUnhealthy (1) holds
+    // remediation back once two nodes are unhealthy at once.
+    let o = args(&[]);
+    let text = stdout(&o);
+    assert!(text.contains("Remediation (maxUnhealthy 1"), "{text}");
+    assert!(text.contains("device: "), "{text}");
+    assert!(text.contains("held back by maxUnhealthy"), "{text}");
+    let o = args(&["--fault", "disk=1"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("not a fault class"), "{}", stderr(&o));
+    let o = args(&["--max-unhealthy", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
 // ---- the opt-in schema suite -----------------------------------------------------------
 
 const SUC: &str = "crds/system-upgrade-controller/v0.20.1/upgrade.cattle.io_plans.yaml";

@@ -1,10 +1,14 @@
 //! Property tests of the rollout planner and simulator over many generated fleets (zones,
-//! racks, SKUs, budgets, failure rates): no simulated moment has more nodes of a failure
-//! domain unavailable than its budget, a failing canary stops everything, and a halted
-//! rollout leaves every node on the previous image or on an accepted new one.
+//! racks, SKUs, budgets, failure rates, node faults of every class): no simulated moment has
+//! more nodes of a failure domain taken by the rollout than its budget, a failing canary
+//! stops everything, a halted rollout leaves every node on the previous image, on an
+//! accepted new one or off to repair, and remediation keeps its rules (`faults::check` on
+//! the run's trace: a hardware fault is never rebooted and never returns without a passing
+//! acceptance, a driver fault is rebooted at most once, `maxUnhealthy` holds).
 
 use nodeimg::blueprint::model::rollout::Budget;
 use nodeimg::diff::impact::Impact;
+use nodeimg::rollout::faults::{self, Class, Faults};
 use nodeimg::rollout::plan::Settings;
 use nodeimg::rollout::simulate::{self, Durations, Failures, Image, Input, Shape};
 use proptest::prelude::*;
@@ -24,12 +28,39 @@ fn impact() -> impl Strategy<Value = Impact> {
     ]
 }
 
+/// Faults per node per day of each class (often none), the NodeHealthCheck limit and the
+/// recovery odds.
+fn faults() -> impl Strategy<Value = Faults> {
+    let rate = prop_oneof![Just(0.0), 0.0f64..0.2];
+    (
+        [rate.clone(), rate.clone(), rate.clone(), rate],
+        1usize..6,
+        (0.0f64..=1.0, 0.0f64..=1.0, 0.2f64..=1.0, 1u32..4),
+        (60.0f64..1200.0, 60.0f64..1800.0),
+    )
+        .prop_map(
+            |(rates, max_unhealthy, (restart, reboot, repair, attempts), (window, timeout))| {
+                Faults {
+                    rates: Class::ALL.into_iter().zip(rates).collect(),
+                    max_unhealthy,
+                    restart_window: window,
+                    reboot_timeout: timeout,
+                    restart_clears: restart,
+                    reboot_clears: reboot,
+                    repair_clears: repair,
+                    repair_attempts: attempts,
+                }
+            },
+        )
+}
+
 fn input() -> impl Strategy<Value = Input> {
     (
         (1usize..400, 1usize..5, 1usize..20, 1usize..4),
         (budget(), 1usize..3, proptest::option::of(1usize..40)),
         impact(),
         (0.0f64..0.05, 0.0f64..0.05, any::<bool>()),
+        faults(),
         any::<u64>(),
     )
         .prop_map(
@@ -38,6 +69,7 @@ fn input() -> impl Strategy<Value = Input> {
                 (budget, canaries, max),
                 impact,
                 (apply, accept, canary),
+                faults,
                 seed,
             )| Input {
                 shape: Shape {
@@ -58,6 +90,8 @@ fn input() -> impl Strategy<Value = Input> {
                     accept,
                     canary,
                 },
+                faults,
+                trace: true,
                 seed,
             },
         )
@@ -77,11 +111,25 @@ proptest! {
             r.final_images.values().all(|i| *i != Image::UnacceptedNew),
             "a node is left on an unaccepted new image"
         );
-        prop_assert_eq!(r.accepted_new + r.old, input.shape.nodes);
+        prop_assert_eq!(r.accepted_new + r.old + r.off_to_repair, input.shape.nodes);
         if r.halted.is_none() {
-            prop_assert_eq!(r.accepted_new, input.shape.nodes);
+            // On the previous image only a node NodeHealthCheck held back for good, which
+            // its wave left out.
+            prop_assert!(r.old <= r.remediation.held_back, "{} old", r.old);
             prop_assert_eq!(r.waves_completed, r.waves);
         }
+        let broken = faults::check(&r.trace, input.shape.nodes, input.faults.max_unhealthy);
+        prop_assert!(broken.is_empty(), "{:?}", &broken[..broken.len().min(5)]);
+        // Every fault ends: in service again (or kept, if transient), off to repair, or
+        // held back for good by NodeHealthCheck.
+        let mut open = 0;
+        for c in &r.remediation.classes {
+            open += c.faults - c.back_in_service - c.off_to_repair - c.pod_restarts;
+            if c.class.is_some_and(Class::hardware) {
+                prop_assert_eq!(c.reboots, 0);
+            }
+        }
+        prop_assert_eq!(open, r.remediation.held_back);
     }
 
     #[test]
@@ -94,6 +142,6 @@ proptest! {
         // Nothing beyond the first canary wave was touched.
         let first = simulate::Planned::of(&input).waves[0].len();
         prop_assert!(r.accepted_new < first);
-        prop_assert_eq!(r.old, input.shape.nodes - r.accepted_new);
+        prop_assert_eq!(r.old, input.shape.nodes - r.accepted_new - r.off_to_repair);
     }
 }
