@@ -904,6 +904,10 @@ fn waited_for_driver(boot: &Boot) -> Option<u64> {
 /// `NodeimgDriverPhaseProblem=False`. The order is read back from the unit states, the
 /// stand-ins' own timestamps and `systemd-analyze critical-chain`.
 ///
+/// Red run (seen): with `DefaultDependencies=no` removed from the unit, multi-user.target
+/// is reached only after the driver phase (the target orders itself after what it wants),
+/// and the test fails at the target's timestamp.
+///
 /// Red run (seen): with the unit's wait removed (`NODEIMG_BOOT_TEMPLATES` with a
 /// nodeimg-verify-driver.service.j2 lacking the waiting `ExecStartPre=`), the driver
 /// phase runs before the driver arrives (CDI generation fails, verify reports
@@ -969,6 +973,15 @@ fn boot_operator_driver_is_judged_after_it_arrives_and_the_node_condition_says_s
     assert!(
         (boot.active_since(DRIVER_UNIT) as f64) / 1e6 > ready,
         "{DRIVER_UNIT} passed at {} µs, the driver loaded at {ready} s",
+        boot.active_since(DRIVER_UNIT)
+    );
+    // Startup did not wait for the operator: multi-user.target was reached
+    // before the driver phase ended (cloud-init's final stage and the like are
+    // ordered after that target).
+    let target = boot.active_since("multi-user.target");
+    assert!(
+        target > 0 && target < boot.active_since(DRIVER_UNIT),
+        "multi-user.target reached at {target} µs, {DRIVER_UNIT} passed at {} µs",
         boot.active_since(DRIVER_UNIT)
     );
     let report = driver_report(&boot);
