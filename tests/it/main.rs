@@ -30,6 +30,7 @@ mod facts_live;
 mod fixture_generator;
 mod fuzz_replay;
 mod golden;
+mod health_rules;
 mod hostile_input;
 mod hostile_property;
 #[cfg(feature = "push")]

@@ -23,7 +23,7 @@ use serde::Serialize;
 
 use crate::blueprint::model::RawBlueprint;
 use crate::blueprint::model::rollout::TemplateRef;
-use crate::verify::checks::{FaultClass, catalog};
+use crate::verify::checks::{FaultClass, applies};
 
 use super::npd::health_gate;
 use super::startup::DriverPhase;
@@ -123,7 +123,10 @@ pub fn of<'a>(s: &'a RawBlueprint, driver_phase: Option<&DriverPhase>) -> Option
     let r = &rollout.remediation;
     let evidence = r.evidence_dir.to_string();
     let mut by_fault: BTreeMap<FaultClass, Vec<&'static str>> = BTreeMap::new();
-    for spec in catalog().iter().filter(|s| s.health) {
+    // Only the checks a node of this blueprint is judged by: a class whose list selected
+    // nothing (Fabric Manager on an AMD node) would make verify refuse every run, and its
+    // condition would stay Unknown. Such a class gets no rule and no NodeHealthCheck.
+    for spec in applies::health_checks(s) {
         by_fault.entry(spec.fault).or_default().push(spec.id);
     }
     let rules: Vec<HealthRule> = by_fault

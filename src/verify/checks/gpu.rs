@@ -103,10 +103,12 @@ pub fn evaluate(input: &Inputs, out: &mut Results) {
         model(input, out, accelerators, gpu);
         if accelerators.vendor == Vendor::Nvidia {
             nvidia_gpu(input, out, accelerators, gpu);
+            // Xids and "fallen off the bus" are NVIDIA driver (NVRM) messages: on another
+            // vendor's GPU the check would pass without having anything to read.
+            xid(input, out, gpu);
         } else {
             amd_gpu(input, out, gpu);
         }
-        xid(input, out, gpu);
     }
     if gpus.is_empty() {
         nothing_to_check(input, out, accelerators);

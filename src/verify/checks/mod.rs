@@ -13,6 +13,7 @@
 //! [`Inputs`] and writes to [`Results`]; one file per family; this one holds the shared
 //! types and [`evaluate`].
 
+pub mod applies;
 pub mod catalog;
 mod context;
 pub mod firmware;
