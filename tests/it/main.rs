@@ -17,6 +17,7 @@ mod boot;
 #[cfg(feature = "boot-vm")]
 mod boot_vm;
 mod build_cli;
+mod cdi_unit;
 mod cli;
 mod cluster_cli;
 mod command;

@@ -23,6 +23,19 @@ pub struct Cdi {
     /// without it they fail with "unresolvable CDI devices
     /// management.nvidia.com/gpu=all" (NVIDIA/gpu-operator#531).
     pub management_output: Option<String>,
+    /// amd-ctk only: it writes its spec in place (`os.Create`, then the
+    /// JSON), so a runtime reading the directory meanwhile could load half
+    /// a spec. It writes into this folder inside the spec directory (CDI
+    /// does not read subfolders: container-device-interface
+    /// `scanSpecDirs`), and the unit renames the file into place.
+    pub scratch: Option<String>,
+    /// amd-ctk's `--output` argument: a file name from AMD Container
+    /// Toolkit 1.3.0 (custom spec file names); before it, the folder the
+    /// tool writes `amd.json` into (1.0–1.2 join it with or without a
+    /// separator, so the folder is given with its trailing `/`).
+    pub ctk_output: Option<String>,
+    /// The spec amd-ctk wrote in [`Cdi::scratch`], renamed to [`Cdi::output`].
+    pub scratch_spec: Option<String>,
     /// A static spec is written into the layer (AMD).
     #[serde(rename = "static")]
     pub is_static: bool,
@@ -66,12 +79,35 @@ pub(super) fn of(s: &RawBlueprint) -> Cdi {
         (c.enabled && c.generator == CdiGenerator::NvidiaCtk && operator_without_toolkit)
             .then(|| dir.map(|d| format!("{}/management.nvidia.com-gpu.yaml", d.as_str())))
             .flatten();
+    // amd-ctk names its spec amd.json (JSON; CDI reads .json and .yaml).
+    let output = dir.map(|d| match c.generator {
+        CdiGenerator::AmdCtk => format!("{}/amd.json", d.as_str()),
+        _ => format!("{}/{}.yaml", d.as_str(), generator.map_or("gpu", |g| g.0)),
+    });
+    let scratch = (c.generator == CdiGenerator::AmdCtk)
+        .then(|| dir.map(|d| format!("{}/.nodeimg-amd-ctk", d.as_str())))
+        .flatten();
+    let names_its_file = s
+        .accelerators
+        .as_ref()
+        .and_then(|a| a.container_toolkit.as_ref())
+        .is_some_and(|v| v.numbers() >= vec![1, 3]);
+    let ctk_output = match (&scratch, c.generator) {
+        (Some(scratch), CdiGenerator::AmdCtk) if names_its_file => {
+            Some(format!("{scratch}/amd.json"))
+        }
+        (Some(scratch), CdiGenerator::AmdCtk) => Some(format!("{scratch}/")),
+        _ => output.clone(),
+    };
     Cdi {
         enabled: c.enabled,
         generate: c.enabled && generator.is_some(),
         vendor: generator.map(|g| g.0),
         ctk: generator.map(|g| g.1),
-        output: dir.map(|d| format!("{}/{}.yaml", d.as_str(), generator.map_or("gpu", |g| g.0))),
+        output,
+        scratch_spec: scratch.as_ref().map(|d| format!("{d}/amd.json")),
+        scratch,
+        ctk_output,
         on_boot: c.refresh_on.contains(&CdiRefresh::Boot),
         on_driver_change: c.refresh_on.contains(&CdiRefresh::DriverChange),
         keep_previous: c.rollback == CdiRollback::KeepPrevious,

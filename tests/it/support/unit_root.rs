@@ -35,6 +35,8 @@ pub fn unit_root(r: &nodeimg::render::Rendered, root: &Path) {
         "bin/sh",
         "bin/mv",
         "bin/rm",
+        "bin/mkdir",
+        "bin/rmdir",
         "bin/mount",
         "usr/sbin/grubby",
         "usr/bin/mkdir",
