@@ -21,6 +21,7 @@ mod cdi_unit;
 mod cli;
 mod cluster_cli;
 mod command;
+mod container_devices;
 mod derived;
 mod diff;
 mod facts_capture;

@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use crate::blueprint::model::*;
+use crate::verify::checks::container_devices;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Cdi {
@@ -69,16 +70,10 @@ pub(super) fn of(s: &RawBlueprint) -> Cdi {
         .iter()
         .find(|d| d.as_str() == "/var/run/cdi")
         .or(c.spec_dirs.first());
-    let operator_without_toolkit = s.accelerators.as_ref().is_some_and(|a| {
-        a.vendor == Vendor::Nvidia
-            && a.operator
-                .as_ref()
-                .is_some_and(|o| !o.manages.contains(&OperatorComponent::Toolkit))
-    });
-    let management_output =
-        (c.enabled && c.generator == CdiGenerator::NvidiaCtk && operator_without_toolkit)
-            .then(|| dir.map(|d| format!("{}/management.nvidia.com-gpu.yaml", d.as_str())))
-            .flatten();
+    // verify's runtime.cdi.management-spec judges the same condition.
+    let management_output = container_devices::needs_management_spec(s)
+        .then(|| dir.map(|d| format!("{}/management.nvidia.com-gpu.yaml", d.as_str())))
+        .flatten();
     // amd-ctk names its spec amd.json (JSON; CDI reads .json and .yaml).
     let output = dir.map(|d| match c.generator {
         CdiGenerator::AmdCtk => format!("{}/amd.json", d.as_str()),

@@ -40,6 +40,8 @@ pub fn applies(spec: &Spec, blueprint: &RawBlueprint) -> bool {
     .any(is)
     {
         gpus.is_some()
+    } else if is(&gpu::RENDER_NODES) {
+        gpus.is_some_and(|a| a.vendor == Vendor::Amd)
     } else if is(&gpu::NVSWITCH) {
         nvswitch
     } else if is(&gpu::FABRIC_STATE) {

@@ -155,6 +155,9 @@ checks! {
         MIG               = "gpu.mig.mode",                   "MIG mode",                                       Critical, DriverDaemon, Reset,            Driver, -;
         FABRIC_MANAGER    = "gpu.fabric-manager.active",      "nvidia-fabricmanager active",                    Critical, DriverDaemon, Restart,          Driver, health;
         FABRIC_STATE      = "gpu.fabric.state",               "GPU joined the NVLink fabric",                   Critical, Link,         Reset,            Driver, health;
+        // One render node per whole AMD GPU (the static CDI spec's renderD(128+N)): none
+        // when the driver failed to set the GPU up, one per partition under CPX/DPX.
+        RENDER_NODES      = "gpu.render-nodes",               "one DRM render node per AMD GPU",                Critical, Device,       Reset,            Driver, health;
     }
     /// NICs of each blueprint group, and GPU-NIC placement.
     network {
@@ -183,6 +186,9 @@ checks! {
         // uses (container-device-interface pkg/cdi/cache.go) drops it as a conflict;
         // across directories /var/run/cdi silently shadows /etc/cdi.
         CDI_CONFLICTS = "runtime.cdi.conflicts",     "no CDI device is defined by two spec files",     Critical, DriverDaemon, Restart,          Driver, -;
+        // The GPU Operator with CDI and without its toolkit DaemonSet gives its operands
+        // management.nvidia.com/gpu=all, which nodeimg-cdi-generate writes on the node.
+        CDI_MANAGEMENT = "runtime.cdi.management-spec", "the GPU Operator's management CDI spec present", Critical, DriverDaemon, Restart,     Driver, -;
     }
     /// The node as a whole.
     system {

@@ -15,6 +15,7 @@
 
 pub mod applies;
 pub mod catalog;
+pub mod container_devices;
 mod context;
 pub mod firmware;
 pub mod gpu;
@@ -238,13 +239,14 @@ pub fn catalog() -> &'static [&'static Spec] {
 }
 
 /// The families, in report order; each records its results for the blueprint and facts.
-const FAMILIES: [fn(&Inputs, &mut Results); 7] = [
+const FAMILIES: [fn(&Inputs, &mut Results); 8] = [
     os::evaluate,
     firmware::evaluate,
     pcie::evaluate,
     gpu::evaluate,
     network::evaluate,
     runtime::evaluate,
+    container_devices::evaluate,
     system::evaluate,
 ];
 

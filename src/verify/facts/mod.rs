@@ -11,6 +11,7 @@ pub mod cgroup;
 pub mod cpu;
 pub mod cpu_list;
 pub mod dmi;
+pub mod dri;
 pub mod gpu;
 pub mod hugepages;
 pub mod iommu;
@@ -64,6 +65,8 @@ pub struct Facts {
     /// containerd's RLIMIT_MEMLOCK (what pods inherit).
     pub containerd_memlock: Fact<memlock::Memlock>,
     pub cdi_specs: Fact<Vec<cdi::CdiSpec>>,
+    /// `/dev/dri/renderD*` and the PCI device of each.
+    pub render_nodes: Fact<Vec<dri::RenderNode>>,
     /// Kernel parameters from `/proc/sys`, by dotted name (those the options named).
     pub sysctls: BTreeMap<String, Fact<sysctl::Setting>>,
     /// `None` when the caller skipped the kernel log.
@@ -124,6 +127,7 @@ pub fn collect(host: &dyn Host, options: &CollectOptions) -> Facts {
         let rdma_devices = rdma::collect_at(host, rdma::INFINIBAND_CLASS);
         let modules = modules::collect(host);
         let cdi_specs = cdi::collect(host);
+        let render_nodes = dri::collect(host);
         let containerd_memlock = memlock::collect(host);
         let sysctls = sysctl::collect(host, &options.sysctls);
         let (pci_devices, gpus) = runtime::joined(gpus);
@@ -147,6 +151,7 @@ pub fn collect(host: &dyn Host, options: &CollectOptions) -> Facts {
             runtime: runtime::joined(runtime),
             containerd_memlock,
             cdi_specs,
+            render_nodes,
             sysctls,
             kernel_log,
         }
