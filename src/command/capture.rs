@@ -31,7 +31,7 @@ pub fn run(args: &CaptureArgs, env: &mut Env<'_>) -> Outcome {
         max_item_bytes: args.max_item_bytes,
         max_total_bytes: args.max_bytes,
     };
-    let host = super::source::live_host(&root, &args.tool)?;
+    let host = super::source::blueprintless(super::source::live_host(&root, &args.tool)?);
     let captured = capture::capture(&host, &root.display().to_string(), &options, limits);
     match args.output.path() {
         Some(path) => capture::write(path, &captured.recording, &captured.manifest).unusable()?,

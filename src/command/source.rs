@@ -87,6 +87,16 @@ pub fn open(
     })
 }
 
+/// The live host for `facts` and `capture`, which read a machine without a blueprint: they
+/// look for nvidia-smi where verify does when the GPU operator owns the driver (on the live
+/// machine, its driver root `/run/nvidia/driver` first), then at the host's own paths. The
+/// driver root holds nvidia-smi only while the operator's driver container runs, and then
+/// that container's driver is the loaded one: the host's nvidia-smi, if any, would not
+/// match it. Under another root nothing runs either way.
+pub fn blueprintless(host: LiveHost) -> LiveHost {
+    host.with_operator_driver()
+}
+
 /// The live host under `root`. Programs run only from the fixed paths of this machine
 /// when `root` is `/`, or from the paths named with `--tool` (each must be a file here);
 /// never from the tree under another root.
@@ -105,4 +115,23 @@ pub fn live_host(
         host = host.with_program(*program, path);
     }
     Ok(host)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verify::host::VendorCommand;
+
+    #[test]
+    fn facts_and_capture_look_in_the_operator_driver_root_on_the_live_machine_only() {
+        let live = blueprintless(LiveHost::new("/"));
+        assert!(live.looks_in_operator_driver_root());
+        // Under another root nothing runs, the driver root's nvidia-smi included.
+        let dir = tempfile::tempdir().unwrap();
+        let under = blueprintless(LiveHost::new(dir.path()));
+        let err = under
+            .invocation(&VendorCommand::NvidiaSmiQueryXml)
+            .expect_err("ran a program under an inspected root");
+        assert!(err.to_string().contains("never executed"), "{err}");
+    }
 }

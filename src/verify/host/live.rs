@@ -168,6 +168,12 @@ impl LiveHost {
         self
     }
 
+    /// Whether nvidia-smi is looked for in the operator's driver root first
+    /// ([`LiveHost::with_operator_driver`]).
+    pub fn looks_in_operator_driver_root(&self) -> bool {
+        self.operator_driver
+    }
+
     pub fn root(&self) -> &Path {
         &self.root
     }
