@@ -1,6 +1,6 @@
 //! Reading the outputs `nodeimg accept` judges: files and folders given on the command
-//! line, each recognised by its content (a `kubectl logs` capture has no telling name)
-//! and parsed by its tool's parser. Errors name the file and the line.
+//! line, each recognised by its content ([`recognise`]) and parsed by its tool's parser.
+//! Errors name the file and the line.
 //!
 //! Reading is bounded: regular files only (a FIFO would block forever), at most
 //! [`MAX_FILE_BYTES`] per file and [`MAX_FILES`] files, UTF-8 text. Folders are walked
@@ -16,6 +16,7 @@ use super::p2p::{self, P2pTest};
 use super::perftest::{self, PerftestRun};
 use super::probe::{self, Step};
 use super::proftester::{self, FieldRun};
+pub use super::recognise::{Format, recognise};
 use crate::k8s::{self, Node, Pod};
 use std::fmt;
 use std::io::Read;
@@ -25,40 +26,6 @@ use std::path::{Path, PathBuf};
 pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 /// Most files read from all arguments together.
 pub const MAX_FILES: usize = 10_000;
-
-/// The formats `nodeimg accept` reads, in the order they are recognised.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    DcgmJson,
-    NvbandwidthJson,
-    KubernetesNodes,
-    KubernetesPods,
-    Probe,
-    Nccl,
-    DcgmText,
-    Proftester,
-    Perftest,
-    P2p,
-    NvbandwidthText,
-}
-
-impl Format {
-    pub fn describe(self) -> &'static str {
-        match self {
-            Format::DcgmJson => "dcgmi diag JSON",
-            Format::NvbandwidthJson => "nvbandwidth JSON",
-            Format::KubernetesNodes => "Kubernetes Node",
-            Format::KubernetesPods => "Kubernetes Pods",
-            Format::Probe => "probe JSON lines",
-            Format::Nccl => "nccl-tests/rccl-tests",
-            Format::DcgmText => "dcgmi diag table",
-            Format::Proftester => "dcgmproftester",
-            Format::Perftest => "perftest",
-            Format::P2p => "p2pBandwidthLatencyTest",
-            Format::NvbandwidthText => "nvbandwidth",
-        }
-    }
-}
 
 /// A parsed output.
 #[derive(Debug, Clone, PartialEq)]
@@ -192,66 +159,6 @@ pub fn read(path: &Path) -> Result<String, InputError> {
     })
 }
 
-/// The format of an output, from its content.
-pub fn recognise(text: &str) -> Option<Format> {
-    let head = text.trim_start_matches('\u{feff}').trim_start();
-    let json = head.starts_with('{') || head.starts_with('[');
-    let has = |s: &str| text.contains(s);
-    if has("\"DCGM GPU Diagnostic\"") || has("\"DCGM Diagnostic\"") {
-        return Some(Format::DcgmJson);
-    }
-    if json && has("\"nvbandwidth\"") && has("\"testcases\"") {
-        return Some(Format::NvbandwidthJson);
-    }
-    if json && !probe::looks_like(text) {
-        let kind = serde_json::from_str::<serde_json::Value>(text)
-            .ok()
-            .and_then(|v| {
-                let kind = v.get("kind")?.as_str()?.to_owned();
-                let item_kind = v
-                    .get("items")
-                    .and_then(|i| i.get(0))
-                    .and_then(|i| i.get("kind"))
-                    .and_then(|k| k.as_str())
-                    .map(str::to_owned);
-                Some((kind, item_kind))
-            });
-        match kind.as_ref().map(|(k, i)| (k.as_str(), i.as_deref())) {
-            Some(("Node" | "NodeList", _)) | Some(("List", Some("Node"))) => {
-                return Some(Format::KubernetesNodes);
-            }
-            Some(("Pod" | "PodList", _)) | Some(("List", Some("Pod"))) => {
-                return Some(Format::KubernetesPods);
-            }
-            // A bare label map (`kubectl get node -o json | jq .metadata.labels`).
-            None if has("\"kubernetes.io/hostname\"") => return Some(Format::KubernetesNodes),
-            _ => {}
-        }
-    }
-    if probe::looks_like(text) {
-        return Some(Format::Probe);
-    }
-    if has("busbw") && has("algbw") {
-        return Some(Format::Nccl);
-    }
-    if (has("| Diagnostic") && has("| Result")) || has("-----  Deployment  ") {
-        return Some(Format::DcgmText);
-    }
-    if has(", TestField ") && (has(" test PASSED") || has(" test FAILED")) {
-        return Some(Format::Proftester);
-    }
-    if has("#bytes") && (has("BW Test") || has("Latency Test")) {
-        return Some(Format::Perftest);
-    }
-    if has("[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]") {
-        return Some(Format::P2p);
-    }
-    if has("Running ") && (has("memcpy CE") || has("memcpy SM") || has("nvbandwidth Version")) {
-        return Some(Format::NvbandwidthText);
-    }
-    None
-}
-
 /// Parses `text` as `format`; `name` hints the collective of an nccl-tests output.
 pub fn parse(format: Format, text: &str, name: &str) -> Result<Output, LineError> {
     Ok(match format {
@@ -301,31 +208,6 @@ pub fn load_all(paths: &[PathBuf]) -> Result<Vec<Input>, InputError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn formats_are_recognised_by_content() {
-        assert_eq!(
-            recognise("# Avg bus bandwidth\n#  size count type busbw algbw"),
-            Some(Format::Nccl)
-        );
-        assert_eq!(
-            recognise("Successfully ran\n{\"DCGM GPU Diagnostic\": {}}"),
-            Some(Format::DcgmJson)
-        );
-        assert_eq!(
-            recognise("{\"kind\": \"List\", \"items\": [{\"kind\": \"Node\"}]}"),
-            Some(Format::KubernetesNodes)
-        );
-        assert_eq!(
-            recognise("{\"kind\": \"PodList\", \"items\": []}"),
-            Some(Format::KubernetesPods)
-        );
-        assert_eq!(
-            recognise("{\"kubernetes.io/hostname\": \"a\"}"),
-            Some(Format::KubernetesNodes)
-        );
-        assert_eq!(recognise("hello"), None);
-    }
 
     #[test]
     fn unreadable_inputs_are_named() {

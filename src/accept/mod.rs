@@ -19,6 +19,7 @@ pub mod p2p;
 pub mod perftest;
 pub mod probe;
 pub mod proftester;
+pub mod recognise;
 pub mod regression;
 pub mod report;
 pub mod threshold;
