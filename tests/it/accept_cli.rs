@@ -332,6 +332,70 @@ fn what_did_not_run_is_never_a_pass() {
 }
 
 #[test]
+fn an_output_that_misses_required_results_is_incomplete() {
+    let bench = Bench::new(&Knobs::default());
+    let edit = |name: &str, from: &str, to: &str| {
+        let path = bench.path("outputs").join(name);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let at = text
+            .find(from)
+            .unwrap_or_else(|| panic!("{name}: no `{from}`"));
+        let edited = format!("{}{to}{}", &text[..at], &text[at + from.len()..]);
+        std::fs::write(&path, edited).unwrap();
+    };
+    // DCGM skipped its memory plugin on GPU 0 (a required plugin at level 3).
+    let dcgm = std::fs::read_to_string(bench.path("outputs/dcgm-diag.json")).unwrap();
+    let memory = dcgm
+        .find(r#""name": "GPU Memory""#)
+        .expect("a GPU Memory test");
+    let skipped = format!(
+        "{}{}",
+        &dcgm[..memory],
+        dcgm[memory..].replacen(r#""status": "Pass""#, r#""status": "Skip""#, 1)
+    );
+    std::fs::write(bench.path("outputs/dcgm-diag.json"), skipped).unwrap();
+    // One rail measured in host memory although GPUDirect RDMA is declared: the run
+    // without its CUDA lines.
+    let rail = bench.path("outputs/ib_write_bw-mlx5_2.log");
+    let log = std::fs::read_to_string(&rail).unwrap();
+    let host: String = log
+        .lines()
+        .skip_while(|l| !l.starts_with("---"))
+        .filter(|l| !l.contains("GPU buffer"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert!(host.len() < log.len() && !host.contains("CUDA"));
+    std::fs::write(&rail, host).unwrap();
+    // The single-node all-reduce ran without validating its results.
+    edit("all-reduce.log", "validation: 1", "validation: 0");
+
+    let out = bench.accept("r.json", &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let r = bench.record("r.json");
+    assert_eq!(r.result, RecordResult::Incomplete, "{:#?}", r.findings);
+    let verdict = |id: &str, subject: Option<&str>| {
+        r.findings
+            .iter()
+            .find(|f| f.id == id && (subject.is_none() || f.subject.as_deref() == subject))
+            .map(|f| f.verdict)
+    };
+    assert_eq!(verdict("dcgm.memory", None), Some(Verdict::Incomplete));
+    assert_eq!(
+        verdict("rdma.bandwidth", Some("mlx5_2")),
+        Some(Verdict::Incomplete)
+    );
+    assert_eq!(
+        verdict("nccl.all-reduce.data", None),
+        Some(Verdict::Incomplete)
+    );
+    assert!(
+        r.findings.iter().all(|f| f.verdict != Verdict::Fail),
+        "nothing failed, something is missing: {:#?}",
+        r.findings
+    );
+}
+
+#[test]
 fn outputs_of_another_node_or_blueprint_are_refused() {
     let bench = Bench::new(&Knobs::default());
     let smoke = bench.path("outputs/smoke.log");

@@ -138,6 +138,48 @@ fn a_missing_gpu_and_a_wrong_reservation_fail_with_their_fault_class() {
 }
 
 #[test]
+fn a_node_off_its_blueprint_fails_each_check_with_its_fault_class() {
+    // A hugepage pool short by one page, a taint nobody declared, containerd without the
+    // nvidia handler RuntimeClasses name, not Ready.
+    let node = fixture::node_json()
+        // The first is capacity, the second allocatable.
+        .replacen(
+            r#""hugepages-1Gi": "16Gi""#,
+            r#""hugepages-1Gi": "15Gi""#,
+            1,
+        )
+        .replace(
+            r#""spec": {}"#,
+            r#""spec": {"taints": [{"key": "example.com/maintenance", "effect": "NoSchedule"}]}"#,
+        )
+        .replace(r#"{"name": "nvidia"}, "#, "")
+        .replace(
+            r#"{"type": "Ready", "status": "True""#,
+            r#"{"type": "Ready", "status": "False""#,
+        );
+    assert_ne!(node, fixture::node_json());
+    let f = Files::new(&node, &fixture::pods_json());
+    let (node, pods) = (f.arg("node.json"), f.arg("pods.json"));
+    let out = f.verify(&["--node", &node, "--pods", &pods, "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let failed = not_passed(&json(&out));
+    for (id, fault) in [
+        (
+            "cluster.capacity.hugepages[hugepages-1Gi]",
+            "os-memory-disk",
+        ),
+        ("cluster.taint[example.com/maintenance]", "driver-daemon"),
+        ("cluster.runtime-handler[nvidia]", "driver-daemon"),
+        ("cluster.condition[Ready]", "driver-daemon"),
+    ] {
+        assert!(
+            failed.contains(&(id.to_owned(), "fail".to_owned(), fault.to_owned())),
+            "{id} does not fail as {fault}: {failed:?}"
+        );
+    }
+}
+
+#[test]
 fn without_the_pods_the_components_are_incomplete_not_passed() {
     let f = Files::new(&fixture::node_json(), &fixture::pods_json());
     let node = f.arg("node.json");
