@@ -546,11 +546,15 @@ pub struct CaptureArgs {
     /// Deadline for each vendor command, in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub timeout: u64,
-    /// Most bytes kept in all (files, command output, kernel log).
-    #[arg(long, value_name = "BYTES", default_value_t = 256 * 1024 * 1024)]
+    /// Most bytes kept in all (files, command output, kernel log); at most 1 GiB, what
+    /// `--snapshot` replays.
+    #[arg(long, value_name = "BYTES", default_value_t = 256 * 1024 * 1024,
+          value_parser = clap::value_parser!(u64).range(..=crate::verify::capture::archive::MAX_CONTENT_BYTES))]
     pub max_bytes: u64,
-    /// Most bytes kept from one file or output; larger ones are skipped with the reason.
-    #[arg(long, value_name = "BYTES", default_value_t = 16 * 1024 * 1024)]
+    /// Most bytes kept from one file or output (at most 64 MiB); larger ones are skipped
+    /// with the reason.
+    #[arg(long, value_name = "BYTES", default_value_t = 16 * 1024 * 1024,
+          value_parser = clap::value_parser!(u64).range(..=crate::verify::capture::archive::MAX_ITEM_BYTES))]
     pub max_item_bytes: u64,
 }
 

@@ -4,7 +4,7 @@
 //!
 //! Bounded input (blueprint, matrix, saved nvidia-smi XML, sysfs/procfs under `--root`,
 //! capture archives), read means read (`--root` never runs the tree's programs), YAML
-//! tags and numbers, XML entities, capture replay amplification.
+//! tags and numbers, XML entities, capture replay amplification and oversized members.
 
 use std::io::Read;
 use std::os::unix::process::CommandExt;
@@ -495,7 +495,8 @@ fn capture_replay_cannot_amplify_one_member_into_many_copies() {
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let mut members = members(&std::fs::read(&real).unwrap_or_else(|e| panic!("{e}")));
-    // 200 journal entries that all name one 64 MiB member: 12.8 GiB if each is copied.
+    // 200 journal entries that all name one 16 MiB member (the most a capture keeps of
+    // one item): 3.2 GiB if each is copied.
     for (name, data) in &mut members {
         if name == "journal.json" {
             let mut journal: serde_json::Value =
@@ -506,7 +507,7 @@ fn capture_replay_cannot_amplify_one_member_into_many_copies() {
             *data = serde_json::to_vec(&journal).unwrap_or_else(|e| panic!("{e}"));
         }
     }
-    members.push(("files/big".to_owned(), vec![0u8; 64 << 20]));
+    members.push(("files/big".to_owned(), vec![0u8; 16 << 20]));
     let amp = dir.path().join("amp.tar.zst");
     std::fs::write(&amp, pack(&members)).unwrap_or_else(|e| panic!("{e}"));
     assert!(std::fs::metadata(&amp).map(|m| m.len()).unwrap_or(0) < 1 << 20);
@@ -516,6 +517,156 @@ fn capture_replay_cannot_amplify_one_member_into_many_copies() {
     // The real capture still replays.
     let out = nodeimg(&["facts", "--snapshot", s(&real)]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}
+
+/// The fixture node's capture, as tar members.
+fn fixture_capture(dir: &Path) -> (PathBuf, Vec<(String, Vec<u8>)>) {
+    let tree = verify_fixture::healthy_tree();
+    let real = dir.join("real.tar.zst");
+    let out = nodeimg(&[
+        "capture",
+        "--root",
+        s(tree.root()),
+        "-o",
+        s(&real),
+        "--timeout",
+        "5",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let members = members(&std::fs::read(&real).unwrap_or_else(|e| panic!("{e}")));
+    (real, members)
+}
+
+#[test]
+fn a_capture_member_past_the_limits_is_refused_before_it_is_expanded() {
+    // 512 MiB of zeros packs into a few KiB. Replay judged the member only after
+    // expanding it (seconds, and 0.5 GiB held); the header says its size, the manifest
+    // says the capture kept at most 16 MiB an item: refused at the header, under a
+    // memory limit the expanded member would not fit in.
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let (_, mut members) = fixture_capture(dir.path());
+    for (name, data) in &mut members {
+        if name == "journal.json" {
+            let mut journal: serde_json::Value =
+                serde_json::from_slice(data).unwrap_or_else(|e| panic!("{e}"));
+            journal["reads"]["/sys/fake"] = serde_json::json!({"Ok": "files/big"});
+            *data = serde_json::to_vec(&journal).unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+    members.push(("files/big".to_owned(), vec![0u8; 512 << 20]));
+    let amp = dir.path().join("big.tar.zst");
+    std::fs::write(&amp, pack(&members)).unwrap_or_else(|e| panic!("{e}"));
+    drop(members);
+    let mut command = Command::new(env!("CARGO_BIN_EXE_nodeimg"));
+    command.args(["facts", "--snapshot", s(&amp)]);
+    let out = run_limited(command, 1 << 30, DEADLINE);
+    assert_refused(
+        &out,
+        2,
+        "files/big: 536870912 bytes; this capture member may be at most 16777216 bytes",
+    );
+}
+
+#[test]
+fn a_capture_holds_only_named_unique_regular_members() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let (real, members) = fixture_capture(dir.path());
+    type Members = Vec<(String, Vec<u8>)>;
+    let cases: Vec<(&str, Members, &str)> = vec![
+        (
+            "a member the journal does not name",
+            [
+                members.clone(),
+                vec![("files/extra".to_owned(), b"x".to_vec())],
+            ]
+            .concat(),
+            "files/extra: journal.json does not name this member",
+        ),
+        (
+            "a member twice",
+            {
+                let mut m = members.clone();
+                let last = m.last().cloned().unwrap_or_else(|| panic!("members"));
+                m.push(last);
+                m
+            },
+            "appears twice in the archive",
+        ),
+    ];
+    for (what, members, needle) in cases {
+        let path = dir.path().join("case.tar.zst");
+        std::fs::write(&path, pack(&members)).unwrap_or_else(|e| panic!("{e}"));
+        let out = nodeimg(&["facts", "--snapshot", s(&path)]);
+        assert!(
+            out.status.code() == Some(2) && text(&out.stderr).contains(needle),
+            "{what}: {:?} {}",
+            out.status,
+            text(&out.stderr)
+        );
+    }
+    // A link member and an oversized GNU long-name record: written by hand, since the tar
+    // crate's builder would not write them this way.
+    let encoder = zstd::Encoder::new(Vec::new(), 1).unwrap_or_else(|e| panic!("{e}"));
+    let mut tar = tar::Builder::new(encoder);
+    let mut header = tar::Header::new_gnu();
+    header.set_entry_type(tar::EntryType::Symlink);
+    header.set_size(0);
+    tar.append_link(&mut header, "files/etc/os-release", "/etc/shadow")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let bytes = tar
+        .into_inner()
+        .and_then(|e| e.finish())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let path = dir.path().join("link.tar.zst");
+    std::fs::write(&path, bytes).unwrap_or_else(|e| panic!("{e}"));
+    assert_refused(
+        &nodeimg(&["facts", "--snapshot", s(&path)]),
+        2,
+        "a capture holds only regular files",
+    );
+    let mut longname = tar::Header::new_gnu();
+    longname.set_entry_type(tar::EntryType::GNULongName);
+    longname.set_size(64 << 20);
+    longname.set_cksum();
+    let mut raw = longname.as_bytes().to_vec();
+    raw.resize(512 + (64 << 20), b'a');
+    raw.extend_from_slice(&[0u8; 1024]);
+    let path = dir.path().join("longname.tar.zst");
+    std::fs::write(
+        &path,
+        zstd::encode_all(raw.as_slice(), 1).unwrap_or_else(|e| panic!("{e}")),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let mut command = Command::new(env!("CARGO_BIN_EXE_nodeimg"));
+    command.args(["facts", "--snapshot", s(&path)]);
+    assert_refused(
+        &run_limited(command, 1 << 30, DEADLINE),
+        2,
+        "a member name record of",
+    );
+    // The real capture still replays.
+    let out = nodeimg(&["facts", "--snapshot", s(&real)]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}
+
+#[test]
+fn a_kernel_log_past_the_limit_is_refused_not_cut() {
+    // The log was cut at 64 MiB; the records cut off are the newest, the ones the Xid
+    // and error checks most need. Now the fact is unknown, with the reason.
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let root = dir.path();
+    std::fs::create_dir(root.join("etc")).unwrap_or_else(|e| panic!("{e}"));
+    write(root, "etc/os-release", "ID=ubuntu\nVERSION_ID=\"22.04\"\n");
+    sparse(&root.join("dev/kmsg"), (64 << 20) + 1);
+    let out = nodeimg(&["facts", "--root", s(root)]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let facts = json(&out);
+    let reason = facts["kernel_log"]["unknown"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("larger than 64 MiB; not read"),
+        "{}",
+        facts["kernel_log"]
+    );
 }
 
 #[test]

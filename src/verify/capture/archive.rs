@@ -11,11 +11,8 @@
 use super::manifest::{FORMAT, Manifest};
 use crate::verify::host::{Content, HostError, NotCaptured, RecordedOutput, Recording};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Read;
-
-/// Largest archive content read back (decompressed), against zip-bomb style input.
-const MAX_UNPACKED_BYTES: u64 = 2 * 1024 * 1024 * 1024;
 
 /// Why an archive could not be written or read.
 #[derive(Debug, thiserror::Error)]
@@ -143,65 +140,70 @@ const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
 const MAX_MANIFEST_BYTES: u64 = 1024 * 1024;
 /// Largest `journal.json` read back; a real one is well under a MiB.
 const MAX_JOURNAL_BYTES: u64 = 64 * 1024 * 1024;
+/// Largest content member replay reads, whatever the manifest says: one file, one
+/// command's output or the kernel log (the live kernel log's own limit).
+pub const MAX_ITEM_BYTES: u64 = crate::verify::host::KERNEL_LOG_LIMIT;
+/// Most content replay reads in all, whatever the manifest says; `capture` keeps no more.
+pub const MAX_CONTENT_BYTES: u64 = 1024 * 1024 * 1024;
+/// Longest member name (a GNU long-name record); paths are at most `PATH_MAX` on Linux.
+const MAX_NAME_BYTES: u64 = 4096;
+/// The whole decompressed stream: content, the two JSON members, and tar headers.
+const MAX_STREAM_BYTES: u64 =
+    MAX_CONTENT_BYTES + MAX_JOURNAL_BYTES + MAX_MANIFEST_BYTES + 64 * 1024 * 1024;
 
-/// Reads `.tar.zst` bytes back into the manifest and the recording.
-///
-/// Nothing in an archive is trusted: it must be zstd, each member is read only up to what
-/// its header says and within `MAX_UNPACKED_BYTES` in all, and the content the journal
-/// points at is shared, not copied, and counted each time it is named, so a journal that
-/// names one member many times cannot make replay hold or parse more than that limit.
-pub fn unpack(bytes: &[u8]) -> Result<(Manifest, Recording), ArchiveError> {
-    if !bytes.starts_with(&ZSTD_MAGIC) {
-        return Err(invalid(
-            "capture",
-            "not a nodeimg capture: it is not zstd-compressed (a capture is the `.tar.zst` \
-             archive `nodeimg capture -o FILE` writes)",
-        ));
-    }
-    let decoder = zstd::Decoder::new(bytes).map_err(io("open zstd stream"))?;
-    let mut tar = tar::Archive::new(decoder.take(MAX_UNPACKED_BYTES));
-    let mut contents: HashMap<String, Content> = HashMap::new();
-    let not_tar = |e: std::io::Error| {
-        invalid(
-            "capture",
-            format!("not a nodeimg capture: the zstd stream does not hold a tar archive ({e})"),
-        )
-    };
-    for entry in tar.entries().map_err(not_tar)? {
-        let mut entry = entry.map_err(not_tar)?;
-        let name = entry
-            .path()
-            .map_err(io("tar entry name"))?
-            .to_string_lossy()
-            .into_owned();
-        let limit = match name.as_str() {
+/// What replay allows the members still to come, tightened once the manifest and the
+/// journal have been read.
+struct Budget {
+    item: u64,
+    content: u64,
+    content_seen: u64,
+    /// The member names the journal points at, once it has been read.
+    named: Option<HashSet<String>>,
+}
+
+impl Budget {
+    /// Checks a member from its header alone, before any of its content is expanded.
+    fn admit(&mut self, name: &str, size: u64) -> Result<(), ArchiveError> {
+        let content = !matches!(name, "manifest.json" | "journal.json");
+        let limit = match name {
             "manifest.json" => MAX_MANIFEST_BYTES,
             "journal.json" => MAX_JOURNAL_BYTES,
-            _ => MAX_UNPACKED_BYTES,
+            _ => self.item,
         };
-        let size = entry
-            .header()
-            .size()
-            .map_err(io(format!("tar entry {name}")))?;
         if size > limit {
             return Err(invalid(
-                &name,
-                format!("{size} bytes; a capture member may be at most {limit} bytes"),
+                name,
+                format!("{size} bytes; this capture member may be at most {limit} bytes"),
             ));
         }
-        let mut data = Vec::with_capacity(usize::try_from(size.min(1 << 20)).unwrap_or(0));
-        (&mut entry)
-            .take(limit)
-            .read_to_end(&mut data)
-            .map_err(io(format!("tar entry {name}")))?;
-        contents.insert(name, Content::from(data));
+        if !content {
+            return Ok(());
+        }
+        if let Some(named) = &self.named
+            && !named.contains(name)
+        {
+            return Err(invalid(
+                name,
+                "journal.json does not name this member; refusing to read it",
+            ));
+        }
+        self.content_seen = self.content_seen.saturating_add(size);
+        if self.content_seen > self.content {
+            return Err(invalid(
+                name,
+                format!(
+                    "{size} bytes, past the capture's content limit ({} bytes in all)",
+                    self.content
+                ),
+            ));
+        }
+        Ok(())
     }
-    let manifest: Manifest = serde_json::from_slice(
-        contents
-            .get("manifest.json")
-            .ok_or_else(|| invalid("capture", "no manifest.json: not a nodeimg capture"))?,
-    )
-    .map_err(|e| invalid("manifest.json", e.to_string()))?;
+}
+
+fn read_manifest(data: &[u8]) -> Result<Manifest, ArchiveError> {
+    let manifest: Manifest =
+        serde_json::from_slice(data).map_err(|e| invalid("manifest.json", e.to_string()))?;
     if manifest.format != FORMAT {
         return Err(invalid(
             "manifest.json",
@@ -211,12 +213,150 @@ pub fn unpack(bytes: &[u8]) -> Result<(Manifest, Recording), ArchiveError> {
             ),
         ));
     }
-    let journal: Journal = serde_json::from_slice(
-        contents
-            .get("journal.json")
-            .ok_or_else(|| invalid("capture", "no journal.json"))?,
-    )
-    .map_err(|e| invalid("journal.json", e.to_string()))?;
+    Ok(manifest)
+}
+
+impl Journal {
+    /// Every archive member the journal points at.
+    fn member_names(&self) -> HashSet<String> {
+        let mut names: HashSet<String> = self.reads.values().flatten().cloned().collect();
+        for stored in self.commands.values().flatten() {
+            names.insert(stored.stdout.clone());
+            names.insert(stored.stderr.clone());
+        }
+        if let Some(Ok(name)) = &self.kernel_log {
+            names.insert(name.clone());
+        }
+        names
+    }
+}
+
+/// Reads `.tar.zst` bytes back into the manifest and the recording.
+///
+/// Nothing in an archive is trusted. It must be zstd holding a tar of regular files with
+/// unique names. Each member is judged by its header before any of its content is
+/// expanded: one member at most [`MAX_ITEM_BYTES`] (or the manifest's smaller per-item
+/// limit), all of them at most [`MAX_CONTENT_BYTES`] (or the manifest's smaller total),
+/// and, once `journal.json` has been read (`nodeimg capture` writes it second), only the
+/// members it names. The content the journal points at is shared, not copied, and
+/// counted each time it is named, so a journal that names one member many times cannot
+/// make replay hold or parse more than [`MAX_CONTENT_BYTES`].
+pub fn unpack(bytes: &[u8]) -> Result<(Manifest, Recording), ArchiveError> {
+    if !bytes.starts_with(&ZSTD_MAGIC) {
+        return Err(invalid(
+            "capture",
+            "not a nodeimg capture: it is not zstd-compressed (a capture is the `.tar.zst` \
+             archive `nodeimg capture -o FILE` writes)",
+        ));
+    }
+    let decoder = zstd::Decoder::new(bytes).map_err(io("open zstd stream"))?;
+    let mut tar = tar::Archive::new(decoder.take(MAX_STREAM_BYTES));
+    let mut contents: HashMap<String, Content> = HashMap::new();
+    let not_tar = |e: std::io::Error| {
+        invalid(
+            "capture",
+            format!("not a nodeimg capture: the zstd stream does not hold a tar archive ({e})"),
+        )
+    };
+    let mut budget = Budget {
+        item: MAX_ITEM_BYTES,
+        content: MAX_CONTENT_BYTES,
+        content_seen: 0,
+        named: None,
+    };
+    let mut manifest: Option<Manifest> = None;
+    let mut journal: Option<Journal> = None;
+    // Raw entries: the tar crate would read a GNU long-name record whole, whatever its
+    // size; here it is bounded like everything else.
+    let mut long_name: Option<String> = None;
+    let mut seen: HashSet<String> = HashSet::new();
+    for entry in tar.entries().map_err(not_tar)?.raw(true) {
+        let mut entry = entry.map_err(not_tar)?;
+        let kind = entry.header().entry_type();
+        let size = entry.header().entry_size().map_err(not_tar)?;
+        if kind.is_gnu_longname() {
+            if long_name.is_some() || size > MAX_NAME_BYTES {
+                return Err(invalid(
+                    "capture",
+                    format!("a member name record of {size} bytes (or two for one member)"),
+                ));
+            }
+            let mut name = Vec::new();
+            (&mut entry)
+                .take(size)
+                .read_to_end(&mut name)
+                .map_err(not_tar)?;
+            while name.last() == Some(&0) {
+                name.pop();
+            }
+            long_name = Some(String::from_utf8_lossy(&name).into_owned());
+            continue;
+        }
+        let name = match long_name.take() {
+            Some(name) => name,
+            None => String::from_utf8_lossy(&entry.path_bytes()).into_owned(),
+        };
+        if !kind.is_file() {
+            return Err(invalid(
+                &name,
+                format!("a tar {kind:?} entry; a capture holds only regular files"),
+            ));
+        }
+        if !seen.insert(name.clone()) {
+            return Err(invalid(
+                &name,
+                "appears twice in the archive; which one is meant is ambiguous",
+            ));
+        }
+        budget.admit(&name, size)?;
+        let mut data = Vec::with_capacity(usize::try_from(size.min(1 << 20)).unwrap_or(0));
+        (&mut entry)
+            .take(size)
+            .read_to_end(&mut data)
+            .map_err(io(format!("tar entry {name}")))?;
+        if (data.len() as u64) < size {
+            return Err(invalid(&name, "the archive ends inside this member"));
+        }
+        match name.as_str() {
+            "manifest.json" => {
+                let read = read_manifest(&data)?;
+                // The limits the capture was made with bound what it can hold.
+                budget.item = budget.item.min(read.max_item_bytes);
+                budget.content = budget.content.min(read.max_total_bytes);
+                if budget.content_seen > budget.content {
+                    return Err(invalid(
+                        "manifest.json",
+                        format!(
+                            "the archive holds more content than the capture's limit of {} bytes",
+                            budget.content
+                        ),
+                    ));
+                }
+                manifest = Some(read);
+            }
+            "journal.json" => {
+                let read: Journal = serde_json::from_slice(&data)
+                    .map_err(|e| invalid("journal.json", e.to_string()))?;
+                let named = read.member_names();
+                for seen in contents.keys() {
+                    if seen != "manifest.json" && !named.contains(seen.as_str()) {
+                        return Err(invalid(
+                            seen,
+                            "journal.json does not name this member; refusing to read it",
+                        ));
+                    }
+                }
+                budget.named = Some(named);
+                journal = Some(read);
+            }
+            _ => {
+                contents.insert(name, Content::from(data));
+            }
+        }
+    }
+    let manifest =
+        manifest.ok_or_else(|| invalid("capture", "no manifest.json: not a nodeimg capture"))?;
+    let journal = journal.ok_or_else(|| invalid("capture", "no journal.json"))?;
     let mut named: u64 = 0;
     let mut take = |name: &str| -> Result<Content, ArchiveError> {
         let content = contents.get(name).cloned().ok_or_else(|| {
@@ -226,11 +366,11 @@ pub fn unpack(bytes: &[u8]) -> Result<(Manifest, Recording), ArchiveError> {
             )
         })?;
         named = named.saturating_add(content.len() as u64);
-        if named > MAX_UNPACKED_BYTES {
+        if named > MAX_CONTENT_BYTES {
             return Err(invalid(
                 "journal.json",
                 format!(
-                    "names more than {MAX_UNPACKED_BYTES} bytes of content in all \
+                    "names more than {MAX_CONTENT_BYTES} bytes of content in all \
                      (it names some members many times); refusing to replay it"
                 ),
             ));

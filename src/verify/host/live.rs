@@ -41,7 +41,8 @@ pub const FILE_LIMIT: u64 = 16 * 1024 * 1024;
 /// Most bytes of one command's stdout or stderr; more is an error, not a prefix.
 /// `nvidia-smi -q -x` of an 8-GPU node is a few hundred KiB.
 pub const OUTPUT_LIMIT: u64 = 16 * 1024 * 1024;
-/// Most bytes kept from the kernel log (the kernel's own ring buffer is at most 32 MiB).
+/// Largest kernel log read; a larger one is an error, not a prefix (the kernel's ring buffer
+/// is at most 32 MiB with CONFIG_LOG_BUF_SHIFT=25).
 pub const KERNEL_LOG_LIMIT: u64 = 64 * 1024 * 1024;
 
 /// Where the NVIDIA GPU Operator's driver container puts its root on the host (the
@@ -343,9 +344,24 @@ impl Host for LiveHost {
             .map_err(|e| fail(&e))?;
         // The live machine's log is the kmsg device; an inspected tree's is a saved file
         // (a device node in a tree would read this machine's devices).
-        let file_type = file.metadata().map_err(|e| fail(&e))?.file_type();
+        let meta = file.metadata().map_err(|e| fail(&e))?;
+        let file_type = meta.file_type();
         if !(file_type.is_file() || self.is_live()) {
             return Err(not_regular(file_type));
+        }
+        // A log past the limit is refused, not cut: the records cut off would be the
+        // newest, the ones a check most needs.
+        let too_large = || {
+            HostError::new(
+                HostOp::KernelLog,
+                "/dev/kmsg",
+                HostErrorKind::TooLarge {
+                    limit: KERNEL_LOG_LIMIT,
+                },
+            )
+        };
+        if file_type.is_file() && meta.len() > KERNEL_LOG_LIMIT {
+            return Err(too_large());
         }
         // /dev/kmsg returns one record per read and EAGAIN at the end; a regular file (a
         // fixture or a saved log) returns chunks and then 0.
@@ -357,7 +373,7 @@ impl Host for LiveHost {
                 Ok(n) => {
                     log.extend_from_slice(&buf[..n]);
                     if log.len() as u64 > KERNEL_LOG_LIMIT {
-                        break;
+                        return Err(too_large());
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
