@@ -642,6 +642,130 @@ fn simulate_reports_remediation_by_fault_class() {
     assert_eq!(o.status.code(), Some(2));
 }
 
+/// The health plugin's script from the rendered node-problem-detector values of the H100
+/// example, for the rule that sets `condition`.
+fn health_script(condition: &str) -> String {
+    let r = crate::support::rendered(&crate::support::example("h100-sxm-ubuntu"));
+    let values: Value = r
+        .cluster
+        .files()
+        .find(|(p, _, _)| *p == "node-problem-detector-values.yaml")
+        .map(|(_, _, b)| serde_yaml::from_slice(b).unwrap())
+        .unwrap();
+    let text = values["settings"]["custom_monitor_definitions"]
+        .as_object()
+        .unwrap()
+        .values()
+        .next()
+        .unwrap()
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let config: Value = serde_json::from_str(&text).unwrap();
+    let rule = config["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["condition"] == condition)
+        .unwrap();
+    let args = rule["args"].as_array().unwrap();
+    assert_eq!(
+        args[args.len() - 3..args.len() - 1],
+        [json!("/bin/sh"), json!("-c")]
+    );
+    args.last().unwrap().as_str().unwrap().to_owned()
+}
+
+#[test]
+fn the_health_plugin_names_the_evidence_of_its_own_failure_and_keeps_the_first_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // A stand-in for `nodeimg verify` on a GPU node (this machine has none): it writes the
+    // record, a capture when given --evidence-on-fail, a summary line, and exits with the
+    // code in `rc`.
+    let stand_in = d.join("nodeimg");
+    std::fs::write(
+        &stand_in,
+        r#"#!/bin/sh
+rec=; ev=
+while [ $# -gt 0 ]; do
+  case "$1" in --record) rec=$2; shift ;; --evidence-on-fail) ev=$2; shift ;; esac
+  shift
+done
+run=$(( $(cat "$STATE/run" 2>/dev/null || echo 0) + 1 )); echo $run > "$STATE/run"
+rc=$(cat "$STATE/rc")
+echo "{\"run\": $run}" > "$rec"
+if [ "$rc" -eq 1 ] && [ -n "$ev" ]; then : > "$ev/nodeimg-evidence-gpu-01-$run.tar.zst"; fi
+echo "FAIL 1 of 8 (run $run)"
+exit "$rc"
+"#,
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&stand_in, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let evidence = d.join("evidence");
+    let script = health_script("NodeimgDeviceProblem")
+        .replace("/usr/local/bin/nodeimg", stand_in.to_str().unwrap())
+        .replace("/var/lib/nodeimg/evidence", evidence.to_str().unwrap());
+    assert!(!script.contains("/var/lib/nodeimg"), "{script}");
+    let run = |rc: i32| {
+        std::fs::write(d.join("rc"), rc.to_string()).unwrap();
+        let o = std::process::Command::new("/bin/sh")
+            .args(["-c", &script])
+            .env("STATE", d)
+            .output()
+            .unwrap();
+        (o.status.code(), stdout(&o).trim_end().to_owned())
+    };
+    let dev = evidence.join("device");
+    let captures = || {
+        let mut v: Vec<String> = std::fs::read_dir(&dev)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".tar.zst"))
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(run(0), (Some(0), "FAIL 1 of 8 (run 1)".to_owned()));
+    assert!(captures().is_empty());
+    let cap = |n: u32| dev.join(format!("nodeimg-evidence-gpu-01-{n}"));
+    let (code, out) = run(1);
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        out,
+        format!(
+            "evidence {}.tar.zst and {}.record.json: FAIL 1 of 8 (run 2)",
+            cap(2).display(),
+            cap(2).display()
+        )
+    );
+    let record = |n: u32| std::fs::read_to_string(format!("{}.record.json", cap(n).display()));
+    assert_eq!(record(2).unwrap().trim(), r#"{"run": 2}"#);
+    for n in 3..=6 {
+        assert!(
+            run(1)
+                .1
+                .starts_with(&format!("evidence {}.tar.zst", cap(n).display()))
+        );
+    }
+    assert_eq!(captures().len(), 5);
+    // The limit is reached: no new capture, and the kept ones stay as they were — the
+    // message names none of them as this verdict's.
+    let (code, out) = run(1);
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        out,
+        format!(
+            "evidence: 5 captures already kept in {}: FAIL 1 of 8 (run 7)",
+            dev.display()
+        )
+    );
+    assert_eq!(captures().len(), 5);
+    assert_eq!(record(6).unwrap().trim(), r#"{"run": 6}"#);
+    assert_eq!(run(2).0, Some(2), "verify's unknown stays unknown");
+}
+
 // ---- the opt-in schema suite -----------------------------------------------------------
 
 const SUC: &str = "crds/system-upgrade-controller/v0.20.1/upgrade.cattle.io_plans.yaml";

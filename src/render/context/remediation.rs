@@ -92,19 +92,24 @@ fn quote(s: &str) -> String {
 }
 
 /// The health plugin of one class: verify limited to the class's checks, evidence kept on
-/// failure (at most [`MAX_CAPTURES`] captures), and the capture and the record of the
-/// failing verdict named after the summary line (NPD's condition message). Exit codes are
-/// verify's: 0 OK, 1 problem, anything else unknown.
+/// failure (at most [`MAX_CAPTURES`] captures; the first failures are the ones a repair
+/// needs, so later ones never replace them), and the new capture and the record of the
+/// failing verdict beside it named before the summary line (NPD's condition message). A
+/// failing run that wrote no capture (the limit is reached) names the folder of the kept
+/// ones instead, never an older capture as its own. Exit codes are verify's: 0 OK,
+/// 1 problem, anything else unknown.
 fn script(fault: &str, checks: &[&str], evidence: &str) -> String {
     let dir = format!("{evidence}/{fault}");
     format!(
-        "dir={dir}; mkdir -p \"$dir\"; ev=; \
-         [ \"$(ls \"$dir\"/*.tar.zst 2>/dev/null | wc -l)\" -lt {max} ] && ev=\"--evidence-on-fail $dir\"; \
+        "dir={dir}; mkdir -p \"$dir\"; n=$(ls \"$dir\"/*.tar.zst 2>/dev/null | wc -l); ev=; \
+         [ \"$n\" -lt {max} ] && ev=\"--evidence-on-fail $dir\"; \
          out=$({bin} -q verify --phase health --checks {checks} --blueprint {lock} --format summary --timeout 20 --record \"$dir/last.json\" \
          --output prometheus=/var/lib/node_exporter/textfile/nodeimg_health_{fault}.prom $ev); rc=$?; \
-         if [ \"$rc\" -eq 1 ]; then cap=$(ls -t \"$dir\"/*.tar.zst 2>/dev/null | head -n 1); \
-         if [ -n \"$cap\" ]; then cp \"$dir/last.json\" \"${{cap%.tar.zst}}.record.json\"; \
-         out=\"evidence $cap and ${{cap%.tar.zst}}.record.json: $out\"; fi; fi; \
+         if [ \"$rc\" -eq 1 ]; then \
+         if [ -n \"$ev\" ] && [ \"$(ls \"$dir\"/*.tar.zst 2>/dev/null | wc -l)\" -gt \"$n\" ]; then \
+         cap=$(ls -t \"$dir\"/*.tar.zst | head -n 1); cp \"$dir/last.json\" \"${{cap%.tar.zst}}.record.json\"; \
+         out=\"evidence $cap and ${{cap%.tar.zst}}.record.json: $out\"; \
+         else out=\"evidence: {max} captures already kept in $dir: $out\"; fi; fi; \
          echo \"$out\"; exit $rc",
         dir = quote(&dir),
         max = MAX_CAPTURES,
