@@ -48,6 +48,7 @@ mod package_layout;
 mod package_push;
 mod package_real_tools;
 mod package_repro;
+mod partitions;
 mod properties;
 mod readme_node;
 mod real_consumers;

@@ -849,7 +849,11 @@ fn every_check_has_a_passing_and_a_failing_fixture() {
     let mut failing: Vec<&str> = cases().iter().map(|c| c.id).collect();
     // Checks the H100 fixture's blueprint does not ask for: their own fixtures pass and
     // fail them in container_devices.
-    for id in ["runtime.cdi.management-spec", "gpu.render-nodes"] {
+    for id in [
+        "runtime.cdi.management-spec",
+        "gpu.render-nodes",
+        "system.partition.mounted", // partitions
+    ] {
         failing.push(id);
     }
     let mut passing: Vec<&str> = Fixture::healthy()
@@ -859,7 +863,11 @@ fn every_check_has_a_passing_and_a_failing_fixture() {
         .map(|r| r.id())
         .collect();
     passing.push("gpu.retired-pages"); // pre_ampere_gpus_are_checked_through_retired_pages
-    passing.extend(["runtime.cdi.management-spec", "gpu.render-nodes"]); // container_devices
+    passing.extend([
+        "runtime.cdi.management-spec", // container_devices
+        "gpu.render-nodes",            // container_devices
+        "system.partition.mounted",    // partitions
+    ]);
     // The cluster checks judge a Node object, not the host: their fixtures are in
     // cluster_cli.
     for spec in checks::catalog()

@@ -7,8 +7,9 @@ use super::bytes;
 use crate::blueprint::model::*;
 use crate::blueprint::value::{DomainName, HostName};
 
-/// Prefix of every partition label nodeimg creates and mounts.
-pub const PART_LABEL_PREFIX: &str = "nodeimg-";
+/// Prefix of every partition label nodeimg creates and mounts (verify's
+/// `system.partition.mounted` looks for the same label).
+pub use crate::verify::checks::partitions::PART_LABEL_PREFIX;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct System<'a> {

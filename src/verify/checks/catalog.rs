@@ -195,6 +195,7 @@ checks! {
         TIME_SYNC       = "system.time-sync.active",  "a time sync daemon is active",                    Critical, OsMemoryDisk, Restart,          Host, -;
         CAPACITY_CPU    = "system.capacity.cpu",      "online CPUs are the declared capacity",           Critical, OsMemoryDisk, IsolateAndRepair, Host, -;
         CAPACITY_MEMORY = "system.capacity.memory",   "memory the kernel sees fits the declared capacity", Critical, OsMemoryDisk, IsolateAndRepair, Host, -;
+        PARTITION       = "system.partition.mounted", "the partition is mounted where its data goes",    Critical, OsMemoryDisk, IsolateAndRepair, Host, -;
     }
     /// The Node object after join (acceptance layer 2, `--phase cluster`).
     cluster {

@@ -22,6 +22,7 @@ pub mod gpu;
 pub mod matcher;
 pub mod network;
 pub mod os;
+pub mod partitions;
 pub mod pcie;
 pub mod runtime;
 pub mod select;
@@ -239,7 +240,7 @@ pub fn catalog() -> &'static [&'static Spec] {
 }
 
 /// The families, in report order; each records its results for the blueprint and facts.
-const FAMILIES: [fn(&Inputs, &mut Results); 8] = [
+const FAMILIES: [fn(&Inputs, &mut Results); 9] = [
     os::evaluate,
     firmware::evaluate,
     pcie::evaluate,
@@ -248,6 +249,7 @@ const FAMILIES: [fn(&Inputs, &mut Results); 8] = [
     runtime::evaluate,
     container_devices::evaluate,
     system::evaluate,
+    partitions::evaluate,
 ];
 
 /// Runs every check that applies to the blueprint, then keeps the selected ones.

@@ -20,6 +20,7 @@ pub mod kernel_log;
 pub mod memlock;
 pub mod memory;
 pub mod modules;
+pub mod mounts;
 pub mod nic;
 pub mod numa;
 pub mod nvidia_smi;
@@ -65,6 +66,8 @@ pub struct Facts {
     /// containerd's RLIMIT_MEMLOCK (what pods inherit).
     pub containerd_memlock: Fact<memlock::Memlock>,
     pub cdi_specs: Fact<Vec<cdi::CdiSpec>>,
+    /// `/proc/mounts` and the partitions by label.
+    pub mounts: mounts::Mounts,
     /// `/dev/dri/renderD*` and the PCI device of each.
     pub render_nodes: Fact<Vec<dri::RenderNode>>,
     /// Kernel parameters from `/proc/sys`, by dotted name (those the options named).
@@ -128,6 +131,7 @@ pub fn collect(host: &dyn Host, options: &CollectOptions) -> Facts {
         let modules = modules::collect(host);
         let cdi_specs = cdi::collect(host);
         let render_nodes = dri::collect(host);
+        let mounts = mounts::collect(host);
         let containerd_memlock = memlock::collect(host);
         let sysctls = sysctl::collect(host, &options.sysctls);
         let (pci_devices, gpus) = runtime::joined(gpus);
@@ -152,6 +156,7 @@ pub fn collect(host: &dyn Host, options: &CollectOptions) -> Facts {
             containerd_memlock,
             cdi_specs,
             render_nodes,
+            mounts,
             sysctls,
             kernel_log,
         }
