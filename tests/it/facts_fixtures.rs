@@ -64,7 +64,7 @@ fn h100_node_system_facts() {
     let (_tree, facts) = h100_facts();
     let os = known(&facts.os);
     assert_eq!(known(&os.id), "ubuntu");
-    assert_eq!(known(&os.version_id), "22.04");
+    assert_eq!(known(&os.version_id).as_str(), "22.04");
     assert_eq!(known(&facts.kernel.release), "5.15.0-122-generic");
     let cmdline = known(&facts.kernel.cmdline);
     assert_eq!(

@@ -1293,3 +1293,40 @@ fn shm_size_is_judged_on_memory_not_the_host_mount() {
         shm.evidence
     );
 }
+
+/// `os.version` compares releases as versions, both parsed at their edges: the blueprint's
+/// pin and os-release's `VERSION_ID` in each quoting form. A `VERSION_ID` that is no
+/// version is an unknown fact naming the field, an error verdict.
+#[test]
+fn os_version_compares_releases_as_versions() {
+    let cases: [(&str, &str, Verdict); 7] = [
+        ("12.10", "VERSION_ID=\"12.10\"", Verdict::Pass),
+        ("12.10", "VERSION_ID=12.9", Verdict::Fail),
+        ("12.10", "VERSION_ID='12.1'", Verdict::Fail),
+        ("22.04", "VERSION_ID=22.4", Verdict::Pass),
+        ("9", "VERSION_ID=\"9.4\"", Verdict::Fail),
+        ("9.4", "VERSION_ID=9.4.0", Verdict::Pass),
+        ("12", "VERSION_ID=\"bookworm/sid\"", Verdict::Error),
+    ];
+    for (pinned, line, verdict) in cases {
+        let mut fixture = Fixture::healthy();
+        fixture.bp("os.version", serde_json::json!(pinned));
+        fixture
+            .tree
+            .file("/etc/os-release", &format!("ID=ubuntu\n{line}\n"));
+        let results = fixture.results();
+        let result = find(&results, "os.version", None);
+        assert_eq!(
+            result.verdict, verdict,
+            "{pinned} vs {line}: {}",
+            result.observed
+        );
+        if verdict == Verdict::Error {
+            assert!(
+                result.observed.contains("VERSION_ID \"bookworm/sid\""),
+                "{}",
+                result.observed
+            );
+        }
+    }
+}

@@ -233,6 +233,14 @@ impl VersionReq {
         }
     }
 
+    /// `v` written bare, which means `=v` (how a blueprint pins a release).
+    pub fn pinned(v: &Version) -> Self {
+        Self {
+            text: v.to_string(),
+            clauses: vec![(Op::Eq, v.clone())],
+        }
+    }
+
     /// `>=v`.
     pub fn at_least(v: &Version) -> Self {
         Self {

@@ -53,10 +53,15 @@ pub fn evaluate(input: &Inputs, out: &mut Results) {
         &distro,
         os_release(),
     );
-    let version = facts.os.clone().and_then(|os| os.version_id);
-    let exact: Option<VersionReq> = bp.os.version.as_str().parse().ok();
-    let expect = exact.map_or_else(|| Expect::equal(bp.os.version.as_str()), Expect::Version);
-    out.expect(&VERSION, None, &expect, &version, os_release());
+    // Both sides are versions, parsed at their edges: `22.04` is `22.4`, `12.10` is not `12.1`.
+    let version = facts.os.as_ref().and_then(|os| os.version_id.clone());
+    out.expect(
+        &VERSION,
+        None,
+        &Expect::Version(VersionReq::pinned(&bp.os.version)),
+        &version,
+        os_release(),
+    );
     out.expect(
         &KERNEL_RELEASE,
         None,

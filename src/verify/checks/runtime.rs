@@ -24,10 +24,7 @@ use std::path::Path;
 pub fn evaluate(input: &Inputs, out: &mut Results) {
     let bp = input.blueprint;
     let runtime = input.facts.runtime.as_ref();
-    let exact = |v: &crate::blueprint::value::Version| match v.as_str().parse::<VersionReq>() {
-        Ok(req) => Expect::Version(req),
-        Err(_) => Expect::equal(v),
-    };
+    let exact = |v| Expect::Version(VersionReq::pinned(v));
     out.expect(
         &CONTAINERD,
         None,
