@@ -157,21 +157,7 @@ fn nfd_worker_configuration_is_in_its_helm_values() {
         json!(["pci", "kernel", "cpu", "system", "network"])
     );
     // When the operator deploys NFD, the configuration goes to its subchart.
-    let bp = Variant::of("h100-sxm-ubuntu")
-        .set(
-            "accelerators.operator.manages",
-            json!([
-                "device-plugin",
-                "dcgm-exporter",
-                "gpu-feature-discovery",
-                "node-feature-discovery"
-            ]),
-        )
-        .load();
-    let r = rendered(&bp);
-    assert!(r.cluster.file("nfd-values.yaml").is_none());
-    let v = cluster(&r, "gpu-operator-values.yaml");
-    assert_eq!(v["nfd"]["enabled"], true);
+    let v = operator_deployed_nfd();
     let w = &v["node-feature-discovery"]["worker"];
     assert_eq!(w["config"]["core"]["labelSources"][0], "pci");
     assert!(tolerated(
@@ -418,6 +404,13 @@ fn the_pinned_nfd_release_reaches_the_values_that_deploy_it() {
             .contains("--version 0.18.2"),
     );
     // The operator deploys NFD: its subchart's values carry the pin.
+    let v = operator_deployed_nfd();
+    assert_eq!(v["node-feature-discovery"]["image"]["tag"], "v0.18.2");
+}
+
+/// The H100 example with the GPU operator deploying NFD too: its values, after checking
+/// that standalone NFD values are then not rendered and the operator's subchart is on.
+fn operator_deployed_nfd() -> Value {
     let bp = Variant::of("h100-sxm-ubuntu")
         .set(
             "accelerators.operator.manages",
@@ -433,5 +426,5 @@ fn the_pinned_nfd_release_reaches_the_values_that_deploy_it() {
     assert!(r.cluster.file("nfd-values.yaml").is_none());
     let v = cluster(&r, "gpu-operator-values.yaml");
     assert_eq!(v["nfd"]["enabled"], true);
-    assert_eq!(v["node-feature-discovery"]["image"]["tag"], "v0.18.2");
+    v
 }
