@@ -147,12 +147,17 @@ fn run_once(args: &VerifyArgs, env: &mut Env<'_>) -> Outcome {
         }
     }
     let live = root.is_some();
+    let record_evidence = live && args.evidence_on_fail.is_some();
+    // Only what the selected checks read, unless the record or an evidence capture wants
+    // every fact.
+    if args.record.is_none() && !record_evidence {
+        checks::Needs::of(blueprint.spec(), &selection).apply(&mut options);
+    }
     let reason = if live {
         break_glass(host.as_ref(), &args.break_glass, started_unix, env)
     } else {
         None
     };
-    let record_evidence = live && args.evidence_on_fail.is_some();
     // With --settle, states still settling after boot (fabric training,
     // links, ports) are waited for; see verify::settle.
     let (((facts, recording), results), runs) = settle::run(

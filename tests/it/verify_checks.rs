@@ -1330,3 +1330,88 @@ fn os_version_compares_releases_as_versions() {
         }
     }
 }
+
+/// A run reads only the costly facts its selected checks need (`checks::Needs`). Every
+/// check, run alone with only those, gets the verdict it gets from every fact: on the
+/// healthy fixture and on its failing mutation.
+#[test]
+fn each_check_alone_reads_what_it_needs() {
+    let key = |r: &CheckResult| {
+        (
+            r.id(),
+            r.subject.clone(),
+            r.verdict,
+            r.expected.clone(),
+            r.observed.clone(),
+        )
+    };
+    let mut fixtures: Vec<(&str, Fixture)> = vec![("healthy", Fixture::healthy())];
+    for case in cases() {
+        let mut fixture = Fixture::healthy();
+        (case.mutate)(&mut fixture);
+        fixtures.push((case.id, fixture));
+    }
+    for (name, fixture) in &fixtures {
+        let bp = verify_fixture::blueprint(&fixture.blueprint);
+        let all = fixture.results();
+        let ids: Vec<&str> = if *name == "healthy" {
+            checks::catalog().iter().map(|s| s.id).collect()
+        } else {
+            vec![*name]
+        };
+        // Checks that need the same facts run together, alone with those facts.
+        let mut groups: Vec<(checks::Needs, Vec<String>)> = Vec::new();
+        for id in ids {
+            let selection = Selection {
+                phase: Phase::All,
+                patterns: vec![id.to_owned()],
+            };
+            let needs = checks::Needs::of(bp.spec(), &selection);
+            match groups.iter_mut().find(|(n, _)| *n == needs) {
+                Some((_, ids)) => ids.push(id.to_owned()),
+                None => groups.push((needs, vec![id.to_owned()])),
+            }
+        }
+        for (needs, ids) in groups {
+            let selection = Selection {
+                phase: Phase::All,
+                patterns: ids.clone(),
+            };
+            assert_eq!(checks::Needs::of(bp.spec(), &selection), needs);
+            let mut options = verify_fixture::options(&fixture.xml);
+            needs.apply(&mut options);
+            let facts = nodeimg::verify::collect(&fixture.tree.host(), &options);
+            let alone: Vec<_> = checks::evaluate(bp.spec(), &facts, &Matrix::builtin(), &selection)
+                .iter()
+                .map(key)
+                .collect();
+            let expected: Vec<_> = all
+                .iter()
+                .filter(|r| ids.iter().any(|id| id == r.id()))
+                .map(key)
+                .collect();
+            assert_eq!(
+                alone, expected,
+                "{ids:?} on the {name} fixture, with {needs:?}"
+            );
+        }
+    }
+    // The boot phase of a CPU blueprint needs none of the costly facts but the
+    // containerd and kubelet versions.
+    let cpu = support::example("cpu-minimal");
+    let boot = Selection {
+        phase: Phase::Boot,
+        patterns: Vec::new(),
+    };
+    assert_eq!(
+        checks::Needs::of(cpu.spec(), &boot),
+        checks::Needs {
+            gpu_tool: false,
+            kernel_log: false,
+            containerd_version: true,
+            kubelet_version: true,
+            unit_states: false,
+            sysctls: true,
+        }
+    );
+}

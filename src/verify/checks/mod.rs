@@ -20,6 +20,7 @@ mod context;
 pub mod firmware;
 pub mod gpu;
 pub mod matcher;
+pub mod needs;
 pub mod network;
 pub mod os;
 pub mod partitions;
@@ -30,6 +31,7 @@ pub mod system;
 
 pub use catalog::{CATALOG, Spec};
 pub use context::{Inputs, Observation, Results};
+pub use needs::Needs;
 pub use select::{Phase, Selection};
 
 use crate::blueprint::compat::Matrix;

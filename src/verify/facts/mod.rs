@@ -101,6 +101,7 @@ pub fn collect(host: &dyn Host, options: &CollectOptions) -> Facts {
                 Fact::Known(runtime::collect(
                     host,
                     &options.units,
+                    options.versions,
                     options.command_timeout,
                 ))
             } else {

@@ -31,6 +31,22 @@ pub enum KernelLogSource {
     Skip,
 }
 
+/// Which runtime tools are asked for their version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RuntimeVersions {
+    pub containerd: bool,
+    pub kubelet: bool,
+}
+
+impl Default for RuntimeVersions {
+    fn default() -> Self {
+        RuntimeVersions {
+            containerd: true,
+            kubelet: true,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CollectOptions {
     pub nvidia_smi: ToolOutput,
@@ -42,6 +58,10 @@ pub struct CollectOptions {
     pub units: Vec<UnitName>,
     /// Run `containerd --version` and `systemctl` (off when only hardware is of interest).
     pub runtime_commands: bool,
+    /// Which `--version` runs happen when `runtime_commands` is on (a Go daemon's
+    /// `--version` costs tens of milliseconds of start-up; verify asks only for the
+    /// versions its selected checks judge).
+    pub versions: RuntimeVersions,
     /// Kernel parameters read back from `/proc/sys`; by default every key the image's
     /// baselines write ([`super::sysctl::BASELINE`]).
     pub sysctls: Vec<SysctlKey>,
@@ -66,6 +86,7 @@ impl Default for CollectOptions {
             .filter_map(|name| UnitName::parse(name).ok())
             .collect(),
             runtime_commands: true,
+            versions: RuntimeVersions::default(),
             sysctls: super::sysctl::baseline(),
         }
     }

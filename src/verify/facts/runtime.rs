@@ -8,6 +8,7 @@
 //! is the first token that looks like one. `systemctl is-active` exits non-zero for an
 //! inactive unit but still prints the state, so the printed state is the fact.
 
+use super::options::RuntimeVersions;
 use crate::blueprint::value::Version;
 use crate::verify::fact::Fact;
 use crate::verify::host::{Host, UnitName, VendorCommand};
@@ -24,12 +25,26 @@ pub struct Runtime {
     pub units: BTreeMap<String, Fact<String>>,
 }
 
-pub fn collect(host: &dyn Host, units: &[UnitName], timeout: Duration) -> Runtime {
+/// Runs the commands `versions` and `units` ask for; a version not asked for is unknown,
+/// saying so.
+pub fn collect(
+    host: &dyn Host,
+    units: &[UnitName],
+    versions: RuntimeVersions,
+    timeout: Duration,
+) -> Runtime {
+    let version = |asked: bool, command: VendorCommand| {
+        if asked {
+            tool_version(host, &command, timeout)
+        } else {
+            Fact::unknown(format!("{command} was not run: no selected check reads it"))
+        }
+    };
     // The three commands are independent: run them at once, under the same deadline.
     std::thread::scope(|scope| {
         let containerd =
-            scope.spawn(|| tool_version(host, &VendorCommand::ContainerdVersion, timeout));
-        let kubelet = scope.spawn(|| tool_version(host, &VendorCommand::KubeletVersion, timeout));
+            scope.spawn(|| version(versions.containerd, VendorCommand::ContainerdVersion));
+        let kubelet = scope.spawn(|| version(versions.kubelet, VendorCommand::KubeletVersion));
         let units = unit_states(host, units, timeout);
         Runtime {
             containerd_version: joined(containerd),

@@ -410,6 +410,11 @@ fn run_with_timeout(
     let stdout = child.stdout.take().map(drain);
     let stderr = child.stderr.take().map(drain);
     let deadline = started + timeout;
+    // The output ends when the program exits: wait for that without polling (a poll that
+    // backs off would add up to its last pause to every command), then reap it.
+    // `None`: the deadline passed first, or a child it left behind still holds the pipe.
+    let stdout = collect(stdout, deadline.saturating_duration_since(Instant::now()));
+    let stderr = collect(stderr, deadline.saturating_duration_since(Instant::now()));
     let mut pause = Duration::from_millis(1);
     let status = loop {
         match child.try_wait() {
@@ -428,13 +433,7 @@ fn run_with_timeout(
             }
         }
     };
-    // The leader exited; a child it left behind may still hold the pipes: wait for the
-    // output no longer than the deadline (and at least a moment).
-    let rest = deadline
-        .saturating_duration_since(Instant::now())
-        .max(Duration::from_millis(100));
-    let stdout = collect(stdout, rest);
-    let stderr = collect(stderr, rest);
+    let (stdout, stderr) = (stdout.unwrap_or_default(), stderr.unwrap_or_default());
     if stdout.len().max(stderr.len()) as u64 > OUTPUT_LIMIT {
         return Err(HostError::new(
             HostOp::Run,
@@ -466,10 +465,13 @@ fn drain(pipe: impl Read + Send + 'static) -> mpsc::Receiver<Vec<u8>> {
     receiver
 }
 
-fn collect(receiver: Option<mpsc::Receiver<Vec<u8>>>, wait: Duration) -> Vec<u8> {
-    receiver
-        .and_then(|r| r.recv_timeout(wait).ok())
-        .unwrap_or_default()
+/// A pipe's bytes once it is closed, waiting at most `wait`; `None` when it was not
+/// closed in time (no pipe: no bytes).
+fn collect(receiver: Option<mpsc::Receiver<Vec<u8>>>, wait: Duration) -> Option<Vec<u8>> {
+    match receiver {
+        None => Some(Vec::new()),
+        Some(r) => r.recv_timeout(wait).ok(),
+    }
 }
 
 fn kill_group(child: &mut Child) {

@@ -1,0 +1,91 @@
+//! Which of the costly facts the checks a run selects read, so that a run reads only those.
+//!
+//! Most facts are a few sysfs and procfs reads. A few cost real time at boot: the vendor
+//! tools (`nvidia-smi -q -x` takes seconds on an 8-GPU node), `containerd --version` and
+//! `kubelet --version` (Go programs whose start-up alone is tens of milliseconds),
+//! `systemctl is-active`, the whole kernel log (one read per record from `/dev/kmsg`) and
+//! every kernel parameter the image sets. [`Needs::of`] names the checks that read each of
+//! them; [`Needs::apply`] leaves the rest unread, each with a reason that says so.
+//!
+//! Skipping can only make a fact unknown, which a check reports as an error, never a pass:
+//! a check missing here fails closed. A test runs every check alone with only what it
+//! needs and compares its verdict with the one it gets from every fact.
+
+use super::catalog::{gpu, os, runtime, system};
+use super::{Selection, Spec, Stage};
+use crate::blueprint::model::{DriverAuthority, RawBlueprint};
+use crate::verify::facts::options::{CollectOptions, KernelLogSource, ToolOutput};
+
+/// What the selected checks read, of the costly facts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Needs {
+    /// The GPU vendor tool (nvidia-smi, rocm-smi): the checks that need the driver.
+    pub gpu_tool: bool,
+    /// The kernel log: Xid and fallen-off-the-bus events (`gpu.xid`).
+    pub kernel_log: bool,
+    /// `containerd --version` (`runtime.containerd.version`).
+    pub containerd_version: bool,
+    /// `kubelet --version` (`runtime.kubelet.version`).
+    pub kubelet_version: bool,
+    /// `systemctl is-active` (`system.time-sync.active` when `system.timeSync` is set,
+    /// `gpu.fabric-manager.active`).
+    pub unit_states: bool,
+    /// `/proc/sys` read-back (`os.sysctl`).
+    pub sysctls: bool,
+}
+
+impl Needs {
+    /// Every costly fact (the acceptance record and an evidence capture want them all).
+    pub const ALL: Needs = Needs {
+        gpu_tool: true,
+        kernel_log: true,
+        containerd_version: true,
+        kubelet_version: true,
+        unit_states: true,
+        sysctls: true,
+    };
+
+    /// What the checks `selection` keeps for `blueprint` read.
+    pub fn of(blueprint: &RawBlueprint, selection: &Selection) -> Needs {
+        let authority = blueprint.accelerators.as_ref().map(|a| a.driver.authority);
+        let preinstalled = authority != Some(DriverAuthority::Operator);
+        let selected = |spec: &Spec| selection.includes(spec, preinstalled);
+        let gpus = blueprint.accelerators.is_some();
+        let catalog = super::catalog();
+        Needs {
+            gpu_tool: gpus
+                && catalog
+                    .iter()
+                    .any(|spec| spec.stage == Stage::Driver && selected(spec)),
+            kernel_log: gpus && selected(&gpu::XID),
+            containerd_version: selected(&runtime::CONTAINERD),
+            kubelet_version: selected(&runtime::KUBELET),
+            unit_states: (blueprint.system.time_sync.is_some() && selected(&system::TIME_SYNC))
+                || (gpus && selected(&gpu::FABRIC_MANAGER)),
+            sysctls: selected(&os::SYSCTL),
+        }
+    }
+
+    /// Leaves out of `options` what is not needed. A saved tool output or kernel log that
+    /// is not needed is not parsed either.
+    pub fn apply(self, options: &mut CollectOptions) {
+        if !self.gpu_tool {
+            options.nvidia_smi = ToolOutput::Skip;
+            options.rocm_smi = ToolOutput::Skip;
+        }
+        if !self.kernel_log {
+            options.kernel_log = KernelLogSource::Skip;
+        }
+        if !self.sysctls {
+            options.sysctls.clear();
+        }
+        if !self.unit_states {
+            options.units.clear();
+        }
+        options.versions.containerd &= self.containerd_version;
+        options.versions.kubelet &= self.kubelet_version;
+        if !(self.unit_states || self.containerd_version || self.kubelet_version) {
+            options.runtime_commands = false;
+        }
+    }
+}
