@@ -327,10 +327,7 @@ fn writable(output: &Output) -> Result<(), Failure> {
     let Some(path) = output.path() else {
         return Ok(());
     };
-    let folder = match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent,
-        _ => Path::new("."),
-    };
+    let folder = crate::atomic::parent_dir(path);
     if path.is_dir() {
         return Err(Failure::unusable(format!("{output}: is a folder")));
     }
