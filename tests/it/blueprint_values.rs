@@ -4,7 +4,7 @@
 //! newcomers write, and files the blueprint names stay inside its folder.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use nodeimg::blueprint::compat::Matrix;
 use nodeimg::blueprint::diagnostic::{Diagnostic, Severity};
@@ -318,12 +318,7 @@ fn a_certificate_must_be_a_certificate_inside_the_folder() {
 }
 
 fn nodeimg(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_nodeimg"))
-        .args(args)
-        .current_dir(root())
-        .env_remove("NO_COLOR")
-        .output()
-        .unwrap()
+    crate::support::nodeimg(args)
 }
 
 fn text(o: &Output) -> String {

@@ -87,8 +87,8 @@ pub fn run_limited(mut command: Command, memory: u64, deadline: Duration) -> Out
 
 /// `nodeimg ARGS` under [`MEMORY_LIMIT`] and [`DEADLINE`].
 pub fn nodeimg(args: &[&str]) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_nodeimg"));
-    command.args(args).env_remove("NO_COLOR");
+    let mut command = crate::support::cmd();
+    command.args(args);
     run_limited(command, MEMORY_LIMIT, DEADLINE)
 }
 
