@@ -189,6 +189,18 @@ pub fn line(v: Value) -> Result<String, Error> {
     Ok(s)
 }
 
+/// `|comment`: text after a `#` that starts a comment line: one line (a line
+/// break would end the comment), anything else stays text there, `#` included.
+pub fn comment(v: Value) -> Result<String, Error> {
+    let s = v.to_string();
+    if let Some(c) = s.chars().find(|c| c.is_control()) {
+        return Err(invalid(format!(
+            "{s:?} contains {c:?}, which a comment line cannot hold"
+        )));
+    }
+    Ok(s)
+}
+
 /// Characters that mean something in at least one line-based format a
 /// token is written to: quotes and `\` (sshd, logrotate, tmpfiles quoting),
 /// `{` `}` (logrotate blocks), `%` (tmpfiles specifiers), `$` (shell and
@@ -211,12 +223,11 @@ pub fn token(v: Value) -> Result<String, Error> {
 }
 
 /// `|cmdline`: a kernel argument; a narrow character set, since GRUB's
-/// config is sourced by a shell and the kernel splits on spaces.
+/// config is sourced by a shell and the kernel splits on spaces. The same set
+/// the blueprint's kernel-argument type accepts, so a valid blueprint renders.
 pub fn cmdline(v: Value) -> Result<String, Error> {
     let s = v.to_string();
-    let ok = !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "._,:=/+@-".contains(c));
+    let ok = !s.is_empty() && s.chars().all(crate::blueprint::value::carried_char);
     if !ok {
         return Err(invalid(format!(
             "kernel argument {s:?} has characters the command line cannot carry"

@@ -148,6 +148,7 @@ pub(crate) fn environment(
     env.add_filter("yaml_block", escape::yaml_block);
     env.add_filter("json", escape::json);
     env.add_filter("line", escape::line);
+    env.add_filter("comment", escape::comment);
     env.add_filter("token", escape::token);
     env.add_filter("cmdline", escape::cmdline);
     env.add_filter("unit", escape::unit);

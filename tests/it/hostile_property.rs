@@ -519,7 +519,7 @@ struct Tally {
     json: usize,
     json_parsed: usize,
     collected: usize,
-    /// Blueprints that validated but did not render: not a panic, but worth a look.
+    /// Blueprints that validated but did not render (a failure of the test).
     render_failures: Vec<String>,
     panics: Vec<String>,
 }
@@ -708,10 +708,15 @@ fn worker() {
         tally.json_parsed,
         tally.collected
     );
-    for failure in tally.render_failures.iter().take(5) {
-        println!("hostile: a valid blueprint did not render: {failure}");
-    }
     assert!(tally.panics.is_empty(), "panics: {:?}", tally.panics);
+    // What validates renders: a template filter refusing a value means a field's type
+    // lets through what its rendered format cannot hold.
+    assert!(
+        tally.render_failures.is_empty(),
+        "{} blueprints validated but did not render, e.g.:\n{}",
+        tally.render_failures.len(),
+        tally.render_failures[..tally.render_failures.len().min(5)].join("\n")
+    );
     assert!(tally.blueprints > 0 && tally.captures > 0 && tally.xml > 0);
 }
 

@@ -62,6 +62,7 @@ mod rollout;
 mod rollout_properties;
 mod site_matrix;
 mod startup;
+mod valid_renders;
 mod verify_checks;
 mod verify_cli;
 mod verify_golden;

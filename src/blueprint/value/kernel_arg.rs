@@ -41,10 +41,17 @@ pub struct KernelArg {
     value: Option<String>,
 }
 
-/// Characters refused in an argument: the command line has no quoting the blueprint could
-/// rely on, and these would end or change the argument in a boot loader's config.
+/// Whether a character can be carried in an argument as written: ASCII letters, digits
+/// and `. _ , : = / + @ -`. The command line has no quoting the blueprint could rely on;
+/// GRUB's config is sourced by a shell and `grubby --args` is a systemd `Exec` line, so
+/// anything else could end or change the argument on its way to the kernel. The renderer
+/// writes arguments with this same rule (`|cmdline`), so what validates renders.
+pub fn carried_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || "._,:=/+@-".contains(c)
+}
+
 fn forbidden_char(c: char) -> bool {
-    c.is_whitespace() || c.is_control() || matches!(c, '"' | '\'' | '\\' | '#' | ';' | '$' | '`')
+    !carried_char(c)
 }
 
 impl KernelArg {
@@ -415,7 +422,8 @@ impl FromStr for KernelArg {
         }
         if let Some(c) = text.chars().find(|c| forbidden_char(*c)) {
             return Err(format!(
-                "kernel argument `{}` contains {c:?}; one argument per list item, no quoting",
+                "kernel argument `{}` contains {c:?}; one argument per list item, no quoting \
+                 (letters, digits and `._,:=/+@-` only)",
                 text.escape_debug()
             ));
         }
@@ -472,7 +480,27 @@ mod tests {
         assert_eq!(arg("pci=realloc=off").value(), Some("realloc=off"));
         assert_eq!(arg("quiet").value(), None);
         assert_eq!(arg("foo=").value(), Some(""));
-        for bad in ["", "=1", "a b", "a=\"b\"", "a;b", "a=$x", "a\u{1b}b"] {
+        // What the boot loader's config could not carry as written is refused here, not
+        // at render: `%` `{` `}` `*` `|` `&` `<` `[` `]` and non-ASCII.
+        for bad in [
+            "",
+            "=1",
+            "a b",
+            "a=\"b\"",
+            "a;b",
+            "a=$x",
+            "a\u{1b}b",
+            "a=1%m",
+            "a={",
+            "a=}",
+            "a=*",
+            "a=|x",
+            "a=&x",
+            "a=<x",
+            "a=[",
+            "a=]",
+            "a=\u{202e}x",
+        ] {
             assert!(bad.parse::<KernelArg>().is_err(), "{bad:?}");
         }
         assert!(KernelArg::new("a=b", Some("c")).is_err());

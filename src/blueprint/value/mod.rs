@@ -36,7 +36,7 @@ pub use driver::DriverName;
 pub use duration::Duration;
 pub use file_mode::FileMode;
 pub use image_version::ImageVersion;
-pub use kernel_arg::{Judgement, KernelArg};
+pub use kernel_arg::{Judgement, KernelArg, carried_char};
 pub use label::{LabelKey, LabelValue};
 pub use mig::MigProfile;
 pub use name::DnsLabel;
