@@ -453,7 +453,7 @@ impl fmt::Display for KernelArg {
 text_value!(
     KernelArg,
     "kernel-arg",
-    "A kernel command-line argument: `name` or `name=value`, without spaces or quotes.",
+    "A kernel command-line argument: `name` or `name=value`, of letters, digits and `._,:=/+@-`.",
     numbers = false
 );
 
