@@ -23,6 +23,7 @@ use std::process::Command;
 use serde_yaml::Value;
 
 use crate::support::boot_root::*;
+use crate::support::npd_health_monitor;
 
 impl Node {
     /// Boots the root; it powers itself off once startup settled.
@@ -842,14 +843,7 @@ fn operator_node(driver: &str) -> Node {
         boot_phase_without_memlock_check(&node);
     }
     node.write("/etc/boot-test/critical-chain", DRIVER_UNIT);
-    let values: Value =
-        serde_yaml::from_str(&node.rendered("cluster/node-problem-detector-values.yaml")).unwrap();
-    let monitor: serde_json::Value = serde_json::from_str(
-        values["settings"]["custom_monitor_definitions"]["nodeimg-health.json"]
-            .as_str()
-            .unwrap(),
-    )
-    .unwrap();
+    let monitor = npd_health_monitor(&node.rendered("cluster/node-problem-detector-values.yaml"));
     let rule = monitor["rules"]
         .as_array()
         .unwrap()

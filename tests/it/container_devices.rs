@@ -8,7 +8,6 @@ use crate::support::{Variant, rendered};
 use nodeimg::blueprint::Blueprint;
 use nodeimg::blueprint::compat::Matrix;
 use nodeimg::verify::checks::{self, CheckResult, Selection, Verdict};
-use nodeimg::verify::{CollectOptions, LiveHost, ToolOutput, collect};
 
 fn only<'a>(results: &'a [CheckResult], id: &str) -> &'a CheckResult {
     let found: Vec<&CheckResult> = results.iter().filter(|r| r.id() == id).collect();
@@ -93,15 +92,7 @@ fn render_node(tree: &Tree, n: u32, gpu: u8) {
 }
 
 fn render_nodes_result(bp: &Blueprint, tree: &Tree) -> CheckResult {
-    let facts = collect(
-        &LiveHost::new(tree.root()),
-        &CollectOptions {
-            nvidia_smi: ToolOutput::Skip,
-            rocm_smi: ToolOutput::Provided(fixture_tree::mi300x_rocm_smi_json()),
-            runtime_commands: false,
-            ..CollectOptions::default()
-        },
-    );
+    let facts = fixture_tree::mi300x_facts(tree);
     let results = checks::evaluate(bp.spec(), &facts, &Matrix::builtin(), &Selection::default());
     only(&results, "gpu.render-nodes").clone()
 }

@@ -9,11 +9,11 @@ use std::collections::BTreeSet;
 
 use crate::support::fixture_tree;
 use crate::support::verify_fixture::{self, BLUEPRINT};
-use crate::support::{Variant, rendered};
+use crate::support::{Variant, npd_health_monitor, rendered};
 use nodeimg::blueprint::Blueprint;
 use nodeimg::blueprint::compat::Matrix;
+use nodeimg::verify::Facts;
 use nodeimg::verify::checks::{self, Phase, Selection, applies};
-use nodeimg::verify::{CollectOptions, Facts, LiveHost, ToolOutput, collect};
 
 const NPD: &str = "node-problem-detector-values.yaml";
 
@@ -21,13 +21,7 @@ const NPD: &str = "node-problem-detector-values.yaml";
 fn class_rules(bp: &Blueprint) -> Vec<(String, Vec<String>)> {
     let r = rendered(bp);
     let text = String::from_utf8(r.cluster.file(NPD).expect("NPD values").to_vec()).unwrap();
-    let values: serde_yaml::Value = serde_yaml::from_str(&text).unwrap();
-    let monitor: serde_json::Value = serde_json::from_str(
-        values["settings"]["custom_monitor_definitions"]["nodeimg-health.json"]
-            .as_str()
-            .unwrap(),
-    )
-    .unwrap();
+    let monitor = npd_health_monitor(&text);
     monitor["rules"]
         .as_array()
         .unwrap()
@@ -65,15 +59,7 @@ fn h100() -> (Blueprint, Facts) {
 /// fixture node.
 fn mi300x() -> (Blueprint, Facts) {
     let tree = fixture_tree::mi300x_node();
-    let facts = collect(
-        &LiveHost::new(tree.root()),
-        &CollectOptions {
-            nvidia_smi: ToolOutput::Skip,
-            rocm_smi: ToolOutput::Provided(fixture_tree::mi300x_rocm_smi_json()),
-            runtime_commands: false,
-            ..CollectOptions::default()
-        },
-    );
+    let facts = fixture_tree::mi300x_facts(&tree);
     let bp = Variant::of("mi300x-rhel")
         .set("network.nics", serde_json::json!([]))
         .remove("network.affinity")

@@ -9,6 +9,8 @@ use nodeimg::blueprint::{compat::Matrix, load_file};
 use nodeimg::render::{Templates, render};
 use nodeimg::tree::Node;
 
+use crate::support::npd_health_monitor;
+
 #[test]
 fn every_rendered_unit_with_an_install_section_is_enabled_by_the_layer() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("blueprints");
@@ -136,13 +138,7 @@ const NPD: &str = "cluster/node-problem-detector-values.yaml";
 
 /// The driver-phase rule of the rendered NPD values, if any.
 fn npd_driver_rule(files: &[(String, String)]) -> Option<serde_json::Value> {
-    let values: serde_yaml::Value = serde_yaml::from_str(file(files, NPD)?).unwrap();
-    let monitor: serde_json::Value = serde_json::from_str(
-        values["settings"]["custom_monitor_definitions"]["nodeimg-health.json"]
-            .as_str()
-            .unwrap(),
-    )
-    .unwrap();
+    let monitor = npd_health_monitor(file(files, NPD)?);
     let rule = monitor["rules"]
         .as_array()?
         .iter()
@@ -319,13 +315,7 @@ fn the_driver_phase_condition_follows_the_unit_state() {
 /// Every rule of the rendered NPD values but the driver phase's own: the program NPD
 /// runs in the host's namespaces (what follows nsenter's `--`), by condition.
 fn npd_health_rules(files: &[(String, String)]) -> Vec<(String, Vec<String>)> {
-    let values: serde_yaml::Value = serde_yaml::from_str(file(files, NPD).unwrap()).unwrap();
-    let monitor: serde_json::Value = serde_json::from_str(
-        values["settings"]["custom_monitor_definitions"]["nodeimg-health.json"]
-            .as_str()
-            .unwrap(),
-    )
-    .unwrap();
+    let monitor = npd_health_monitor(file(files, NPD).unwrap());
     monitor["rules"]
         .as_array()
         .unwrap()

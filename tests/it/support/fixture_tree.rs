@@ -720,6 +720,20 @@ pub fn mi300x_node() -> Tree {
     tree
 }
 
+/// The facts of an MI300X tree (e.g. [`mi300x_node`]) as verify collects them, with
+/// [`mi300x_rocm_smi_json`] as rocm-smi's output and no NVIDIA tool or runtime commands.
+pub fn mi300x_facts(tree: &Tree) -> nodeimg::verify::Facts {
+    nodeimg::verify::collect(
+        &LiveHost::new(tree.root()),
+        &nodeimg::verify::CollectOptions {
+            nvidia_smi: nodeimg::verify::ToolOutput::Skip,
+            rocm_smi: nodeimg::verify::ToolOutput::Provided(mi300x_rocm_smi_json()),
+            runtime_commands: false,
+            ..nodeimg::verify::CollectOptions::default()
+        },
+    )
+}
+
 /// `rocm-smi --json` for [`mi300x_node`] in the ROCm 6.1 key set (all values strings).
 pub fn mi300x_rocm_smi_json() -> String {
     let cards: Vec<String> = (0..8u8)

@@ -82,3 +82,15 @@ pub fn write_file(dir: &Path, r: &Rendered, path: &str) -> PathBuf {
     std::fs::write(&out, bytes).unwrap();
     out
 }
+
+/// The custom plugin monitor nodeimg renders into the node-problem-detector Helm values
+/// (`settings.custom_monitor_definitions["nodeimg-health.json"]`), parsed.
+pub fn npd_health_monitor(values_yaml: &str) -> serde_json::Value {
+    let values: serde_yaml::Value = serde_yaml::from_str(values_yaml).expect("NPD values");
+    serde_json::from_str(
+        values["settings"]["custom_monitor_definitions"]["nodeimg-health.json"]
+            .as_str()
+            .expect("the nodeimg-health.json monitor"),
+    )
+    .expect("the monitor is JSON")
+}
