@@ -95,6 +95,20 @@ impl SourceError {
     }
 }
 
+impl std::fmt::Display for SourceError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(p) = self.pos {
+            write!(f, "line {}, column {}: ", p.line, p.column)?;
+        }
+        if !self.path.is_root() {
+            write!(f, "{}: ", self.path)?;
+        }
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for SourceError {}
+
 /// A parsed document.
 #[derive(Debug, Clone)]
 pub struct Document {
@@ -102,15 +116,58 @@ pub struct Document {
     pub map: SourceMap,
 }
 
+impl Document {
+    /// The document as a `T`; a value `T` does not take is named by its
+    /// path and the line it is on.
+    pub fn to<T: serde::de::DeserializeOwned>(&self) -> Result<T, SourceError> {
+        serde_path_to_error::deserialize(&self.value).map_err(|e| {
+            let path = super::yaml_path_of(e.path());
+            SourceError {
+                pos: self.map.value_pos(&path),
+                message: e.inner().to_string(),
+                path,
+            }
+        })
+    }
+}
+
+/// What kind of file a document is, for the words of its errors. The limits
+/// are the same for every kind: every YAML file nodeimg reads (blueprints,
+/// locks, matrices, CDI specs on the node, its own rendered files) is a few
+/// kilobytes when it is what it claims to be.
+#[derive(Debug, Clone, Copy)]
+pub struct Kind {
+    /// `a blueprint`, `a CDI spec`.
+    pub noun: &'static str,
+    /// How a file of this kind starts, said when one is empty.
+    pub starts_with: Option<&'static str>,
+}
+
+/// A node blueprint (also its lock and a compatibility matrix).
+pub const BLUEPRINT: Kind = Kind {
+    noun: "a blueprint",
+    starts_with: Some("apiVersion: nodeimg.dev/v1alpha1"),
+};
+
+/// Decodes and parses one YAML document of `kind`, within every limit.
+pub fn read(bytes: &[u8], kind: Kind) -> Result<Document, SourceError> {
+    parse_as(decode_as(bytes, kind)?, kind)
+}
+
 /// Decodes raw file bytes: enforces the size limit and UTF-8.
 pub fn decode(bytes: &[u8]) -> Result<&str, SourceError> {
+    decode_as(bytes, BLUEPRINT)
+}
+
+fn decode_as(bytes: &[u8], kind: Kind) -> Result<&str, SourceError> {
     if bytes.len() > MAX_BYTES {
         return Err(SourceError {
             pos: None,
             path: YamlPath::root(),
             message: format!(
-                "file is {} bytes; a blueprint may be at most {} bytes",
+                "file is {} bytes; {} may be at most {} bytes",
                 bytes.len(),
+                kind.noun,
                 MAX_BYTES
             ),
         });
@@ -131,8 +188,12 @@ pub fn decode(bytes: &[u8]) -> Result<&str, SourceError> {
     })
 }
 
-/// Parses one YAML document.
+/// Parses one YAML document (a blueprint).
 pub fn parse(text: &str) -> Result<Document, SourceError> {
+    parse_as(text, BLUEPRINT)
+}
+
+fn parse_as(text: &str, kind: Kind) -> Result<Document, SourceError> {
     if text.contains('\0') {
         let before = &text[..text.find('\0').unwrap_or(0)];
         let line = before.matches('\n').count() + 1;
@@ -140,10 +201,10 @@ pub fn parse(text: &str) -> Result<Document, SourceError> {
         return Err(SourceError::at(
             Pos { line, column },
             &YamlPath::root(),
-            "file contains a NUL byte; a blueprint is YAML text",
+            format!("file contains a NUL byte; {} is YAML text", kind.noun),
         ));
     }
-    Builder::default().run(Parser::new_from_str(text))
+    Builder::new(kind).run(Parser::new_from_str(text))
 }
 
 fn pos_of(span: &Span) -> Pos {
@@ -186,8 +247,8 @@ struct Size {
     bytes: usize,
 }
 
-#[derive(Default)]
 struct Builder {
+    kind: Kind,
     stack: Vec<Frame>,
     anchors: HashMap<usize, (Value, Size)>,
     map: SourceMap,
@@ -198,6 +259,18 @@ struct Builder {
 }
 
 impl Builder {
+    fn new(kind: Kind) -> Self {
+        Self {
+            kind,
+            stack: Vec::new(),
+            anchors: HashMap::new(),
+            map: SourceMap::default(),
+            total: Size::default(),
+            root: None,
+            documents: 0,
+        }
+    }
+
     fn run(
         mut self,
         parser: Parser<'_, saphyr_parser::StrInput<'_>>,
@@ -212,7 +285,10 @@ impl Builder {
                         return Err(SourceError::at(
                             pos,
                             &YamlPath::root(),
-                            "a blueprint file holds one YAML document; found a second one (`---`)",
+                            format!(
+                                "{} holds one YAML document; found a second one (`---`)",
+                                self.kind.noun
+                            ),
                         ));
                     }
                 }
@@ -321,9 +397,12 @@ impl Builder {
             None | Some(Value::Null) => Err(SourceError {
                 pos: Some(Pos { line: 1, column: 1 }),
                 path: YamlPath::root(),
-                message:
-                    "file is empty; a blueprint starts with `apiVersion: nodeimg.dev/v1alpha1`"
-                        .into(),
+                message: match self.kind.starts_with {
+                    Some(first) => {
+                        format!("file is empty; {} starts with `{first}`", self.kind.noun)
+                    }
+                    None => format!("file is empty; {} is a YAML document", self.kind.noun),
+                },
             }),
             Some(value) => Ok(Document {
                 value,

@@ -1,11 +1,34 @@
 //! Parses every structured output back and compares it with what was meant:
 //! a template or escaping bug shows up here, at render time, with the file
 //! named — not on a node.
+//!
+//! YAML is read back with the blueprint's own strict reader
+//! ([`crate::blueprint::source`]: YAML 1.2 core schema, duplicate keys and unknown tags
+//! refused) and TOML with `toml_edit`, the crate that writes the containerd
+//! `extraConfig` merge: one reader per format in the binary.
 
 use serde_json::Value;
 
 use super::{Context, RenderError, Rendered};
-use crate::blueprint::{Blueprint, identity};
+use crate::blueprint::{Blueprint, identity, source};
+
+/// What the YAML reader calls a rendered file in its errors.
+const RENDERED: source::Kind = source::Kind {
+    noun: "a rendered file",
+    starts_with: None,
+};
+
+/// A rendered YAML file as a value, or why it is not YAML.
+pub(super) fn yaml(bytes: &[u8]) -> Result<Value, String> {
+    source::read(bytes, RENDERED)
+        .map(|doc| doc.value)
+        .map_err(|e| format!("not YAML: {e}"))
+}
+
+/// A rendered TOML file as a value (tables become objects), or why it is not TOML.
+fn toml(text: &str) -> Result<Value, String> {
+    toml_edit::de::from_str(text).map_err(|e| format!("not TOML: {e}"))
+}
 
 fn text<'a>(out: &'a Rendered, path: &str) -> Result<&'a str, RenderError> {
     let bytes = out
@@ -41,17 +64,16 @@ pub fn check(bp: &Blueprint, ctx: &Context<'_>, out: &Rendered) -> Result<(), Re
         if path.ends_with(".yaml")
             || path.ends_with(".conf") && path.contains("node-feature-discovery")
         {
-            serde_yaml::from_slice::<serde_yaml::Value>(bytes)
-                .map_err(|e| fail(path, format!("not YAML: {e}")))?;
+            yaml(bytes).map_err(|e| fail(path, e))?;
         }
         if path.ends_with(".json") {
             serde_json::from_slice::<Value>(bytes)
                 .map_err(|e| fail(path, format!("not JSON: {e}")))?;
         }
         if path.ends_with("hosts.toml") {
-            let t: toml::Table = toml::from_str(std::str::from_utf8(bytes).unwrap_or_default())
-                .map_err(|e| fail(path, format!("not TOML: {e}")))?;
-            if !t.contains_key("server") {
+            let t =
+                toml(std::str::from_utf8(bytes).unwrap_or_default()).map_err(|e| fail(path, e))?;
+            if t.get("server").is_none() {
                 return Err(fail(path, "no server".into()));
             }
         }
@@ -62,9 +84,8 @@ pub fn check(bp: &Blueprint, ctx: &Context<'_>, out: &Rendered) -> Result<(), Re
 fn containerd(ctx: &Context<'_>, out: &Rendered) -> Result<(), RenderError> {
     let path = "etc/containerd/config.toml";
     let c = &ctx.containerd;
-    let t: toml::Table =
-        toml::from_str(text(out, path)?).map_err(|e| fail(path, format!("not TOML: {e}")))?;
-    let version = t.get("version").and_then(toml::Value::as_integer);
+    let t = toml(text(out, path)?).map_err(|e| fail(path, e))?;
+    let version = t.get("version").and_then(Value::as_i64);
     if version != Some(i64::from(c.config_version)) {
         return Err(fail(
             path,
@@ -72,7 +93,7 @@ fn containerd(ctx: &Context<'_>, out: &Rendered) -> Result<(), RenderError> {
         ));
     }
     for (key, want) in [("root", c.root), ("state", c.state)] {
-        if t.get(key).and_then(toml::Value::as_str) != Some(want) {
+        if t.get(key).and_then(Value::as_str) != Some(want) {
             return Err(fail(path, format!("{key} is not {want}")));
         }
     }
@@ -83,14 +104,14 @@ fn containerd(ctx: &Context<'_>, out: &Rendered) -> Result<(), RenderError> {
     let default = rt
         .get("containerd")
         .and_then(|x| x.get("default_runtime_name"))
-        .and_then(toml::Value::as_str);
+        .and_then(Value::as_str);
     if default != Some(c.default_runtime) {
         return Err(fail(
             path,
             format!("default runtime is {default:?}, not {}", c.default_runtime),
         ));
     }
-    let cdi = rt.get("enable_cdi").and_then(toml::Value::as_bool);
+    let cdi = rt.get("enable_cdi").and_then(Value::as_bool);
     if cdi != Some(c.cdi_enabled) {
         return Err(fail(
             path,
@@ -103,7 +124,7 @@ fn containerd(ctx: &Context<'_>, out: &Rendered) -> Result<(), RenderError> {
             .and_then(|x| x.get("runtimes"))
             .and_then(|x| x.get(r.name))
             .and_then(|x| x.get("runtime_type"))
-            .and_then(toml::Value::as_str);
+            .and_then(Value::as_str);
         if have != Some(r.runtime_type) {
             return Err(fail(
                 path,
@@ -111,15 +132,13 @@ fn containerd(ctx: &Context<'_>, out: &Rendered) -> Result<(), RenderError> {
             ));
         }
     }
-    let whole = toml::Value::Table(t);
     for (key, value) in c.extra_config {
-        let cur = key
+        let back = key
             .parts()
             .iter()
-            .try_fold(&whole, |cur, p| cur.get(p))
+            .try_fold(&t, |cur, p| cur.get(p))
             .ok_or_else(|| fail(path, format!("extraConfig `{key}` is missing")))?;
-        let back: Value = serde_json::to_value(cur).map_err(|e| fail(path, e.to_string()))?;
-        if &back != value {
+        if back != value {
             return Err(fail(
                 path,
                 format!("extraConfig `{key}` is {back}, not {value}"),
@@ -131,8 +150,7 @@ fn containerd(ctx: &Context<'_>, out: &Rendered) -> Result<(), RenderError> {
 
 fn kubelet(ctx: &Context<'_>, out: &Rendered) -> Result<(), RenderError> {
     let path = ctx.kubelet.config_path;
-    let v: Value =
-        serde_yaml::from_str(text(out, path)?).map_err(|e| fail(path, format!("not YAML: {e}")))?;
+    let v = yaml(text(out, path)?.as_bytes()).map_err(|e| fail(path, e))?;
     if v["kind"] != "KubeletConfiguration" || v["apiVersion"] != "kubelet.config.k8s.io/v1beta1" {
         return Err(fail(path, "not a KubeletConfiguration".into()));
     }

@@ -243,8 +243,13 @@ pub fn render(
     engine: &Engine,
     applier: &str,
 ) -> Result<Vec<(String, String)>, String> {
+    // Block YAML from the renderer's escaping emitter (keys sorted, as `kubectl get -o
+    // yaml` writes them; strings quoted whenever a YAML 1.1 or 1.2 reader could take them
+    // for anything else).
     let yaml = |o: &SucPlan| {
-        serde_yaml::to_string(o).map_err(|e| format!("cannot write a Plan as YAML: {e}"))
+        serde_json::to_value(o)
+            .map(|v| crate::render::escape::yaml_block_text(&v, 0))
+            .map_err(|e| format!("cannot write a Plan as YAML: {e}"))
     };
     let mut out = Vec::new();
     for w in &plan.waves {

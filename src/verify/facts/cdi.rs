@@ -5,9 +5,13 @@
 //! driver was upgraded since) is a common cause of "GPU not found" in pods. The spec's
 //! device nodes are resolved on the host to say whether they exist; its mounts name the
 //! driver libraries (`libcuda.so.<version>`) that a check compares with the loaded driver.
-//! Specs are YAML or JSON (JSON is read as YAML).
+//! Specs are YAML or JSON (JSON is read as YAML), read with the blueprint's own bounded
+//! reader ([`crate::blueprint::source`]): a spec is node input, so one that is too large,
+//! nested too deep or expands its aliases past the limits is an unknown fact with the
+//! reason, never a hang or a node out of memory at first boot.
 
 use super::attribute;
+use crate::blueprint::source;
 use crate::verify::fact::Fact;
 use crate::verify::host::Host;
 use serde::{Deserialize, Serialize};
@@ -124,8 +128,15 @@ pub fn collect(host: &dyn Host) -> Fact<Vec<CdiSpec>> {
     Fact::Known(specs)
 }
 
+/// What the reader calls a spec in its errors.
+const KIND: source::Kind = source::Kind {
+    noun: "a CDI spec",
+    starts_with: Some("cdiVersion:"),
+};
+
 fn parse(text: &str) -> Result<RawSpec, String> {
-    serde_yaml::from_str(text).map_err(|e| e.to_string())
+    let doc = source::read(text.as_bytes(), KIND).map_err(|e| e.to_string())?;
+    doc.to().map_err(|e| e.to_string())
 }
 
 fn resolve(host: &dyn Host, raw: RawSpec) -> CdiSpecContent {
