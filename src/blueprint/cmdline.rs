@@ -28,8 +28,9 @@ fn implied_arg(name: &'static str, value: impl fmt::Display, from: &str) -> Want
     }
 }
 
-/// Arguments implied by typed fields, in a fixed order.
-pub fn implied(bp: &RawBlueprint) -> Vec<Wanted> {
+/// Arguments implied by typed fields, in a fixed order. Crate-only: the rules
+/// call it on the model they are checking; outside, [`full`] takes the checked spec.
+pub(crate) fn implied(bp: &RawBlueprint) -> Vec<Wanted> {
     let mut out = Vec::new();
     // `intel_iommu=on` turns on VT-d (off by default in most distro
     // kernels) and is ignored on AMD; AMD-Vi is on whenever the BIOS enables
@@ -105,7 +106,7 @@ pub fn hugepage_size_arg(pool: &HugepagePool) -> Option<String> {
 }
 
 /// The explicitly required arguments, each with its field.
-pub fn required(bp: &RawBlueprint) -> Vec<Wanted> {
+pub(crate) fn required(bp: &RawBlueprint) -> Vec<Wanted> {
     bp.boot
         .kernel_args
         .required
@@ -119,7 +120,7 @@ pub fn required(bp: &RawBlueprint) -> Vec<Wanted> {
 }
 
 /// The full command line: implied arguments, then required ones not already present.
-pub fn full(bp: &RawBlueprint) -> Vec<Wanted> {
+pub fn full(bp: &super::Spec) -> Vec<Wanted> {
     let mut out = implied(bp);
     for wanted in required(bp) {
         if !out.iter().any(|o| o.arg.same_setting(&wanted.arg)) {

@@ -1,9 +1,11 @@
 //! The node blueprint: loading, checking and the checked [`Blueprint`].
 //!
-//! `load` is the only way to get a `Blueprint`: it reads the YAML with
-//! positions, checks the structure against the schema (all problems at once),
-//! deserialises the typed model, then runs the semantic rules. Later stages
-//! (render, package, verify) take a `Blueprint` and never re-check it.
+//! [`load_file`]/[`load_bytes`] are the only way to get a `Blueprint` (besides
+//! a lock whose id matched, [`identity::load_lock`]): they read the YAML with
+//! positions, check the structure against the schema (all problems at once),
+//! deserialise the typed model, then run the semantic rules. Later stages
+//! (render, package, verify, accept) take a `Blueprint` or its checked
+//! [`Spec`], never the raw model, and never re-check it.
 
 pub mod cmdline;
 pub mod compat;
@@ -17,6 +19,7 @@ pub mod resolve;
 mod rules;
 pub mod schema;
 pub mod source;
+pub mod spec;
 pub mod value;
 pub mod yaml_path;
 
@@ -25,19 +28,20 @@ use std::path::{Path, PathBuf};
 use compat::Matrix;
 use diagnostic::{Collector, Diagnostic, Severity};
 use model::RawBlueprint;
+pub use spec::Spec;
 use yaml_path::YamlPath;
 
 /// A blueprint that passed every check.
 #[derive(Debug, Clone)]
 pub struct Blueprint {
-    raw: RawBlueprint,
+    raw: Spec,
     identity: identity::Identity,
     file: PathBuf,
 }
 
 impl Blueprint {
-    /// The checked model.
-    pub fn spec(&self) -> &RawBlueprint {
+    /// The checked model (see [`Spec`]: the only form of it later stages take).
+    pub fn spec(&self) -> &Spec {
         &self.raw
     }
 
@@ -73,7 +77,7 @@ impl Blueprint {
     /// see [`identity::load_lock`]).
     pub(crate) fn trusted(raw: RawBlueprint, identity: identity::Identity, file: &Path) -> Self {
         Self {
-            raw,
+            raw: Spec::checked(raw),
             identity,
             file: file.to_path_buf(),
         }
@@ -107,6 +111,16 @@ pub(crate) fn yaml_path_of(path: &serde_path_to_error::Path) -> YamlPath {
 /// A file that cannot be read at all (missing, a folder, a FIFO, too
 /// large) gives one unlocated `unreadable` diagnostic.
 pub fn load_file(path: &Path, matrix: &Matrix) -> Result<Loaded, Vec<Diagnostic>> {
+    load_file_with(path, matrix, None)
+}
+
+/// [`load_file`], reusing the overlay file digests a build remembered
+/// (see [`identity::digests`]).
+pub fn load_file_with(
+    path: &Path,
+    matrix: &Matrix,
+    digests: Option<&identity::FileDigests>,
+) -> Result<Loaded, Vec<Diagnostic>> {
     // Bounded before it is read (one byte over the limit is enough to refuse it), and a
     // FIFO or a device is refused without blocking.
     let bytes = crate::input::read(path, source::MAX_BYTES as u64).map_err(|e| {
@@ -120,7 +134,13 @@ pub fn load_file(path: &Path, matrix: &Matrix) -> Result<Loaded, Vec<Diagnostic>
         c.error_pos("unreadable", &YamlPath::root(), None, message);
         c.finish()
     })?;
-    load_bytes(&bytes, path, Some(crate::atomic::parent_dir(path)), matrix)
+    load_bytes_with(
+        &bytes,
+        path,
+        Some(crate::atomic::parent_dir(path)),
+        matrix,
+        digests,
+    )
 }
 
 /// Checks blueprint text. `base_dir` resolves relative paths; `None` skips
@@ -130,6 +150,17 @@ pub fn load_bytes(
     file: &Path,
     base_dir: Option<&Path>,
     matrix: &Matrix,
+) -> Result<Loaded, Vec<Diagnostic>> {
+    load_bytes_with(bytes, file, base_dir, matrix, None)
+}
+
+/// [`load_bytes`], reusing the overlay file digests a build remembered.
+pub fn load_bytes_with(
+    bytes: &[u8],
+    file: &Path,
+    base_dir: Option<&Path>,
+    matrix: &Matrix,
+    digests: Option<&identity::FileDigests>,
 ) -> Result<Loaded, Vec<Diagnostic>> {
     let located = |e: source::SourceError, code: &str| {
         let mut c = Collector::new(file, None);
@@ -167,7 +198,7 @@ pub fn load_bytes(
     canonicalise(&mut raw, matrix);
     // The id covers the overlay's content: reading it here also refuses,
     // at validation, what the layer could not carry.
-    let identity = match identity::Identity::compute(&raw, matrix, base_dir) {
+    let identity = match identity::Identity::compute(&raw, matrix, base_dir, digests) {
         Ok(i) => i,
         Err(e) => {
             out.error(e.code, &e.path, e.message);
@@ -176,7 +207,7 @@ pub fn load_bytes(
     };
     Ok(Loaded {
         blueprint: Blueprint {
-            raw,
+            raw: Spec::checked(raw),
             identity,
             file: file.to_path_buf(),
         },

@@ -115,7 +115,9 @@ pub fn memory_threshold_bytes(t: &Threshold, capacity: i128) -> i128 {
     }
 }
 
-pub fn kubelet(bp: &RawBlueprint) -> Kubelet {
+/// Crate-only (the rules resolve the model they check); outside, use
+/// [`super::Blueprint::kubelet`].
+pub(crate) fn kubelet(bp: &RawBlueprint) -> Kubelet {
     let k = &bp.kubernetes.kubelet;
     let cap = &bp.kubernetes.capacity;
     let (max_pods, max_pods_how) = match k.max_pods {

@@ -10,6 +10,7 @@ use super::stdio::Input;
 use super::{Env, Failure, OrUnusable};
 use crate::blueprint::compat::Matrix;
 use crate::blueprint::diagnostic::{Collector, Diagnostic};
+use crate::blueprint::identity::FileDigests;
 use crate::blueprint::yaml_path::YamlPath;
 use crate::blueprint::{self, Blueprint, Loaded, source};
 use crate::cli::{DEFAULT_LOCK, MatrixArg, TemplatesArg};
@@ -30,6 +31,18 @@ impl Prepared {
         templates: Option<&TemplatesArg>,
         env: &mut Env<'_>,
     ) -> Result<Self, Failure> {
+        Self::load_with(file, matrix, templates, None, env)
+    }
+
+    /// [`load`](Self::load), reusing the overlay file digests a build
+    /// remembered.
+    pub fn load_with(
+        file: &Input,
+        matrix: &MatrixArg,
+        templates: Option<&TemplatesArg>,
+        digests: Option<&FileDigests>,
+        env: &mut Env<'_>,
+    ) -> Result<Self, Failure> {
         let matrix = self::matrix(matrix, env)?;
         let templates = match templates.and_then(|t| t.templates.as_deref()) {
             None => Templates::embedded(),
@@ -41,7 +54,7 @@ impl Prepared {
                 t
             }
         };
-        let blueprint = valid(file, &matrix, env)?;
+        let blueprint = valid_with(file, &matrix, digests, env)?;
         Ok(Self {
             matrix,
             templates,
@@ -88,8 +101,17 @@ pub fn matrix(arg: &MatrixArg, env: &mut Env<'_>) -> Result<Matrix, Failure> {
 /// relative paths inside it (overlay, certificates) are resolved against the
 /// current folder.
 pub fn load(file: &Input, matrix: &Matrix) -> Result<Loaded, Vec<Diagnostic>> {
+    load_with(file, matrix, None)
+}
+
+/// [`load`], reusing the overlay file digests a build remembered.
+fn load_with(
+    file: &Input,
+    matrix: &Matrix,
+    digests: Option<&FileDigests>,
+) -> Result<Loaded, Vec<Diagnostic>> {
     match file {
-        Input::File(path) => blueprint::load_file(path, matrix),
+        Input::File(path) => blueprint::load_file_with(path, matrix, digests),
         Input::Stdin => {
             let bytes = file.read(source::MAX_BYTES as u64).map_err(|e| {
                 let mut c = Collector::new(file.name(), None);
@@ -101,7 +123,7 @@ pub fn load(file: &Input, matrix: &Matrix) -> Result<Loaded, Vec<Diagnostic>> {
                 );
                 c.finish()
             })?;
-            blueprint::load_bytes(&bytes, file.name(), Some(Path::new(".")), matrix)
+            blueprint::load_bytes_with(&bytes, file.name(), Some(Path::new(".")), matrix, digests)
         }
     }
 }
@@ -115,7 +137,16 @@ pub fn unreadable(diagnostics: &[Diagnostic]) -> bool {
 /// A blueprint the command needs valid: warnings become notes, errors a
 /// [`Failure`] (exit 2).
 pub fn valid(file: &Input, matrix: &Matrix, env: &mut Env<'_>) -> Result<Blueprint, Failure> {
-    let loaded = load(file, matrix).map_err(Failure::invalid)?;
+    valid_with(file, matrix, None, env)
+}
+
+fn valid_with(
+    file: &Input,
+    matrix: &Matrix,
+    digests: Option<&FileDigests>,
+    env: &mut Env<'_>,
+) -> Result<Blueprint, Failure> {
+    let loaded = load_with(file, matrix, digests).map_err(Failure::invalid)?;
     if !env.quiet {
         for w in &loaded.warnings {
             env.diagnostic(w);

@@ -6,13 +6,13 @@
 //! critical check failed or could not be read, 2 when the blueprint, the arguments or an
 //! output file are unusable. The format never changes it.
 
+use crate::blueprint::Spec;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::source::{self, Source};
 use super::stdio::{Input, Output};
 use super::{Env, Exit, Failure, OrUnusable, Outcome, prepared};
-use crate::blueprint::model::RawBlueprint;
 use crate::blueprint::model::{DriverAuthority, Vendor};
 use crate::cli::DEFAULT_LOCK;
 use crate::cli::VerifyArgs;
@@ -305,7 +305,7 @@ fn run_once(args: &VerifyArgs, env: &mut Env<'_>) -> Outcome {
 /// machine's, so with `--root DIR` it is read under `DIR`.
 /// The blueprint leaves the NVIDIA driver to the GPU operator: its nvidia-smi is in the
 /// operator's driver root, not on the host.
-fn operator_nvidia_driver(spec: &RawBlueprint) -> bool {
+fn operator_nvidia_driver(spec: &Spec) -> bool {
     spec.accelerators.as_ref().is_some_and(|a| {
         a.vendor == Vendor::Nvidia && a.driver.authority == DriverAuthority::Operator
     })

@@ -9,11 +9,15 @@ use std::process::Output;
 use nodeimg::blueprint::compat::Matrix;
 use nodeimg::blueprint::diagnostic::{Diagnostic, Severity};
 use nodeimg::blueprint::load_bytes;
+use serde_json::json;
 
 use crate::support::*;
 
-/// An example with substitutions, loaded as if it sat in blueprints/:
-/// the blueprint (if valid) and every diagnostic.
+/// An example with text substitutions, loaded as if it sat in blueprints/:
+/// the blueprint (if valid) and every diagnostic. Only for diagnostics that
+/// point into the text as a user wrote it (line and column, hints for what
+/// newcomers type); every other edit goes through `Variant`, by YAML path.
+/// Each substitution must match, so an edited example fails here loudly.
 fn load_variant(
     name: &str,
     subs: &[(&str, &str)],
@@ -52,31 +56,32 @@ fn with_site() -> Matrix {
     m
 }
 
-const MI250: &[(&str, &str)] = &[
-    ("  model: MI300X", "  model: MI250"),
-    ("  distro: rhel", "  distro: rocky"),
-    ("  version: \"9.4\"", "  version: \"9.5\""),
-    ("    generation: 5", "    generation: 4"),
-];
+fn mi250() -> Variant {
+    Variant::of("mi300x-rhel")
+        .set("accelerators.model", json!("MI250"))
+        .set("os.distro", json!("rocky"))
+        .set("os.version", json!("9.5"))
+        .set("accelerators.pcie.generation", json!(4))
+}
 
 #[test]
 fn a_site_matrix_extends_the_builtin_rows_instead_of_replacing_them() {
     // Without the site matrix: MI250 is no known model and ROCm 6.2 does
     // not list Rocky (warnings, which --strict turns into a failure).
-    let (bp, d) = load_variant("mi300x-rhel", MI250, &Matrix::builtin());
+    let (bp, d) = mi250().diagnose_with(&Matrix::builtin());
     assert!(bp.is_some(), "{d:#?}");
     find(&d, "unknown-model", "accelerators.model");
     find(&d, "rocm-os", "os.version");
     // With it: valid, and the built-in MI300X/RHEL row still holds.
     let site = with_site();
-    let (bp, d) = load_variant("mi300x-rhel", MI250, &site);
+    let (bp, d) = mi250().diagnose_with(&site);
     assert!(bp.is_some(), "{d:#?}");
     assert!(
         !d.iter()
             .any(|d| d.code == "rocm-os" || d.code == "unknown-model"),
         "{d:#?}"
     );
-    let (bp, d) = load_variant("mi300x-rhel", &[], &site);
+    let (bp, d) = Variant::of("mi300x-rhel").diagnose_with(&site);
     assert!(bp.is_some() && d.is_empty(), "{d:#?}");
 }
 
@@ -112,12 +117,10 @@ fn the_cli_reads_the_documented_site_matrix_and_publishes_its_schema() {
 #[test]
 fn model_names_take_the_matrix_spelling_before_the_id() {
     let m = Matrix::builtin();
-    let (a, _) = load_variant("h100-sxm-ubuntu", &[], &m);
-    let (b, d) = load_variant(
-        "h100-sxm-ubuntu",
-        &[("model: H100 SXM", "model: h100 sxm")],
-        &m,
-    );
+    let (a, _) = Variant::of("h100-sxm-ubuntu").diagnose_with(&m);
+    let (b, d) = Variant::of("h100-sxm-ubuntu")
+        .set("accelerators.model", json!("h100 sxm"))
+        .diagnose_with(&m);
     let (a, b) = (a.unwrap(), b.unwrap_or_else(|| panic!("{d:#?}")));
     assert_eq!(a.id(), b.id());
     assert_eq!(&*b.spec().accelerators.as_ref().unwrap().model, "H100 SXM");
@@ -125,8 +128,8 @@ fn model_names_take_the_matrix_spelling_before_the_id() {
 
 #[test]
 fn releases_newer_than_the_matrix_warn_until_a_site_qualifies_them() {
-    let newer = [("  version: 1.34.2", "  version: 1.37.1")];
-    let (bp, d) = load_variant("h100-sxm-ubuntu", &newer, &Matrix::builtin());
+    let newer = Variant::of("h100-sxm-ubuntu").set("kubernetes.version", json!("1.37.1"));
+    let (bp, d) = newer.diagnose_with(&Matrix::builtin());
     assert!(bp.is_some(), "a warning, not an error: {d:#?}");
     let w = find(&d, "newer-than-matrix", "kubernetes.version");
     assert_eq!(w.severity, Severity::Warning);
@@ -135,13 +138,11 @@ fn releases_newer_than_the_matrix_warn_until_a_site_qualifies_them() {
             .contains("Kubernetes 1.37.1 is newer than any release"),
         "{w}"
     );
-    let (_, d) = load_variant("h100-sxm-ubuntu", &newer, &with_site());
+    let (_, d) = newer.diagnose_with(&with_site());
     assert!(!d.iter().any(|d| d.code == "newer-than-matrix"), "{d:#?}");
-    let (_, d) = load_variant(
-        "h100-sxm-ubuntu",
-        &[("    version: 2.1.4", "    version: 3.5.0")],
-        &Matrix::builtin(),
-    );
+    let (_, d) = Variant::of("h100-sxm-ubuntu")
+        .set("runtime.containerd.version", json!("3.5.0"))
+        .diagnose_with(&Matrix::builtin());
     find(&d, "newer-than-matrix", "runtime.containerd.version");
 }
 
@@ -247,24 +248,18 @@ fn a_missing_field_points_at_the_mapping_that_lacks_it() {
 #[test]
 fn the_cdi_message_says_when_it_is_the_default() {
     let m = Matrix::builtin();
-    let (_, d) = load_variant(
-        "h100-sxm-ubuntu",
-        &[
-            ("    enabled: true\n", ""),
-            ("    generator: nvidia-ctk\n", ""),
-        ],
-        &m,
-    );
+    let (_, d) = Variant::of("h100-sxm-ubuntu")
+        .remove("runtime.cdi.enabled")
+        .remove("runtime.cdi.generator")
+        .diagnose_with(&m);
     let e = find(&d, "cdi-generator", "runtime.cdi.generator");
     assert!(
         e.message.contains("runtime.cdi.enabled defaults to true"),
         "{e}"
     );
-    let (_, d) = load_variant(
-        "h100-sxm-ubuntu",
-        &[("    generator: nvidia-ctk\n", "")],
-        &m,
-    );
+    let (_, d) = Variant::of("h100-sxm-ubuntu")
+        .remove("runtime.cdi.generator")
+        .diagnose_with(&m);
     let e = find(&d, "cdi-generator", "runtime.cdi.generator");
     assert!(!e.message.contains("defaults"), "{e}");
 }
@@ -373,4 +368,18 @@ fn validate_refuses_the_overlays_that_build_refuses() {
     let o = nodeimg(&["validate", bp]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(text(&o).contains("is a FIFO"), "{}", text(&o));
+}
+
+#[test]
+fn gpus_without_a_repair_template_warn_that_nothing_cordons_them() {
+    let m = Matrix::builtin();
+    let (bp, d) = Variant::of("h100-sxm-ubuntu")
+        .remove("rollout.remediation.repair")
+        .diagnose_with(&m);
+    assert!(bp.is_some(), "a warning, not an error: {d:#?}");
+    let w = find(&d, "remediation-repair", "rollout.remediation");
+    assert_eq!(w.severity, Severity::Warning);
+    assert!(w.message.contains("nothing cordons"), "{w}");
+    let (_, d) = Variant::of("h100-sxm-ubuntu").diagnose_with(&m);
+    assert!(!d.iter().any(|d| d.code == "remediation-repair"), "{d:#?}");
 }

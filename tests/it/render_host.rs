@@ -493,7 +493,7 @@ fn apply_udev(rules: &str, dev: &Netdev) -> (Option<u32>, bool) {
 #[test]
 fn nic_rules_set_the_mtu_and_link_state_verify_checks() {
     use nodeimg::blueprint::model::LinkLayer;
-    use nodeimg::verify::checks::network::model_device_ids;
+    let matrix = nodeimg::blueprint::compat::Matrix::builtin();
     let path = "etc/udev/rules.d/81-nodeimg-nics.rules";
     for name in ["h100-sxm-ubuntu", "mi300x-rhel"] {
         let bp = example(name);
@@ -504,7 +504,7 @@ fn nic_rules_set_the_mtu_and_link_state_verify_checks() {
             // One interface of every device id of the group: it ends with
             // the MTU verify's nic.mtu expects of it (the netdev MTU, IB MTU
             // less the IPoIB header) and with its link set up.
-            for id in model_device_ids(&g.model).unwrap() {
+            for id in matrix.nic_device_ids(&g.model).unwrap() {
                 let dev = Netdev {
                     link_type: match g.link_layer {
                         LinkLayer::Ethernet => 1,

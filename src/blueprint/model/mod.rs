@@ -2,9 +2,11 @@
 //! per section, each field documented (the docs become the JSON Schema and the
 //! README's blueprint reference).
 //!
-//! These types are only ever built by [`crate::blueprint::load_file`], which checks
-//! the structure against the schema, every leaf value's syntax, and every
-//! semantic rule before handing out a [`crate::blueprint::Blueprint`].
+//! Anyone can deserialise or build these types; nothing downstream takes them.
+//! [`crate::blueprint::load_file`] (and [`crate::blueprint::load_bytes`]) check the
+//! structure against the schema, every leaf value's syntax and every semantic rule,
+//! then wrap the model in a [`crate::blueprint::Spec`] inside a
+//! [`crate::blueprint::Blueprint`]: render, verify, accept and the record take those.
 
 mod accelerators;
 pub mod acceptance;
@@ -76,6 +78,22 @@ pub struct RawBlueprint {
     /// changes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rollout: Option<Rollout>,
+}
+
+impl RawBlueprint {
+    /// GPUDirect RDMA registers GPU memory through DMA-BUF on this node class: NVIDIA
+    /// GPUs, RDMA NICs and no pinned OFED. Without MLNX_OFED/DOCA-OFED there is no
+    /// `nvidia_peermem` (it needs OFED's peer-memory symbols), so DMA-BUF is the only
+    /// path; it needs the open kernel modules and a kernel with DMA-BUF (Linux 5.12+).
+    /// Verify checks those (`gpudirect.dma-buf.*`) and acceptance requires perftest's
+    /// GPU runs to say `using DMA-BUF`.
+    pub fn gpudirect_dma_buf(&self) -> bool {
+        self.accelerators
+            .as_ref()
+            .is_some_and(|a| a.vendor == Vendor::Nvidia)
+            && self.network.ofed.is_none()
+            && self.network.nics.iter().any(|n| n.rdma)
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -45,7 +45,7 @@ pub fn check(bp: &RawBlueprint, cx: &Context<'_>, out: &mut Collector<'_>) {
     iommu::check(bp, out);
     kernel_args::check(bp, out);
     kubelet::check(bp, out);
-    network::check(bp, out);
+    network::check(bp, cx.matrix, out);
     nfd::check(bp, out);
     node_labels::check(bp, out);
     operator::check(bp, out);

@@ -3,22 +3,22 @@
 //! verify cannot tell its interfaces from any other of that link type.
 
 use super::p;
+use crate::blueprint::compat::Matrix;
 use crate::blueprint::diagnostic::Collector;
 use crate::blueprint::model::*;
-use crate::verify::checks::network::model_device_ids;
 
-pub fn check(bp: &RawBlueprint, out: &mut Collector<'_>) {
+pub fn check(bp: &RawBlueprint, matrix: &Matrix, out: &mut Collector<'_>) {
     for (i, n) in bp.network.nics.iter().enumerate() {
-        if n.driver.is_none() && model_device_ids(&n.model).is_none() {
+        if n.driver.is_none() && matrix.nic_device_ids(&n.model).is_none() {
             out.warning(
                 "nic-unidentified",
                 &p("network.nics").index(i).key("model"),
                 format!(
-                    "nodeimg has no PCI ids for `{}` and no driver is named: the image sets no MTU or link state for this group, and verify matches its interfaces by link layer alone",
+                    "the compatibility matrix has no PCI ids for `{}` and no driver is named: the image sets no MTU or link state for this group, and verify matches its interfaces by link layer alone",
                     n.model
                 ),
             )
-            .hint = Some("name the kernel driver (network.nics[].driver), e.g. mlx5_core".into());
+            .hint = Some("name the kernel driver (network.nics[].driver), e.g. mlx5_core, or add the model's PCI ids to a --matrix file (nics)".into());
         }
     }
 }

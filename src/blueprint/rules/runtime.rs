@@ -119,10 +119,7 @@ fn gpudirect(bp: &RawBlueprint, out: &mut Collector<'_>) {
     let Some(acc) = &bp.accelerators else {
         return;
     };
-    if acc.vendor != Vendor::Nvidia
-        || bp.network.ofed.is_some()
-        || !bp.network.nics.iter().any(|n| n.rdma)
-    {
+    if !bp.gpudirect_dma_buf() {
         return;
     }
     let hint = "pin network.ofed to load nvidia_peermem instead";

@@ -6,6 +6,7 @@
 //! gate label [`GATE_LABEL`]`=`[`GATE_VALUE`], so applying the manifests tests exactly
 //! the nodes an operator (or the rollout) marked, never production nodes of the class.
 
+use crate::blueprint::Spec;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
@@ -39,6 +40,9 @@ pub struct Acceptance<'a> {
     pub rails: u32,
     /// GPUDirect RDMA declared (GPU and NIC on one PCIe switch): perftest uses GPU memory.
     pub gpudirect: bool,
+    /// GPUDirect RDMA goes through DMA-BUF (NVIDIA, no OFED): perftest registers its GPU
+    /// buffers with `--use_cuda_dmabuf`, and the judge requires its `using DMA-BUF` line.
+    pub dma_buf: bool,
     /// `/dev/shm` for the collectives (NCCL's shared-memory transport): the blueprint's
     /// `system.shmSize` in bytes, else a quarter of the node's memory.
     pub shm_bytes: String,
@@ -48,8 +52,19 @@ pub struct Acceptance<'a> {
     pub rdma_bytes: u64,
     /// How the RDMA Pods (the pair, the multi-node workers) reach the rails.
     pub rdma: RdmaAccess<'a>,
+    /// The storage baseline's fio run, when `acceptance.storage` is declared.
+    pub storage: Option<StorageRun<'a>>,
     /// Which workloads are rendered.
     pub runs: Runs,
+}
+
+/// The storage Job's fio run: the node folder it writes its test file into (a hostPath),
+/// the file's size and each workload's run time.
+#[derive(Debug, Clone, Serialize)]
+pub struct StorageRun<'a> {
+    pub path: &'a str,
+    pub size_gib: u32,
+    pub runtime_seconds: u32,
 }
 
 /// How the RDMA Pods reach the rails: the node's network namespace, or a device plugin's
@@ -103,17 +118,25 @@ pub struct Runs {
     pub rdma: bool,
     pub multi_node_nccl: bool,
     pub framework: bool,
+    pub storage: bool,
 }
 
 impl Acceptance<'_> {
     /// Any workload renders.
     pub fn any(&self) -> bool {
         let r = &self.runs;
-        r.smoke || r.dcgm || r.nvbandwidth || r.nccl || r.rdma || r.multi_node_nccl || r.framework
+        r.smoke
+            || r.dcgm
+            || r.nvbandwidth
+            || r.nccl
+            || r.rdma
+            || r.multi_node_nccl
+            || r.framework
+            || r.storage
     }
 }
 
-pub(super) fn of(s: &RawBlueprint) -> Option<Acceptance<'_>> {
+pub(super) fn of(s: &Spec) -> Option<Acceptance<'_>> {
     let a = s.acceptance.as_ref()?;
     let k = &s.kubernetes;
     let mut node_selector: BTreeMap<&str, &str> = k
@@ -190,6 +213,7 @@ pub(super) fn of(s: &RawBlueprint) -> Option<Acceptance<'_>> {
             && wanted(Test::MultiNodeNccl)
             && has(&a.images.collectives),
         framework: gpus > 0 && wanted(Test::Framework) && has(&a.images.framework),
+        storage: a.storage.is_some() && wanted(Test::Storage) && has(&a.images.fio),
     };
     runs.probe = runs.smoke || runs.framework;
     let shm_bytes = s.system.shm_size.as_ref().map_or_else(
@@ -210,6 +234,7 @@ pub(super) fn of(s: &RawBlueprint) -> Option<Acceptance<'_>> {
         nodes: a.multi_node.nodes,
         rails,
         gpudirect: s.network.affinity.gpu_nic_same_pcie_switch,
+        dma_buf: s.network.affinity.gpu_nic_same_pcie_switch && s.gpudirect_dma_buf(),
         shm_bytes,
         nccl_max: "16G",
         rdma_bytes: 8 << 20,
@@ -220,6 +245,11 @@ pub(super) fn of(s: &RawBlueprint) -> Option<Acceptance<'_>> {
             gid_index: a.rdma.gid_index,
             ssh_port: if a.rdma.host_network() { 2222 } else { 22 },
         },
+        storage: a.storage.as_ref().map(|st| StorageRun {
+            path: &st.path,
+            size_gib: st.size_gib,
+            runtime_seconds: st.runtime_seconds,
+        }),
         runs,
     })
 }

@@ -16,6 +16,7 @@
 //! tolerations for the node's taints on every DaemonSet (the operator sets
 //! none by default: `internal/plugin/plugin.go`).
 
+use crate::blueprint::Spec;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
@@ -39,7 +40,7 @@ pub struct Amd {
     pub spec: Value,
 }
 
-pub(super) fn of(s: &RawBlueprint, tolerations: &[Toleration]) -> Option<Amd> {
+pub(super) fn of(s: &Spec, tolerations: &[Toleration]) -> Option<Amd> {
     let a = s.accelerators.as_ref()?;
     let o = a.operator.as_ref()?;
     if a.vendor != Vendor::Amd {

@@ -1,6 +1,7 @@
 //! `cdi`: the CDI generator unit and udev refresh rule, or the static AMD
 //! spec (`etc/cdi/amd.com-gpu.yaml`).
 
+use crate::blueprint::Spec;
 use serde::Serialize;
 
 use crate::blueprint::model::*;
@@ -52,7 +53,7 @@ pub struct StaticDevice {
     pub render: String,
 }
 
-pub(super) fn of(s: &RawBlueprint) -> Cdi {
+pub(super) fn of(s: &Spec) -> Cdi {
     let c = &s.runtime.cdi;
     let generator = match c.generator {
         CdiGenerator::NvidiaCtk => Some(("nvidia", "/usr/bin/nvidia-ctk")),

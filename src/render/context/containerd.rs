@@ -1,5 +1,6 @@
 //! `containerd`: `etc/containerd/config.toml` and `certs.d/<host>/hosts.toml`.
 
+use crate::blueprint::Spec;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
@@ -82,7 +83,7 @@ pub fn pause_tag(kubernetes: &Version) -> &'static str {
 
 /// The sandbox image of `s`: the blueprint's, or kubeadm's pause image for
 /// the pinned Kubernetes minor.
-pub fn sandbox_image(s: &RawBlueprint) -> String {
+pub fn sandbox_image(s: &Spec) -> String {
     s.runtime
         .containerd
         .sandbox_image
@@ -90,7 +91,7 @@ pub fn sandbox_image(s: &RawBlueprint) -> String {
         .unwrap_or_else(|| format!("registry.k8s.io/pause:{}", pause_tag(&s.kubernetes.version)))
 }
 
-pub(super) fn of(s: &RawBlueprint) -> Containerd<'_> {
+pub(super) fn of(s: &Spec) -> Containerd<'_> {
     let c = &s.runtime.containerd;
     let systemd = s.kubernetes.kubelet.cgroup_driver == CgroupDriver::Systemd;
     let mut runtimes = vec![Runtime {

@@ -1,6 +1,7 @@
 //! `gpu`: the accelerators, for the modprobe and modules-load files, the
 //! operator values and the node-problem-detector plugin.
 
+use crate::blueprint::Spec;
 use serde::Serialize;
 
 use crate::blueprint::model::*;
@@ -62,7 +63,7 @@ impl Gpu<'_> {
     }
 }
 
-pub(super) fn of(s: &RawBlueprint) -> Option<Gpu<'_>> {
+pub(super) fn of(s: &Spec) -> Option<Gpu<'_>> {
     let a = s.accelerators.as_ref()?;
     let nvidia = a.vendor == Vendor::Nvidia;
     let manages = |c| a.operator.as_ref().is_some_and(|o| o.manages.contains(&c));

@@ -16,6 +16,7 @@
 //!   plugin): each line locks its names to the given version and excludes
 //!   every other version of them.
 
+use crate::blueprint::Spec;
 use serde::Serialize;
 
 use crate::blueprint::model::*;
@@ -75,7 +76,7 @@ fn rpm_version_release(kernel: &str) -> Option<(&str, &str)> {
     base.split_once('-')
 }
 
-pub(super) fn of(s: &RawBlueprint) -> Holds {
+pub(super) fn of(s: &Spec) -> Holds {
     let kernel = s.os.kernel.as_str();
     let containerd = s.runtime.containerd.version.as_str();
     let kubernetes = s.kubernetes.version.as_str();

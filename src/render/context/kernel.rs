@@ -3,6 +3,7 @@
 //! it is there. Baselines come first; `security.sysctls` overrides any of
 //! them, so every key is written once and the file says who asked for it.
 
+use crate::blueprint::Spec;
 use std::collections::BTreeSet;
 
 use serde::Serialize;
@@ -18,7 +19,7 @@ pub struct Kernel {
 impl Kernel {
     /// The modules and parameters the image writes for `s`: what the template lays out,
     /// and what `verify` reads back (`os.sysctl`).
-    pub fn of(s: &RawBlueprint) -> Self {
+    pub fn of(s: &Spec) -> Self {
         of(s)
     }
 }
@@ -51,14 +52,14 @@ fn group(why: &'static str, entries: &[(&str, &str)]) -> Group {
 }
 
 /// Whether the blueprint has RoCE NICs: RDMA over an Ethernet link layer.
-pub fn roce(s: &RawBlueprint) -> bool {
+pub fn roce(s: &Spec) -> bool {
     s.network
         .nics
         .iter()
         .any(|n| n.rdma && n.link_layer == LinkLayer::Ethernet)
 }
 
-pub(super) fn of(s: &RawBlueprint) -> Kernel {
+pub(super) fn of(s: &Spec) -> Kernel {
     let rdma = s.network.nics.iter().any(|n| n.rdma);
     let mut mods = vec![group(
         "containerd's overlayfs snapshotter; bridged pod traffic through iptables (Kubernetes node prerequisites)",

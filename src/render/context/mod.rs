@@ -208,7 +208,7 @@ impl<'a> Context<'a> {
             boot,
             gpu,
             rdma: s.network.nics.iter().any(|n| n.rdma),
-            nics: network::of(s),
+            nics: network::of(s, bp.identity().matrix()),
             kernel: kernel::of(s),
             holds: holds::of(s),
             containerd: containerd::of(s),

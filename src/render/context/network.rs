@@ -11,10 +11,11 @@
 //! interface fits the first group it matches; udev applies every matching
 //! rule in order, so the rules are written last group first.
 
+use crate::blueprint::Spec;
 use serde::Serialize;
 
+use crate::blueprint::compat::Matrix;
 use crate::blueprint::model::*;
-use crate::verify::checks::network::model_device_ids;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct NicRule {
@@ -31,16 +32,16 @@ pub struct NicRule {
     pub mtu: u32,
 }
 
-/// The groups nodeimg can tell apart (a driver or a known model); the
-/// others are left to the site's network configuration.
-pub(super) fn of(s: &RawBlueprint) -> Vec<NicRule> {
+/// The groups nodeimg can tell apart (a driver or a model `matrix` has PCI
+/// ids for); the others are left to the site's network configuration.
+pub(super) fn of(s: &Spec, matrix: &Matrix) -> Vec<NicRule> {
     let mut rules: Vec<NicRule> = s
         .network
         .nics
         .iter()
         .enumerate()
         .filter_map(|(i, n)| {
-            let ids = model_device_ids(&n.model).unwrap_or(&[]);
+            let ids = matrix.nic_device_ids(&n.model).unwrap_or(&[]);
             if n.driver.is_none() && ids.is_empty() {
                 return None;
             }

@@ -1,6 +1,7 @@
 //! `nfd`: the NFD worker's Helm values (its configuration and tolerations)
 //! and the cluster-side NodeFeatureRule.
 
+use crate::blueprint::Spec;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
@@ -44,7 +45,7 @@ pub struct Expression<'a> {
     pub value: &'a [String],
 }
 
-pub(super) fn of(s: &RawBlueprint) -> Nfd<'_> {
+pub(super) fn of(s: &Spec) -> Nfd<'_> {
     let n = &s.kubernetes.nfd;
     let labels = n
         .platform_labels

@@ -9,19 +9,22 @@
 //! - driver and daemon: systemd (`Restart=`) and the operators' DaemonSets restart the
 //!   daemon within `daemonRestartWindow`; if the condition holds longer, the reboot
 //!   template (Self Node Remediation by default), once, with a timeout;
-//! - device and link: the repair template (a repair queue; never one that reboots), no
-//!   automatic return: `healthyDelay: -1s` keeps the node out until a person confirms it,
-//!   after `nodeimg accept` passed again;
+//! - device and link: the repair template (a repair queue; never one that reboots);
+//!   without one, no NodeHealthCheck (it cordons only through a remediator), the
+//!   conditions and the evidence stay;
+//! - on both, no automatic return: `healthyDelay: -1s` keeps the node out until it carries
+//!   NodeHealthCheck's confirmation annotation, which `nodeimg rollout readmit` writes only
+//!   for a node whose acceptance record passes again (`rollout::readmit`);
 //! - a transient application fault is no node condition: the workload's own controller
 //!   (a Job's `backoffLimit` / `podFailurePolicy`) restarts its Pod.
 //!
 //! `maxUnhealthy` limits, fleet-wide, how many nodes of the class are remediated at once.
 
+use crate::blueprint::Spec;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::blueprint::model::RawBlueprint;
 use crate::blueprint::model::rollout::TemplateRef;
 use crate::verify::checks::{FaultClass, applies};
 
@@ -60,7 +63,8 @@ pub struct Check {
     /// `Some` for escalating remediations (driver and daemon), with the timeout.
     pub timeout_s: Option<u128>,
     pub template: TemplateRef,
-    /// `-1`: never healthy again without a person.
+    /// `-1s`: never healthy again without the confirmation annotation
+    /// (`rollout::readmit::CONFIRMED`), written only on a passing acceptance record.
     pub healthy_delay: &'static str,
 }
 
@@ -122,7 +126,7 @@ fn script(fault: &str, checks: &[&str], evidence: &str) -> String {
 
 /// With `driver_phase` (an operator-owned driver), each rule first waits for the driver
 /// phase to pass (`npd::health_gate`).
-pub fn of<'a>(s: &'a RawBlueprint, driver_phase: Option<&DriverPhase>) -> Option<Remediation<'a>> {
+pub fn of<'a>(s: &'a Spec, driver_phase: Option<&DriverPhase>) -> Option<Remediation<'a>> {
     s.accelerators.as_ref()?;
     let rollout = s.rollout.clone().unwrap_or_default();
     let r = &rollout.remediation;

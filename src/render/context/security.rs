@@ -1,5 +1,6 @@
 //! `security`: the sshd drop-in, audit rules and sysctls.
 
+use crate::blueprint::Spec;
 use serde::Serialize;
 
 use crate::blueprint::model::*;
@@ -43,7 +44,7 @@ pub struct Sysctl<'a> {
     pub value: String,
 }
 
-pub(super) fn of(s: &RawBlueprint) -> Security<'_> {
+pub(super) fn of(s: &Spec) -> Security<'_> {
     let sec = &s.security;
     Security {
         ssh: Ssh {
@@ -105,7 +106,7 @@ const AUDIT_BASELINE: &[(&str, &str, &str)] = &[
 const AUDIT_SYSCALLS: &[&str] =
     &["-a always,exit -F arch=b64 -S init_module,finit_module,delete_module -k modules"];
 
-fn audit(s: &RawBlueprint) -> Vec<AuditWatch<'_>> {
+fn audit(s: &Spec) -> Vec<AuditWatch<'_>> {
     let own = &s.security.audit;
     if own.is_empty() {
         return Vec::new();

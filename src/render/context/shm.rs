@@ -11,6 +11,7 @@
 //! those that select its labels. The volume's usage counts against the
 //! pod's memory limit.
 
+use crate::blueprint::Spec;
 use serde::Serialize;
 
 use crate::blueprint::model::*;
@@ -28,7 +29,7 @@ pub struct Shm {
     pub labels: Vec<(String, String)>,
 }
 
-pub(super) fn of(s: &RawBlueprint) -> Option<Shm> {
+pub(super) fn of(s: &Spec) -> Option<Shm> {
     let size = s.system.shm_size.as_ref()?;
     let mut counts = Vec::new();
     let mut labels = Vec::new();

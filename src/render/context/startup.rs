@@ -25,12 +25,12 @@
 //! 1.18, enabled by its package) — is masked, so one generator writes one
 //! spec.
 
+use crate::blueprint::Spec;
 use serde::Serialize;
 
 use super::cdi::Cdi;
 use super::gpu::Gpu;
 use super::system::System;
-use crate::blueprint::model::*;
 use crate::render::escape;
 
 /// How often verify runs before the node is given up on, and how long one
@@ -132,7 +132,7 @@ const PACKAGE_UNITS: &str = "/usr/lib/systemd/system";
 
 /// `also`: (target, unit) of units other plan rows render, to enable too.
 pub(super) fn of(
-    s: &RawBlueprint,
+    s: &Spec,
     gpu: Option<&Gpu<'_>>,
     cdi: &Cdi,
     system: &System<'_>,

@@ -1,6 +1,7 @@
 //! `system`: chrony, resolved, journald, logrotate, partitions (repart and
 //! mount units), certificates and the cache.
 
+use crate::blueprint::Spec;
 use serde::Serialize;
 
 use super::bytes;
@@ -83,7 +84,7 @@ impl System<'_> {
     }
 }
 
-pub(super) fn of(s: &RawBlueprint) -> System<'_> {
+pub(super) fn of(s: &Spec) -> System<'_> {
     let sys = &s.system;
     System {
         time_sync: sys.time_sync.as_ref().map(|t| TimeSync {

@@ -7,9 +7,9 @@
 //! matches the taint whatever its value (core/v1 Toleration semantics), so
 //! a value change on the node does not lock its own daemons out.
 
+use crate::blueprint::Spec;
 use serde::Serialize;
 
-use crate::blueprint::model::*;
 use crate::blueprint::value::TaintEffect;
 
 /// A core/v1 Toleration.
@@ -20,7 +20,7 @@ pub struct Toleration {
     pub effect: TaintEffect,
 }
 
-pub(super) fn of(s: &RawBlueprint) -> Vec<Toleration> {
+pub(super) fn of(s: &Spec) -> Vec<Toleration> {
     s.kubernetes
         .taints
         .iter()

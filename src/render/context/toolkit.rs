@@ -2,6 +2,7 @@
 //! (`etc/nvidia-container-runtime/config.toml`) and the udev rule that keeps
 //! `/dev/char` links for the GPU device nodes.
 
+use crate::blueprint::Spec;
 use serde::Serialize;
 
 use crate::blueprint::model::*;
@@ -19,7 +20,7 @@ pub struct Toolkit<'a> {
 
 /// The toolkit on the host: NVIDIA GPUs whose operator, if any, does not
 /// deploy the toolkit.
-pub(super) fn of(s: &RawBlueprint) -> Option<Toolkit<'_>> {
+pub(super) fn of(s: &Spec) -> Option<Toolkit<'_>> {
     let a = s.accelerators.as_ref()?;
     let operator_owned = a
         .operator

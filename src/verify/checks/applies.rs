@@ -12,11 +12,12 @@
 
 use super::Spec;
 use super::catalog::{gpu, network, pcie};
-use crate::blueprint::model::{DriverAuthority, RawBlueprint, Vendor};
+use crate::blueprint;
+use crate::blueprint::model::{DriverAuthority, Vendor};
 
 /// Whether `spec` (a row of the health subset) is judged on a node of `blueprint`.
 /// Rows outside the health subset answer `false`: they are not for the health rules.
-pub fn applies(spec: &Spec, blueprint: &RawBlueprint) -> bool {
+pub fn applies(spec: &Spec, blueprint: &blueprint::Spec) -> bool {
     if !spec.health {
         return false;
     }
@@ -78,7 +79,7 @@ pub fn applies(spec: &Spec, blueprint: &RawBlueprint) -> bool {
 }
 
 /// The health rows judged on a node of `blueprint`, in catalog order.
-pub fn health_checks(blueprint: &RawBlueprint) -> Vec<&'static Spec> {
+pub fn health_checks(blueprint: &blueprint::Spec) -> Vec<&'static Spec> {
     super::CATALOG
         .iter()
         .copied()

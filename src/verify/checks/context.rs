@@ -6,8 +6,8 @@
 
 use super::matcher::{Expect, Judged};
 use super::{Action, CheckResult, Spec, Verdict};
+use crate::blueprint;
 use crate::blueprint::compat::Matrix;
-use crate::blueprint::model::RawBlueprint;
 use crate::verify::fact::Fact;
 use crate::verify::facts::Facts;
 use crate::verify::facts::kernel_log::{DeviceEvents, KernelLog};
@@ -69,7 +69,7 @@ impl Observation {
 /// What the checks read: the blueprint, the facts and the matrix, plus the kernel log's
 /// device events indexed by PCI device once for every per-device check.
 pub struct Inputs<'a> {
-    pub blueprint: &'a RawBlueprint,
+    pub blueprint: &'a blueprint::Spec,
     pub facts: &'a Facts,
     pub matrix: &'a Matrix,
     /// Xid and fallen-off-the-bus events by GPU; unknown when the log could not be read.
@@ -77,7 +77,7 @@ pub struct Inputs<'a> {
 }
 
 impl<'a> Inputs<'a> {
-    pub fn new(blueprint: &'a RawBlueprint, facts: &'a Facts, matrix: &'a Matrix) -> Self {
+    pub fn new(blueprint: &'a blueprint::Spec, facts: &'a Facts, matrix: &'a Matrix) -> Self {
         let device_events = match &facts.kernel_log {
             Some(Fact::Known(log)) => Fact::Known(KernelLog::by_device(log)),
             Some(Fact::Unknown { reason }) => Fact::unknown(reason.clone()),

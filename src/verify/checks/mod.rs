@@ -19,6 +19,7 @@ pub mod container_devices;
 mod context;
 pub mod firmware;
 pub mod gpu;
+pub mod gpudirect;
 pub mod matcher;
 pub mod needs;
 pub mod network;
@@ -34,8 +35,9 @@ pub use context::{Inputs, Observation, Results};
 pub use needs::Needs;
 pub use select::{Phase, Selection};
 
+use crate::blueprint;
 use crate::blueprint::compat::Matrix;
-use crate::blueprint::model::{DriverAuthority, RawBlueprint};
+use crate::blueprint::model::DriverAuthority;
 use crate::verify::facts::Facts;
 use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
@@ -242,12 +244,13 @@ pub fn catalog() -> &'static [&'static Spec] {
 }
 
 /// The families, in report order; each records its results for the blueprint and facts.
-const FAMILIES: [fn(&Inputs, &mut Results); 9] = [
+const FAMILIES: [fn(&Inputs, &mut Results); 10] = [
     os::evaluate,
     firmware::evaluate,
     pcie::evaluate,
     gpu::evaluate,
     network::evaluate,
+    gpudirect::evaluate,
     runtime::evaluate,
     container_devices::evaluate,
     system::evaluate,
@@ -256,7 +259,7 @@ const FAMILIES: [fn(&Inputs, &mut Results); 9] = [
 
 /// Runs every check that applies to the blueprint, then keeps the selected ones.
 pub fn evaluate(
-    blueprint: &RawBlueprint,
+    blueprint: &blueprint::Spec,
     facts: &Facts,
     matrix: &Matrix,
     selection: &Selection,

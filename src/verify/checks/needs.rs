@@ -4,16 +4,18 @@
 //! tools (`nvidia-smi -q -x` takes seconds on an 8-GPU node), `containerd --version` and
 //! `kubelet --version` (Go programs whose start-up alone is tens of milliseconds),
 //! `systemctl is-active`, the whole kernel log (one read per record from `/dev/kmsg`) and
-//! every kernel parameter the image sets. [`Needs::of`] names the checks that read each of
+//! every kernel parameter the image sets, and the kernel's build configuration (a few
+//! hundred KiB, or a gzipped `/proc/config.gz`). [`Needs::of`] names the checks that read each of
 //! them; [`Needs::apply`] leaves the rest unread, each with a reason that says so.
 //!
 //! Skipping can only make a fact unknown, which a check reports as an error, never a pass:
 //! a check missing here fails closed. A test runs every check alone with only what it
 //! needs and compares its verdict with the one it gets from every fact.
 
-use super::catalog::{gpu, os, runtime, system};
+use super::catalog::{gpu, gpudirect, os, runtime, system};
 use super::{Selection, Spec, Stage};
-use crate::blueprint::model::{DriverAuthority, RawBlueprint};
+use crate::blueprint;
+use crate::blueprint::model::DriverAuthority;
 use crate::verify::facts::options::{CollectOptions, KernelLogSource, ToolOutput};
 
 /// What the selected checks read, of the costly facts.
@@ -32,6 +34,9 @@ pub struct Needs {
     pub unit_states: bool,
     /// `/proc/sys` read-back (`os.sysctl`).
     pub sysctls: bool,
+    /// The kernel's build configuration (`gpudirect.dma-buf.kernel`, only on a DMA-BUF
+    /// GPUDirect blueprint).
+    pub kernel_config: bool,
 }
 
 impl Needs {
@@ -43,10 +48,11 @@ impl Needs {
         kubelet_version: true,
         unit_states: true,
         sysctls: true,
+        kernel_config: true,
     };
 
     /// What the checks `selection` keeps for `blueprint` read.
-    pub fn of(blueprint: &RawBlueprint, selection: &Selection) -> Needs {
+    pub fn of(blueprint: &blueprint::Spec, selection: &Selection) -> Needs {
         let authority = blueprint.accelerators.as_ref().map(|a| a.driver.authority);
         let preinstalled = authority != Some(DriverAuthority::Operator);
         let selected = |spec: &Spec| selection.includes(spec, preinstalled);
@@ -63,6 +69,8 @@ impl Needs {
             unit_states: (blueprint.system.time_sync.is_some() && selected(&system::TIME_SYNC))
                 || (gpus && selected(&gpu::FABRIC_MANAGER)),
             sysctls: selected(&os::SYSCTL),
+            kernel_config: super::gpudirect::applies(blueprint)
+                && selected(&gpudirect::DMA_BUF_KERNEL),
         }
     }
 
@@ -79,6 +87,7 @@ impl Needs {
         if !self.sysctls {
             options.sysctls.clear();
         }
+        options.kernel_config &= self.kernel_config;
         if !self.unit_states {
             options.units.clear();
         }

@@ -4,7 +4,7 @@
 //!
 //! The command line the blueprint asks for ([`cmdline::full`]) has two parts. The
 //! arguments in `boot.kernelArgs.required` are critical. The ones its typed fields imply
-//! ([`cmdline::implied`]: IOMMU mode, cgroup mode, hugepages, nouveau off) are warnings:
+//! (`cmdline::implied`: IOMMU mode, cgroup mode, hugepages, nouveau off) are warnings:
 //! what they are for is checked on its effect (`firmware.iommu`, `os.cgroup`,
 //! `os.hugepages`, `os.nouveau.absent`), which a kernel can reach without the argument
 //! (a compiled-in IOMMU default, a systemd that only mounts cgroup v2). `/proc/cmdline`
