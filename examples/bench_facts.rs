@@ -5,6 +5,9 @@
 #[allow(dead_code)]
 #[path = "../tests/it/support/fixture_tree.rs"]
 mod fixture_tree;
+#[allow(dead_code)]
+#[path = "../tests/it/support/nvidia_smi.rs"]
+mod nvidia_smi;
 
 use nodeimg::verify::{CollectOptions, KernelLogSource, LiveHost, ToolOutput, collect};
 use std::time::{Duration, Instant};

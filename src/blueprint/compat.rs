@@ -1,10 +1,11 @@
 //! The compatibility matrix: which versions of driver, CUDA/ROCm, kernel,
 //! container toolkit, containerd, device plugin/DRA and Kubernetes work
-//! together, and what each GPU model can do (MIG, NVSwitch, PCIe link).
+//! together, what each GPU model can do (MIG, NVSwitch, PCIe link), and the
+//! PCI device ids of each NIC model.
 //!
 //! The data ships in `compat-matrix.yaml` beside this file, every entry with
 //! its source. `--matrix FILE` extends it: an entry whose key (CUDA release,
-//! ROCm release, model name, rule id) is new is added; one whose key exists
+//! ROCm release, model name, NIC model, rule id) is new is added; one whose key exists
 //! is merged into it (lists such as a ROCm release's GPUs and OSes are
 //! joined, settings it gives replace the built-in ones); an entry with
 //! `replace: true` replaces the built-in one whole. Keeping it as data means
@@ -34,18 +35,24 @@ pub struct Matrix {
     pub rules: Vec<Rule>,
     /// The newest releases the matrix was written against.
     pub newest: Vec<Newest>,
+    pub nics: Vec<NicModel>,
 }
 
 impl Serialize for Matrix {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let mut m = s.serialize_struct("Matrix", 6)?;
+        let mut m = s.serialize_struct("Matrix", 7)?;
         m.serialize_field("schemaVersion", &1)?;
         m.serialize_field("cudaMinimumDriver", &self.cuda_minimum_driver)?;
         m.serialize_field("rocm", &self.rocm)?;
         m.serialize_field("models", &self.models)?;
         m.serialize_field("rules", &self.rules)?;
         m.serialize_field("newest", &self.newest)?;
+        // Left out when empty, so that the matrix entries (and the id) of a blueprint
+        // without a known NIC read as before NIC models were data.
+        if !self.nics.is_empty() {
+            m.serialize_field("nics", &self.nics)?;
+        }
         m.end()
     }
 }
@@ -77,6 +84,33 @@ pub struct Model {
     pub pcie_gen: Option<PcieGen>,
     pub pcie_width: Option<LinkWidth>,
     pub source: String,
+}
+
+/// A NIC model and the PCI device ids it is sold under: verify tells the
+/// model's interfaces from other NICs of the same link layer by them, and
+/// the image's udev rules match them.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NicModel {
+    pub model: String,
+    #[serde(serialize_with = "hex_ids")]
+    pub device_ids: Vec<u16>,
+    pub source: String,
+}
+
+/// PCI ids as the matrix file writes them (`0x1021`).
+fn hex_ids<S: serde::Serializer>(ids: &[u16], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(ids.iter().map(|id| format!("0x{id:04x}")))
+}
+
+/// How NIC models are compared: without case, spaces or punctuation
+/// (`ConnectX-7`, `connectx7` and `Connect X 7` are one model).
+fn nic_key(model: &str) -> String {
+    model
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
@@ -282,6 +316,10 @@ pub struct MatrixFile {
     /// (key: `component`); later pins warn.
     #[serde(default)]
     newest: Vec<NewestEntry>,
+    /// NIC models and their PCI device ids (key: `model`, compared
+    /// without case, spaces or punctuation).
+    #[serde(default)]
+    nics: Vec<NicEntry>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -344,6 +382,24 @@ struct ModelEntry {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct NicEntry {
+    /// Model name as blueprints write it (`network.nics[].model`), e.g. `ConnectX-7`.
+    model: String,
+    /// PCI device ids of the model's network functions, as the kernel's
+    /// `device` attribute shows them: `0x1021`. Joined with the built-in list.
+    #[serde(default)]
+    #[schemars(extend("items" = {"type": "string", "pattern": "^0x[0-9a-fA-F]{4}$"}))]
+    device_ids: Vec<String>,
+    /// Required for a new model; appended to the built-in source otherwise.
+    #[serde(default)]
+    source: Option<String>,
+    /// Replace the built-in model instead of extending it.
+    #[serde(default)]
+    replace: bool,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct RuleEntry {
     id: String,
     /// Components and constraints that make the rule apply, e.g. `{kubernetes: ">=1.35"}`.
@@ -377,6 +433,7 @@ impl Matrix {
         rocm: Vec<RocmRelease>,
         models: Vec<Model>,
         rules: Vec<Rule>,
+        nics: Vec<NicModel>,
     ) -> Self {
         Self {
             cuda_minimum_driver,
@@ -384,6 +441,7 @@ impl Matrix {
             models,
             rules,
             newest: Vec::new(),
+            nics,
         }
     }
 
@@ -580,7 +638,77 @@ impl Matrix {
                 source: row.source,
             });
         }
+        for (i, row) in raw.nics.into_iter().enumerate() {
+            let path = YamlPath::parse("nics").index(i);
+            let key = nic_key(&row.model);
+            if key.is_empty() {
+                return Err(at(
+                    path.key("model"),
+                    format!("`{}` names no model", row.model),
+                ));
+            }
+            let ids = row
+                .device_ids
+                .iter()
+                .enumerate()
+                .map(|(j, text)| {
+                    pci_id(text).ok_or_else(|| {
+                        at(
+                            path.key("deviceIds").index(j),
+                            format!("`{text}` is not a PCI device id (0x and four hex digits, e.g. 0x1021)"),
+                        )
+                    })
+                })
+                .collect::<Result<Vec<u16>, _>>()?;
+            let existing = self.nics.iter().position(|n| nic_key(&n.model) == key);
+            match existing {
+                Some(at_) if !row.replace => {
+                    let have = &mut self.nics[at_];
+                    for id in ids {
+                        if !have.device_ids.contains(&id) {
+                            have.device_ids.push(id);
+                        }
+                    }
+                    if let Some(s) = row.source {
+                        have.source = format!("{}; {s}", have.source);
+                    }
+                }
+                _ => {
+                    let Some(source) = row.source else {
+                        return Err(at(
+                            path,
+                            "a new or replacing NIC model needs `source`".into(),
+                        ));
+                    };
+                    if ids.is_empty() {
+                        return Err(at(
+                            path.key("deviceIds"),
+                            "a new or replacing NIC model needs at least one device id".into(),
+                        ));
+                    }
+                    if let Some(i) = existing {
+                        self.nics.remove(i);
+                    }
+                    self.nics.push(NicModel {
+                        model: row.model,
+                        device_ids: ids,
+                        source,
+                    });
+                }
+            }
+        }
         Ok(())
+    }
+
+    /// A NIC model by name, compared without case, spaces or punctuation.
+    pub fn nic(&self, model: &str) -> Option<&NicModel> {
+        let key = nic_key(model);
+        self.nics.iter().find(|n| nic_key(&n.model) == key)
+    }
+
+    /// The PCI device ids of a NIC model the matrix knows.
+    pub fn nic_device_ids(&self, model: &str) -> Option<&[u16]> {
+        self.nic(model).map(|n| n.device_ids.as_slice())
     }
 
     /// The row for a CUDA release: the most specific row whose version is a
@@ -632,6 +760,17 @@ impl Matrix {
     pub fn newest(&self, c: Component) -> Option<&Newest> {
         self.newest.iter().find(|n| n.component == c)
     }
+}
+
+/// `0x1021` (or `0X1021`) as a PCI id.
+fn pci_id(text: &str) -> Option<u16> {
+    let hex = text
+        .strip_prefix("0x")
+        .or_else(|| text.strip_prefix("0X"))?;
+    if hex.len() != 4 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
+        return None;
+    }
+    u16::from_str_radix(hex, 16).ok()
 }
 
 /// Adds the items of `more` that `list` lacks (ignoring case), in order.
@@ -730,5 +869,35 @@ mod tests {
             Matrix::parse("schemaVersion: 1\nmodels:\n  - {model: X9}\n", "s.yaml").unwrap_err();
         assert!(e.message.contains("needs `vendor` and `source`"), "{e}");
         assert_eq!(e.line, Some(3));
+    }
+
+    #[test]
+    fn a_site_matrix_adds_and_extends_nic_models() {
+        let mut m = Matrix::builtin();
+        assert_eq!(m.nic_device_ids("connectx 7"), Some(&[0x1021u16][..]));
+        assert_eq!(m.nic_device_ids("X710"), None);
+        m.extend_from_text(
+            "schemaVersion: 1\nnics:\n  - {model: X710, deviceIds: [\"0x1572\"], source: site}\n  - {model: connectx-7, deviceIds: [\"0x1021\", \"0xA2DC\"]}\n",
+            "site.yaml",
+        )
+        .unwrap();
+        assert_eq!(m.nic_device_ids("x-710"), Some(&[0x1572u16][..]));
+        assert_eq!(
+            m.nic_device_ids("ConnectX-7"),
+            Some(&[0x1021u16, 0xa2dc][..])
+        );
+        let e = Matrix::parse(
+            "schemaVersion: 1\nnics:\n  - {model: X9, deviceIds: [\"1572\"], source: s}\n",
+            "s.yaml",
+        )
+        .unwrap_err();
+        assert!(e.message.contains("not a PCI device id"), "{e}");
+        assert_eq!(e.line, Some(3), "{e}");
+        let e = Matrix::parse(
+            "schemaVersion: 1\nnics:\n  - {model: X9, deviceIds: [\"0x1572\"]}\n",
+            "s.yaml",
+        )
+        .unwrap_err();
+        assert!(e.message.contains("needs `source`"), "{e}");
     }
 }

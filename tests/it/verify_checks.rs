@@ -5,6 +5,7 @@
 use crate::support;
 
 use crate::support::fixture_tree::Tree;
+use crate::support::nvidia_smi::{RetiredPages, SmiGpu, SmiLog};
 use crate::support::verify_fixture::{self, BLUEPRINT};
 use nodeimg::blueprint::compat::Matrix;
 use nodeimg::verify::checks::{
@@ -13,7 +14,10 @@ use nodeimg::verify::checks::{
 
 struct Fixture {
     tree: Tree,
-    xml: String,
+    /// nvidia-smi's output, as data.
+    smi: SmiLog,
+    /// Output that is not nvidia-smi's at all, in place of `smi`.
+    raw_xml: Option<String>,
     blueprint: String,
 }
 
@@ -21,24 +25,29 @@ impl Fixture {
     fn healthy() -> Fixture {
         Fixture {
             tree: verify_fixture::healthy_tree(),
-            xml: verify_fixture::healthy_xml(),
+            smi: SmiLog::h100_healthy(),
+            raw_xml: None,
             blueprint: BLUEPRINT.to_owned(),
         }
     }
 
     fn results(&self) -> Vec<CheckResult> {
-        verify_fixture::results(&self.tree, &self.xml, &self.blueprint)
+        verify_fixture::results(&self.tree, &self.xml(), &self.blueprint)
     }
 
-    /// Replaces the first occurrence of `from` in the XML.
-    fn xml_first(&mut self, from: &str, to: &str) {
-        assert!(self.xml.contains(from), "fixture XML has no {from}");
-        self.xml = self.xml.replacen(from, to, 1);
+    /// What nvidia-smi prints.
+    fn xml(&self) -> String {
+        self.raw_xml.clone().unwrap_or_else(|| self.smi.xml())
     }
 
-    fn xml_all(&mut self, from: &str, to: &str) {
-        assert!(self.xml.contains(from), "fixture XML has no {from}");
-        self.xml = self.xml.replace(from, to);
+    /// The first GPU nvidia-smi lists (the one at [`GPU0`]).
+    fn gpu0(&mut self) -> &mut SmiGpu {
+        self.smi.gpu(0)
+    }
+
+    /// Every GPU nvidia-smi lists.
+    fn gpus(&mut self) -> &mut [SmiGpu] {
+        &mut self.smi.gpus
     }
 
     /// Sets one blueprint field (a dotted YAML path).
@@ -104,20 +113,16 @@ fn resource_low_bars(f: &mut Fixture) {
     );
 }
 
+/// A GPU before Ampere: retired pages instead of remapped rows.
 fn pre_ampere(f: &mut Fixture) {
-    let remapped = regex::Regex::new(r"(?s)<remapped_rows>.*?</remapped_rows>")
-        .unwrap_or_else(|e| panic!("{e}"));
-    f.xml = remapped
-        .replace_all(&f.xml, "<remapped_rows>N/A</remapped_rows>")
-        .into_owned();
-    f.xml_all(
-        "<retired_count>N/A</retired_count>",
-        "<retired_count>0</retired_count>",
-    );
-    f.xml_all(
-        "<pending_retirement>N/A</pending_retirement>",
-        "<pending_retirement>No</pending_retirement>",
-    );
+    for gpu in f.gpus() {
+        gpu.remapped_rows = None;
+        gpu.retired_pages = Some(RetiredPages {
+            single_bit: 0,
+            double_bit: 0,
+            pending: "No".into(),
+        });
+    }
 }
 
 fn kmsg(f: &mut Fixture, line: &str) {
@@ -357,7 +362,9 @@ fn cases() -> Vec<Case> {
             }
         }),
         fail("gpu.model", GPU0, Device, "NVIDIA H200", |f| {
-            f.xml_all("NVIDIA H100 80GB HBM3", "NVIDIA H200")
+            for gpu in f.gpus() {
+                gpu.product_name = "NVIDIA H200".into();
+            }
         }),
         fail(
             "gpu.driver.version",
@@ -384,36 +391,33 @@ fn cases() -> Vec<Case> {
             },
         ),
         fail("gpu.cuda.version", None, DriverDaemon, "12.4", |f| {
-            f.xml_all(
-                "<cuda_version>12.8</cuda_version>",
-                "<cuda_version>12.4</cuda_version>",
-            )
+            f.smi.cuda_version = "12.4".into()
         }),
         fail("gpu.vbios", GPU0, Device, "96.00.74.00.01", |f| {
-            f.xml_first("96.00.99.00.01", "96.00.74.00.01")
+            f.gpu0().vbios = "96.00.74.00.01".into()
         }),
         fail(
             "gpu.vbios.identical",
             None,
             Device,
             "96.00.99.00.01 ×7, 96.00.74.00.01 ×1",
-            |f| f.xml_first("96.00.99.00.01", "96.00.74.00.01"),
+            |f| f.gpu0().vbios = "96.00.74.00.01".into(),
         ),
         fail("gpu.ecc.mode", GPU0, Device, "disabled", |f| {
-            f.xml_first("<current_ecc>Enabled", "<current_ecc>Disabled")
+            f.gpu0().current_ecc = "Disabled".into()
         }),
         fail("gpu.ecc.volatile-uncorrectable", GPU0, Device, "2", |f| {
-            f.xml_first("<dram_uncorrectable>0", "<dram_uncorrectable>2")
+            f.gpu0().volatile_dram_uncorrectable = 2
         }),
         fail("gpu.row-remap.pending", GPU0, Device, "yes", |f| {
-            f.xml_first("<remapped_row_pending>No", "<remapped_row_pending>Yes")
+            f.gpu0().remapped().pending = "Yes".into()
         }),
         fail("gpu.row-remap.failure", GPU0, Device, "yes", |f| {
-            f.xml_first("<remapped_row_failure>No", "<remapped_row_failure>Yes")
+            f.gpu0().remapped().failure = "Yes".into()
         }),
         fail("gpu.retired-pages", GPU0, Device, "pending: yes", |f| {
             pre_ampere(f);
-            f.xml_first("<pending_retirement>No", "<pending_retirement>Yes");
+            f.gpu0().retired().pending = "Yes".into();
         }),
         fail("gpu.xid", GPU1, Device, "Xid 79", |f| {
             kmsg(
@@ -426,18 +430,13 @@ fn cases() -> Vec<Case> {
             GPU0,
             Device,
             "recovery action Drain and Reset",
-            |f| {
-                f.xml_first(
-                    "<gpu_recovery_action>None",
-                    "<gpu_recovery_action>Drain and Reset",
-                )
-            },
+            |f| f.gpu0().recovery_action = Some("Drain and Reset".into()),
         ),
         fail("gpu.persistence", GPU0, DriverDaemon, "disabled", |f| {
-            f.xml_first("<persistence_mode>Enabled", "<persistence_mode>Disabled")
+            f.gpu0().persistence_mode = "Disabled".into()
         }),
         fail("gpu.mig.mode", GPU0, DriverDaemon, "enabled", |f| {
-            f.xml_first("<current_mig>Disabled", "<current_mig>Enabled")
+            f.gpu0().current_mig = "Enabled".into()
         }),
         fail(
             "gpu.fabric-manager.active",
@@ -451,7 +450,7 @@ fn cases() -> Vec<Case> {
             GPU0,
             Link,
             "In Progress / Success",
-            |f| f.xml_first("<state>Completed</state>", "<state>In Progress</state>"),
+            |f| f.gpu0().fabric_state = "In Progress".into(),
         ),
         // network
         fail("nic.count", Some("compute ConnectX-7"), Link, "7 (", |f| {
@@ -463,7 +462,7 @@ fn cases() -> Vec<Case> {
                 "nic.model",
                 Some("management Mystery NIC"),
                 Link,
-                "unknown: nodeimg has no PCI ids",
+                "unknown: the compatibility matrix has no PCI ids",
                 |f| f.bp("network.nics[1].model", serde_json::json!("Mystery NIC")),
             )
         },
@@ -568,6 +567,31 @@ fn cases() -> Vec<Case> {
             |f| {
                 f.tree
                     .script("/usr/bin/kubelet", "#!/bin/sh\necho 'Kubernetes v1.31.0'\n")
+            },
+        ),
+        // GPUDirect RDMA without OFED: DMA-BUF.
+        fail(
+            "gpudirect.dma-buf.kernel",
+            None,
+            OsMemoryDisk,
+            "Linux 5.15.0-122-generic, CONFIG_DMA_SHARED_BUFFER not set",
+            |f| {
+                f.tree.file(
+                    "/boot/config-5.15.0-122-generic",
+                    "# CONFIG_DMA_SHARED_BUFFER is not set\n",
+                )
+            },
+        ),
+        fail(
+            "gpudirect.dma-buf.driver",
+            None,
+            DriverDaemon,
+            "proprietary kernel modules 570.172.08; nvidia_peermem not loaded",
+            |f| {
+                f.tree.file(
+                    "/proc/driver/nvidia/version",
+                    "NVRM version: NVIDIA UNIX x86_64 Kernel Module  570.172.08  Tue Jul  8 17:12:49 UTC 2025\n",
+                )
             },
         ),
         fail(
@@ -734,7 +758,7 @@ fn an_operator_run_fabric_manager_is_judged_by_the_fabric_not_a_host_unit() {
         "{}",
         show(&results)
     );
-    f.xml_first("<state>Completed</state>", "<state>In Progress</state>");
+    f.gpu0().fabric_state = "In Progress".into();
     let results = f.results();
     assert!(
         results
@@ -836,6 +860,84 @@ fn network_checks_fail_on_their_mutation() {
     run_cases("nic.rdma");
     run_cases("nic.firmware");
     run_cases("gpu.nic.");
+}
+
+#[test]
+fn gpudirect_checks_fail_on_their_mutation() {
+    run_cases("gpudirect.");
+}
+
+/// The DMA-BUF prerequisites: the kernel configuration from `/proc/config.gz` when
+/// `/boot` has none, unknown (an error, never a pass) when neither is there, a kernel
+/// older than 5.12 fails without it; `nvidia_peermem` is never asked for; with OFED
+/// pinned (`nvidia_peermem`) the checks do not apply and nothing reads the configuration.
+#[test]
+fn dma_buf_prerequisites_are_read_where_the_kernel_keeps_them() {
+    use std::io::Write;
+    let healthy = Fixture::healthy().results();
+    let driver = find(&healthy, "gpudirect.dma-buf.driver", None);
+    assert_eq!(driver.verdict, Verdict::Pass);
+    assert!(
+        driver
+            .observed
+            .contains("nvidia_peermem not loaded (not needed)"),
+        "{}",
+        driver.observed
+    );
+    assert_eq!(
+        find(&healthy, "gpudirect.dma-buf.kernel", None).evidence,
+        [
+            "/proc/sys/kernel/osrelease",
+            "/boot/config-5.15.0-122-generic"
+        ]
+    );
+
+    let f = Fixture::healthy();
+    f.remove("/boot/config-5.15.0-122-generic");
+    let unknown = find(&f.results(), "gpudirect.dma-buf.kernel", None).clone();
+    assert_eq!(unknown.verdict, Verdict::Error, "{}", unknown.observed);
+    assert!(
+        unknown.observed.contains("/proc/config.gz"),
+        "{}",
+        unknown.observed
+    );
+
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(b"CONFIG_DMA_SHARED_BUFFER=y\n").unwrap();
+    std::fs::write(f.tree.local("/proc/config.gz"), gz.finish().unwrap()).unwrap();
+    let from_proc = find(&f.results(), "gpudirect.dma-buf.kernel", None).clone();
+    assert_eq!(from_proc.verdict, Verdict::Pass, "{}", from_proc.observed);
+    assert!(from_proc.evidence.contains(&"/proc/config.gz".to_owned()));
+
+    let old = Fixture::healthy();
+    old.tree
+        .attr("/proc/sys/kernel/osrelease", "5.4.0-200-generic");
+    let result = find(&old.results(), "gpudirect.dma-buf.kernel", None).clone();
+    assert_eq!(result.verdict, Verdict::Fail);
+    assert!(
+        result.observed.contains("older than 5.12"),
+        "{}",
+        result.observed
+    );
+
+    let mut ofed = Fixture::healthy();
+    ofed.blueprint = support::Variant::parse("bp.yaml", &ofed.blueprint)
+        .set("network.ofed", serde_json::json!("24.10-1.1.4.0"))
+        .text();
+    let results = ofed.results();
+    assert!(
+        !results.iter().any(|r| r.id().starts_with("gpudirect.")),
+        "{}",
+        show(&results)
+    );
+    let bp = verify_fixture::blueprint(&ofed.blueprint);
+    let all = Selection {
+        phase: Phase::All,
+        patterns: Vec::new(),
+    };
+    assert!(!checks::Needs::of(bp.spec(), &all).kernel_config);
+    let bp = verify_fixture::blueprint(&Fixture::healthy().blueprint);
+    assert!(checks::Needs::of(bp.spec(), &all).kernel_config);
 }
 
 #[test]
@@ -948,7 +1050,7 @@ fn xids_are_classified_for_restart_or_repair() {
 #[test]
 fn unreadable_facts_are_errors_never_passes() {
     let mut fixture = Fixture::healthy();
-    fixture.xml = "<not-nvidia-smi/>".to_owned();
+    fixture.raw_xml = Some("<not-nvidia-smi/>".to_owned());
     fixture.remove("/dev/kmsg");
     fixture.remove("/sys/class/dmi/id/bios_version");
     let results = fixture.results();
@@ -977,37 +1079,38 @@ fn unreadable_facts_are_errors_never_passes() {
 /// the driver uses; the board-replacement flags ask for repair.
 #[test]
 fn gpus_the_driver_flags_do_not_pass() {
-    let flags: [(&str, &str, &str, Action); 4] = [
+    type Flag = fn(&mut SmiGpu);
+    let flags: [(&str, Flag, &str, Action); 4] = [
         (
-            "<gpu_recovery_action>None",
-            "<gpu_recovery_action>Reset",
+            "recovery action Reset",
+            |gpu| gpu.recovery_action = Some("Reset".into()),
             "recovery action Reset",
             Action::Reset,
         ),
         (
-            "<reset_required>Requested functionality has been deprecated",
-            "<reset_required>Yes",
+            "reset required",
+            |gpu| gpu.reset_required = "Yes".into(),
             "reset required",
             Action::Reset,
         ),
         (
-            "<sram_threshold_exceeded>No",
-            "<sram_threshold_exceeded>Yes",
+            "SRAM threshold exceeded",
+            |gpu| gpu.sram_threshold_exceeded = Some("Yes".into()),
             "SRAM error threshold exceeded",
             Action::IsolateAndRepair,
         ),
         (
-            "</aggregate>",
-            "</aggregate><channel_repair_pending>Yes</channel_repair_pending>",
+            "channel repair pending",
+            |gpu| gpu.channel_repair_pending = Some("Yes".into()),
             "memory repair pending",
             Action::Reset,
         ),
     ];
-    for (from, to, observed, action) in flags {
+    for (to, flag, observed, action) in flags {
         let mut fixture = Fixture::healthy();
-        fixture.xml_first(from, to);
+        flag(fixture.gpu0());
         let bp = verify_fixture::blueprint(&fixture.blueprint);
-        let facts = verify_fixture::facts(&fixture.tree, &fixture.xml);
+        let facts = verify_fixture::facts(&fixture.tree, &fixture.xml());
         let health = Selection {
             phase: Phase::Health,
             patterns: Vec::new(),
@@ -1024,8 +1127,10 @@ fn gpus_the_driver_flags_do_not_pass() {
 #[test]
 fn a_driver_without_recovery_state_is_not_a_pass() {
     let mut fixture = Fixture::healthy();
-    fixture.xml_all("<gpu_recovery_action>None</gpu_recovery_action>", "");
-    fixture.xml_all("<sram_threshold_exceeded>No</sram_threshold_exceeded>", "");
+    for gpu in fixture.gpus() {
+        gpu.recovery_action = None;
+        gpu.sram_threshold_exceeded = None;
+    }
     let results = fixture.results();
     let result = find(&results, "gpu.recovery", GPU0);
     assert_eq!(result.verdict, Verdict::Error, "{}", result.observed);
@@ -1036,17 +1141,9 @@ fn a_driver_without_recovery_state_is_not_a_pass() {
 #[test]
 fn a_gpu_listed_twice_by_nvidia_smi_is_not_a_pass() {
     let mut fixture = Fixture::healthy();
-    let start = fixture
-        .xml
-        .find("<gpu id=")
-        .unwrap_or_else(|| panic!("no <gpu>"));
-    let end = fixture.xml[start..]
-        .find("</gpu>")
-        .map(|at| start + at + "</gpu>".len())
-        .unwrap_or_else(|| panic!("no </gpu>"));
-    let copy =
-        fixture.xml[start..end].replacen("<dram_uncorrectable>0", "<dram_uncorrectable>100", 1);
-    fixture.xml.insert_str(end, &copy);
+    let mut copy = fixture.gpu0().clone();
+    copy.volatile_dram_uncorrectable = 100;
+    fixture.smi.gpus.insert(1, copy);
     let results = fixture.results();
     let result = find(&results, "gpu.ecc.volatile-uncorrectable", GPU0);
     assert_eq!(result.verdict, Verdict::Error, "{}", result.observed);
@@ -1072,13 +1169,8 @@ fn zero_gpus_leave_no_requested_check_silent() {
         fixture.remove(&format!("/sys/bus/pci/devices/{}", gpu(i)));
     }
     // nvidia-smi lists no GPU either (a GPU it lists is checked even off the PCI bus).
-    while let Some(start) = fixture.xml.find("<gpu id=") {
-        let end = fixture.xml[start..]
-            .find("</gpu>")
-            .map(|at| start + at + "</gpu>".len())
-            .unwrap_or_else(|| panic!("no </gpu>"));
-        fixture.xml.replace_range(start..end, "");
-    }
+    fixture.smi.gpus.clear();
+    fixture.smi.attached_gpus = 0;
     let results = fixture.results();
     for id in [
         "gpu.ecc.mode",
@@ -1212,7 +1304,7 @@ fn blueprint_sysctls_gate_with_the_kernel_semantics() {
         "security:\n  sysctls:\n    net.ipv4.ip_local_port_range: \"32768 60999\"\n    kernel.pid_max: 65536\n",
     );
     let bp = verify_fixture::blueprint(&fixture.blueprint);
-    let mut options = verify_fixture::options(&fixture.xml);
+    let mut options = verify_fixture::options(&fixture.xml());
     for key in bp.spec().security.sysctls.keys() {
         options.sysctls.push(key.clone());
     }
@@ -1378,7 +1470,7 @@ fn each_check_alone_reads_what_it_needs() {
                 patterns: ids.clone(),
             };
             assert_eq!(checks::Needs::of(bp.spec(), &selection), needs);
-            let mut options = verify_fixture::options(&fixture.xml);
+            let mut options = verify_fixture::options(&fixture.xml());
             needs.apply(&mut options);
             let facts = nodeimg::verify::collect(&fixture.tree.host(), &options);
             let alone: Vec<_> = checks::evaluate(bp.spec(), &facts, &Matrix::builtin(), &selection)
@@ -1412,6 +1504,56 @@ fn each_check_alone_reads_what_it_needs() {
             kubelet_version: true,
             unit_states: false,
             sysctls: true,
+            kernel_config: false,
         }
     );
+}
+
+/// A NIC model the built-in matrix does not know is told apart by the PCI ids a site's
+/// `--matrix` gives it: verify reads them from the matrix entries the blueprint was
+/// validated with (what the image's lock carries), not from a list in the code.
+#[test]
+fn a_nic_model_from_a_site_matrix_is_used_by_verify() {
+    let mut f = Fixture::healthy();
+    f.bp("network.nics[0].model", serde_json::json!("Acme HCA 400"));
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let nic_model = |site: Option<&str>| {
+        let mut matrix = Matrix::builtin();
+        if let Some(ids) = site {
+            let path = dir.path().join("site.yaml");
+            std::fs::write(
+                &path,
+                format!("schemaVersion: 1\nnics:\n  - {{model: acme-hca-400, deviceIds: [{ids}], source: site qualification}}\n"),
+            )
+            .unwrap_or_else(|e| panic!("{e}"));
+            matrix
+                .extend_from_file(&path)
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+        let loaded = nodeimg::blueprint::load_bytes(
+            f.blueprint.as_bytes(),
+            std::path::Path::new("bp.yaml"),
+            None,
+            &matrix,
+        )
+        .unwrap_or_else(|d| panic!("{d:?}"));
+        let bp = loaded.blueprint;
+        let facts = verify_fixture::facts(&f.tree, &f.xml());
+        let results = checks::evaluate(
+            bp.spec(),
+            &facts,
+            bp.identity().matrix(),
+            &Selection::default(),
+        );
+        let result = find(&results, "nic.model", Some("compute Acme HCA 400"));
+        (result.verdict, result.observed.clone())
+    };
+    let (verdict, observed) = nic_model(None);
+    assert_eq!(verdict, Verdict::Error, "{observed}");
+    assert!(observed.contains("no PCI ids"), "{observed}");
+    // The fixture's compute NICs are 0x1021 functions.
+    let (verdict, observed) = nic_model(Some("\"0x1021\""));
+    assert_eq!(verdict, Verdict::Pass, "{observed}");
+    let (verdict, observed) = nic_model(Some("\"0x1572\""));
+    assert_eq!(verdict, Verdict::Fail, "{observed}");
 }

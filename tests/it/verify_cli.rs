@@ -85,8 +85,14 @@ fn facts_on_this_machine() {
     }
 }
 
+/// What this machine has installed, of what verify checks by version.
+struct Installed {
+    kubelet: bool,
+    containerd: bool,
+}
+
 /// A CPU-only blueprint describing this machine, from its own facts.
-fn own_blueprint(dir: &Path) -> (PathBuf, bool) {
+fn own_blueprint(dir: &Path) -> (PathBuf, Installed) {
     let facts = parse(&nodeimg(&["facts", "--timeout", "10"]).stdout);
     let known = |v: &Value| v.as_str().map(str::to_owned);
     let distro = known(&facts["os"]["id"]).unwrap_or_default();
@@ -103,8 +109,8 @@ fn own_blueprint(dir: &Path) -> (PathBuf, bool) {
         (_, Some("identity")) => "passthrough",
         _ => "on",
     };
-    let containerd =
-        known(&facts["runtime"]["containerd_version"]).unwrap_or_else(|| "1.7.0".to_owned());
+    let has_containerd = known(&facts["runtime"]["containerd_version"]);
+    let containerd = has_containerd.clone().unwrap_or_else(|| "1.7.0".to_owned());
     let cpus = facts["cpus"]["online_count"].as_u64().unwrap_or(1);
     let memory_kb = facts["memory"]["total_kb"].as_u64().unwrap_or(1);
     let kubelet = known(&facts["runtime"]["kubelet_version"]);
@@ -114,22 +120,33 @@ fn own_blueprint(dir: &Path) -> (PathBuf, bool) {
     );
     let path = dir.join("this-machine.yaml");
     std::fs::write(&path, yaml).unwrap_or_else(|e| panic!("{e}"));
-    (path, kubelet.is_some())
+    (
+        path,
+        Installed {
+            kubelet: kubelet.is_some(),
+            containerd: has_containerd.is_some(),
+        },
+    )
 }
 
 #[test]
 fn cpu_blueprint_from_own_facts_passes() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let (bp, has_kubelet) = own_blueprint(dir.path());
+    let (bp, installed) = own_blueprint(dir.path());
+    let has_kubelet = installed.kubelet;
     let bp = bp.to_string_lossy().into_owned();
     // No kubelet is installed on a build machine: that check fails closed (see below), so
-    // it is left out here and everything else must pass. Nor was the image's sysctl.d
-    // applied here, so its parameters (`os.sysctl`) are not this machine's.
-    let checks = if has_kubelet {
-        "*,!os.sysctl"
-    } else {
-        "*,!runtime.kubelet.version,!os.sysctl"
-    };
+    // it is left out here and everything else must pass; so is containerd's where the
+    // machine has none (CI installs it; a newcomer's machine may not). Nor was the image's
+    // sysctl.d applied here, so its parameters (`os.sysctl`) are not this machine's.
+    let mut checks = String::from("*,!os.sysctl");
+    if !has_kubelet {
+        checks.push_str(",!runtime.kubelet.version");
+    }
+    if !installed.containerd {
+        checks.push_str(",!runtime.containerd.version");
+    }
+    let checks = checks.as_str();
     let junit = dir.path().join("verify.xml");
     let record = dir.path().join("record.yaml");
     let out = nodeimg(&[

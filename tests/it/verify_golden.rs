@@ -5,6 +5,7 @@
 //! `NODEIMG_UPDATE_GOLDEN=1 cargo test --test verify_golden`, then review `git diff
 //! tests/golden/verify`.
 
+use crate::support::nvidia_smi::SmiLog;
 use crate::support::verify_fixture::{self, BLUEPRINT};
 use nodeimg::blueprint::compat::Matrix;
 use nodeimg::verify::checks::{self, Selection};
@@ -38,11 +39,9 @@ fn check(name: &str, actual: &str) -> Option<String> {
 #[test]
 fn every_format_matches_its_golden_file() {
     let tree = verify_fixture::healthy_tree();
-    let xml = verify_fixture::healthy_xml().replacen(
-        "<remapped_row_pending>No",
-        "<remapped_row_pending>Yes",
-        1,
-    );
+    let mut smi = SmiLog::h100_healthy();
+    smi.gpu(0).remapped().pending = "Yes".into();
+    let xml = smi.xml();
     tree.attr("/sys/bus/pci/devices/0000:33:00.0/current_link_width", "8");
     tree.attr("/sys/class/infiniband/mlx5_0/ports/1/state", "1: DOWN");
     tree.file(

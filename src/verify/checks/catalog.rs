@@ -173,6 +173,11 @@ checks! {
         GPU_NIC_NUMA       = "gpu.nic.numa",           "a compute NIC on the GPU's NUMA node",        Critical, OsMemoryDisk, IsolateAndRepair, Host, -;
         GPU_NIC_SWITCH     = "gpu.nic.pcie-switch",    "a compute NIC behind the GPU's PCIe switch",  Critical, Link,         IsolateAndRepair, Host, -;
     }
+    /// GPUDirect RDMA through DMA-BUF, when the blueprint pins no OFED (so no nvidia_peermem).
+    gpudirect {
+        DMA_BUF_KERNEL = "gpudirect.dma-buf.kernel", "the kernel has DMA-BUF (Linux 5.12+, CONFIG_DMA_SHARED_BUFFER)", Critical, OsMemoryDisk, IsolateAndRepair, Host,   -;
+        DMA_BUF_DRIVER = "gpudirect.dma-buf.driver", "the NVIDIA open kernel modules are loaded (DMA-BUF export)",       Critical, DriverDaemon, IsolateAndRepair, Driver, -;
+    }
     /// Container runtime, kubelet and the CDI spec.
     runtime {
         CONTAINERD  = "runtime.containerd.version",  "containerd version",                             Critical, DriverDaemon, IsolateAndRepair, Host,   -;

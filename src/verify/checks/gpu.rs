@@ -469,15 +469,33 @@ fn recovery(out: &mut Results, gpu: &Gpu, entry: &Fact<&NvidiaGpu>) {
 }
 
 /// How an Xid is handled: its fault class, the action, and whether it blocks the node.
+///
+/// The codes and their meaning are NVIDIA's Xid catalog
+/// (<https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html>, Ampere and
+/// later; its "Resolution Bucket" columns). This stays code, not matrix data, because it
+/// is nodeimg's policy over that catalog (its own fault classes, actions and severities)
+/// and it fails closed: an Xid not listed here, including one a newer driver adds, is a
+/// critical device fault that asks for a reset, so no release is needed for a new Xid to
+/// block a node. The list only names what is known to be milder (an application's fault)
+/// or worse (repair).
 pub fn classify_xid(code: u32) -> (FaultClass, Action, Severity) {
     match code {
+        // 13 graphics engine exception, 31 GPU memory page fault, 43 GPU stopped
+        // processing (a channel reset), 45 preemptive cleanup after an earlier error,
+        // 68 video decoder exception, 109 context switch timeout: the catalog's
+        // RESTART_APP bucket, the workload's fault rather than the node's.
         13 | 31 | 43 | 45 | 68 | 109 => (
             FaultClass::TransientApplication,
             Action::Restart,
             Severity::Warning,
         ),
+        // 74 NVLink error, 149 NVLink (NETIR) link event: a link fault, cleared by a reset.
         74 | 149 => (FaultClass::Link, Action::Reset, Severity::Critical),
+        // 119 GSP RPC timeout, 120 GSP error: the GPU System Processor firmware, run by
+        // the driver; reset.
         119 | 120 => (FaultClass::DriverDaemon, Action::Reset, Severity::Critical),
+        // 64 row remapping (or page retirement) could not be recorded, 79 GPU fallen off
+        // the bus: the board needs repair.
         64 | 79 => (
             FaultClass::Device,
             Action::IsolateAndRepair,

@@ -4,40 +4,20 @@
 //!
 //! A physical interface belongs to the first group it fits: link layer (`type` 1 Ethernet,
 //! 32 InfiniBand), kernel driver when the group names one, and the PCI device id when the
-//! model is one nodeimg knows ([`model_device_ids`]). For an unknown model only the driver
-//! and link layer can be matched; a warning says so. An InfiniBand interface's MTU is the
+//! matrix knows the model (its `nics` entries, cited data that a site's `--matrix` extends;
+//! see [`Matrix::nic_device_ids`]). For an unknown model only the driver and link layer can
+//! be matched; a warning says so. An InfiniBand interface's MTU is the
 //! IPoIB MTU, which is the IB MTU less the 4-byte IPoIB header (4092 for 4096).
 
 use super::catalog::network::*;
 use super::{Inputs, Observation, Results};
+use crate::blueprint::compat::Matrix;
 use crate::blueprint::model::{LinkLayer, Nic as NicGroup, NicRole};
 use crate::blueprint::value::Version;
 use crate::verify::fact::Fact;
 use crate::verify::facts::nic::Nic;
 use crate::verify::facts::pci::PciDevice;
 use crate::verify::facts::rdma::RdmaDevice;
-
-/// PCI device ids of NIC models nodeimg can identify (vendor Mellanox 0x15b3 or Intel
-/// 0x8086), by lower-case model name without spaces or dashes.
-pub fn model_device_ids(model: &str) -> Option<&'static [u16]> {
-    let key: String = model
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric())
-        .collect::<String>()
-        .to_ascii_lowercase();
-    Some(match key.as_str() {
-        "connectx5" => &[0x1017, 0x1019],
-        "connectx6" => &[0x101b],
-        "connectx6dx" => &[0x101d],
-        "connectx6lx" => &[0x101f],
-        "connectx7" => &[0x1021],
-        "connectx8" => &[0x1023],
-        "bluefield3" => &[0xa2dc],
-        "i210" => &[0x1533],
-        "e810" => &[0x1591, 0x1592, 0x1593, 0x159b],
-        _ => return None,
-    })
-}
 
 /// A physical interface matched to a blueprint NIC group.
 pub struct Member<'a> {
@@ -67,8 +47,8 @@ fn fits_layer_and_driver(group: &NicGroup, nic: &Nic) -> bool {
     layer && driver
 }
 
-fn fits(group: &NicGroup, nic: &Nic, pci: Option<&PciDevice>) -> bool {
-    let model = match model_device_ids(&group.model) {
+fn fits(matrix: &Matrix, group: &NicGroup, nic: &Nic, pci: Option<&PciDevice>) -> bool {
+    let model = match matrix.nic_device_ids(&group.model) {
         None => true,
         Some(ids) => pci
             .and_then(|d| d.device.known())
@@ -87,9 +67,9 @@ fn model_observation(
     index: usize,
     group: &NicGroup,
 ) -> Observation {
-    let Some(ids) = model_device_ids(&group.model) else {
+    let Some(ids) = input.matrix.nic_device_ids(&group.model) else {
         return Observation::unknown(format!(
-            "nodeimg has no PCI ids for model {:?}; NICs were matched by driver and link layer only",
+            "the compatibility matrix has no PCI ids for model {:?}; NICs were matched by driver and link layer only",
             group.model
         ));
     };
@@ -149,7 +129,10 @@ pub fn members<'a>(input: &Inputs<'a>) -> Vec<Member<'a>> {
             continue;
         };
         let device = pci.and_then(|all| all.iter().find(|d| d.address == *address));
-        let Some(group) = groups.iter().position(|g| fits(g, nic, device)) else {
+        let Some(group) = groups
+            .iter()
+            .position(|g| fits(input.matrix, g, nic, device))
+        else {
             continue;
         };
         let rdma = rdma.and_then(|all| {
@@ -506,7 +489,5 @@ mod tests {
         let other = "/sys/devices/pci0000:10/0000:10:02.0/0000:21:00.0";
         assert!(same_switch(gpu, nic));
         assert!(!same_switch(gpu, other));
-        assert_eq!(model_device_ids("ConnectX-7"), Some(&[0x1021u16][..]));
-        assert_eq!(model_device_ids("Mystery NIC"), None);
     }
 }

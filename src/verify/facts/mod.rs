@@ -16,6 +16,7 @@ pub mod gpu;
 pub mod hugepages;
 pub mod iommu;
 pub mod kernel;
+pub mod kernel_config;
 pub mod kernel_log;
 pub mod memlock;
 pub mod memory;
@@ -49,6 +50,9 @@ pub struct Facts {
     pub hostname: Fact<String>,
     pub os: Fact<os_release::OsRelease>,
     pub kernel: kernel::Kernel,
+    /// The options of the running kernel's build configuration verify asks about
+    /// (`/boot/config-<release>` or `/proc/config.gz`); unknown when not read.
+    pub kernel_config: Fact<kernel_config::KernelConfig>,
     pub cgroup: Fact<cgroup::CgroupMode>,
     pub cpus: cpu::Cpus,
     pub numa_nodes: Fact<Vec<numa::NumaNode>>,
@@ -121,6 +125,11 @@ pub fn collect(host: &dyn Host, options: &CollectOptions) -> Facts {
         let hostname = attribute::text(host, "/proc/sys/kernel/hostname");
         let os = os_release::collect(host);
         let kernel = kernel::collect(host);
+        let kernel_config = if options.kernel_config {
+            kernel_config::collect(host, &kernel.release)
+        } else {
+            Fact::unknown("the kernel configuration was not read: no selected check needs it")
+        };
         let cgroup = cgroup::collect(host);
         let cpus = cpu::collect(host);
         let numa_nodes = numa::collect(host);
@@ -140,6 +149,7 @@ pub fn collect(host: &dyn Host, options: &CollectOptions) -> Facts {
             hostname,
             os,
             kernel,
+            kernel_config,
             cgroup,
             cpus,
             numa_nodes,

@@ -65,6 +65,9 @@ pub struct CollectOptions {
     /// Kernel parameters read back from `/proc/sys`; by default every key the image's
     /// baselines write ([`super::sysctl::BASELINE`]).
     pub sysctls: Vec<SysctlKey>,
+    /// Read the kernel's build configuration (`/boot/config-<release>`, a few hundred
+    /// KiB, or `/proc/config.gz`).
+    pub kernel_config: bool,
 }
 
 impl Default for CollectOptions {
@@ -88,6 +91,7 @@ impl Default for CollectOptions {
             runtime_commands: true,
             versions: RuntimeVersions::default(),
             sysctls: super::sysctl::baseline(),
+            kernel_config: true,
         }
     }
 }

@@ -13,7 +13,8 @@
 //! [`schema`] (`nodeimg schema --record`).
 
 use super::{BlueprintRef, Outcome, Report};
-use crate::blueprint::model::{InjectionMode, RawBlueprint};
+use crate::blueprint::Spec;
+use crate::blueprint::model::InjectionMode;
 use crate::verify::checks::{CheckResult, Verdict as CheckVerdict};
 use crate::verify::fact::Fact;
 use crate::verify::facts::Facts;
@@ -545,6 +546,12 @@ pub struct Baseline {
     pub rdma: Run<Vec<RdmaResult>>,
     pub nvbandwidth: Run<NvbandwidthResult>,
     pub storage: Run<Vec<StorageResult>>,
+    /// The RDMA ports `ibstat` listed, each with the NIC group that declares it.
+    #[serde(default)]
+    pub ports: Run<Vec<RailPort>>,
+    /// Each GPU's nearest rail NIC in `nvidia-smi topo -m`.
+    #[serde(default)]
+    pub gpu_nic: Run<Vec<GpuNic>>,
 }
 
 impl Baseline {
@@ -554,8 +561,44 @@ impl Baseline {
             rdma: later(),
             nvbandwidth: later(),
             storage: later(),
+            ports: later(),
+            gpu_nic: later(),
         }
     }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RailPort {
+    /// `mlx5_0`.
+    pub device: String,
+    pub port: u32,
+    /// `MT4129` (ibstat's CA type).
+    pub ca_type: Option<String>,
+    pub firmware: Option<String>,
+    /// `Active`, `Down`, `Initializing`, `Armed`.
+    pub state: String,
+    /// `LinkUp`, `Polling`, `Disabled`.
+    pub physical_state: String,
+    pub rate_gbps: f64,
+    /// `InfiniBand` or `Ethernet`.
+    pub link_layer: String,
+    /// `network.nics[<i>]` of the blueprint that declares the port; none when no group does.
+    pub group: Option<String>,
+    pub evidence: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GpuNic {
+    /// `GPU0`.
+    pub gpu: String,
+    /// The GPU's NUMA node.
+    pub numa: Option<u32>,
+    /// The nearest rail NIC's column (`NIC0`) and RDMA device (`mlx5_0`).
+    pub nic: Option<String>,
+    pub rdma_device: Option<String>,
+    /// The path to it: `PIX`, `PXB`, `PHB`, `NODE`, `SYS`.
+    pub path: Option<String>,
+    pub evidence: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -604,11 +647,20 @@ pub struct NvbandwidthResult {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct StorageResult {
+    /// fio's job name: `seq-read`, `seq-write`, `rand-read`, `rand-write`.
     pub job: String,
     pub read_mib_s: Option<f64>,
     pub write_mib_s: Option<f64>,
     pub read_iops: Option<f64>,
     pub write_iops: Option<f64>,
+    /// Completion latency at the 99th percentile, µs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_clat_p99_usec: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_clat_p99_usec: Option<f64>,
+    /// `fio-3.33`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fio: Option<String>,
     pub evidence: String,
 }
 
@@ -641,12 +693,7 @@ pub struct FigureValue {
 }
 
 impl AcceptanceRecord {
-    pub fn new(
-        blueprint: &RawBlueprint,
-        facts: &Facts,
-        report: &Report,
-        evidence: Option<&Path>,
-    ) -> Self {
+    pub fn new(blueprint: &Spec, facts: &Facts, report: &Report, evidence: Option<&Path>) -> Self {
         let dmi = &facts.dmi;
         let gpus = &facts.gpus.gpus;
         let devices = gpus
@@ -899,12 +946,7 @@ impl AcceptanceRecord {
             kubernetes: later(),
             device_container: later(),
             dcgm: later(),
-            baseline: Baseline {
-                nccl: later(),
-                rdma: later(),
-                nvbandwidth: later(),
-                storage: later(),
-            },
+            baseline: Baseline::later(),
             training: later(),
             inference: later(),
             figures: BTreeMap::new(),

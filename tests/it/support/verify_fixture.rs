@@ -2,9 +2,10 @@
 //! fixture with a complete kernel command line, a clean kernel log, a clean nvidia-smi
 //! output, and stand-in `containerd`, `kubelet` and `systemctl` programs.
 //!
-//! Tests mutate this tree (or the XML) to make exactly one check fail.
+//! Tests mutate this tree (or the nvidia-smi [`SmiLog`]) to make exactly one check fail.
 
 use super::fixture_tree::{self, Tree};
+use super::nvidia_smi::SmiLog;
 use nodeimg::blueprint::{self, Blueprint, compat::Matrix};
 use nodeimg::verify::checks::{self, CheckResult, Selection};
 use nodeimg::verify::{CollectOptions, Facts, KernelLogSource, ToolOutput, collect};
@@ -123,6 +124,11 @@ pub fn healthy_tree() -> Tree {
     tree.attr("/proc/sys/kernel/hostname", "gpu-node-01");
     sysctls(&tree);
     tree.file("/dev/nvidia-uvm", "");
+    // GPUDirect RDMA without OFED goes through DMA-BUF: the kernel is built with it.
+    tree.file(
+        "/boot/config-5.15.0-122-generic",
+        "#\n# Automatically generated file; DO NOT EDIT.\n# Linux/x86 5.15.0-122-generic Kernel Configuration\n#\nCONFIG_DMA_SHARED_BUFFER=y\n# CONFIG_DMABUF_DEBUG is not set\n",
+    );
     tree.file(
         "/dev/kmsg",
         "6,1,0,-;Linux version 5.15.0-122-generic\n6,2,1000,-;NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  570.172.08\n",
@@ -184,19 +190,7 @@ pub fn systemctl(tree: &Tree, states: &[(&str, &str)]) {
 
 /// nvidia-smi output of the healthy node: no pending remap, no uncorrectable errors.
 pub fn healthy_xml() -> String {
-    fixture_tree::h100_nvidia_smi_xml()
-        .replace(
-            "<remapped_row_pending>Yes</remapped_row_pending>",
-            "<remapped_row_pending>No</remapped_row_pending>",
-        )
-        .replace(
-            "<remapped_row_unc>1</remapped_row_unc>",
-            "<remapped_row_unc>0</remapped_row_unc>",
-        )
-        .replace(
-            "<dram_uncorrectable>1</dram_uncorrectable>",
-            "<dram_uncorrectable>0</dram_uncorrectable>",
-        )
+    SmiLog::h100_healthy().xml()
 }
 
 /// Loads blueprint text, panicking with the diagnostics when it is invalid.
