@@ -15,9 +15,8 @@
 //!   (device plugin or DRA driver, feature discovery, exporter, ...) running and ready.
 
 use super::input::{Input, Output};
-use crate::blueprint::model::{
-    InjectionMode, OperatorComponent, RawBlueprint, SharingMode, Vendor,
-};
+use crate::blueprint;
+use crate::blueprint::model::{InjectionMode, OperatorComponent, SharingMode, Vendor};
 use crate::blueprint::resolve;
 use crate::blueprint::value::Quantity;
 use crate::k8s::{ConditionStatus, Node, Pod};
@@ -111,7 +110,7 @@ fn show(q: Option<&Quantity>) -> String {
 
 /// Layer-2 findings and the record's Kubernetes section for one Node (and the Pods on it).
 pub fn check(
-    blueprint: &RawBlueprint,
+    blueprint: &blueprint::Spec,
     node: &Node,
     pods: Option<&[Pod]>,
     evidence: &[String],
@@ -327,7 +326,7 @@ fn mib(b: i128) -> String {
     format!("{}Mi", b.div_euclid(1 << 20))
 }
 
-fn gpu_capacity(out: &mut Out<'_>, blueprint: &RawBlueprint, node: &Node) {
+fn gpu_capacity(out: &mut Out<'_>, blueprint: &blueprint::Spec, node: &Node) {
     let Some(acc) = &blueprint.accelerators else {
         return;
     };
@@ -390,7 +389,7 @@ fn gpu_capacity(out: &mut Out<'_>, blueprint: &RawBlueprint, node: &Node) {
     }
 }
 
-fn labels(out: &mut Out<'_>, blueprint: &RawBlueprint, node: &Node) {
+fn labels(out: &mut Out<'_>, blueprint: &blueprint::Spec, node: &Node) {
     let k = &blueprint.kubernetes;
     let mut want: Vec<(String, String, &str)> = k
         .labels
@@ -454,7 +453,7 @@ fn labels(out: &mut Out<'_>, blueprint: &RawBlueprint, node: &Node) {
     }
 }
 
-fn taints(out: &mut Out<'_>, blueprint: &RawBlueprint, node: &Node) {
+fn taints(out: &mut Out<'_>, blueprint: &blueprint::Spec, node: &Node) {
     let shown: Vec<String> = node.taints.iter().map(ToString::to_string).collect();
     for t in &blueprint.kubernetes.taints {
         let value = t.value.as_ref().map(|v| v.as_str().to_owned());
@@ -566,7 +565,7 @@ fn conditions(out: &mut Out<'_>, node: &Node) {
     }
 }
 
-fn handlers(out: &mut Out<'_>, blueprint: &RawBlueprint, node: &Node) {
+fn handlers(out: &mut Out<'_>, blueprint: &blueprint::Spec, node: &Node) {
     let mut want: Vec<&str> = Vec::new();
     if blueprint
         .accelerators
@@ -604,7 +603,7 @@ fn handlers(out: &mut Out<'_>, blueprint: &RawBlueprint, node: &Node) {
 }
 
 /// The components the blueprint says run on this node.
-fn expected_components(blueprint: &RawBlueprint) -> Vec<&'static str> {
+fn expected_components(blueprint: &blueprint::Spec) -> Vec<&'static str> {
     let mut want = Vec::new();
     let Some(acc) = &blueprint.accelerators else {
         return want;
@@ -637,7 +636,7 @@ fn expected_components(blueprint: &RawBlueprint) -> Vec<&'static str> {
 
 fn components(
     out: &mut Out<'_>,
-    blueprint: &RawBlueprint,
+    blueprint: &blueprint::Spec,
     node: &Node,
     pods: Option<&[Pod]>,
 ) -> Vec<Component> {
@@ -741,7 +740,7 @@ fn summary(node: &Node, components: &[Component], evidence: &[String]) -> record
 pub fn judge_inputs(
     findings: &mut Vec<Finding>,
     inputs: &[Input],
-    blueprint: &RawBlueprint,
+    blueprint: &blueprint::Spec,
     node_name: Option<&str>,
     required: bool,
 ) -> Run<record::Kubernetes> {

@@ -96,6 +96,8 @@ pub fn without_layer1(
             rdma: Run::default(),
             nvbandwidth: Run::default(),
             storage: Run::default(),
+            ports: Run::default(),
+            gpu_nic: Run::default(),
         },
         training: Run::default(),
         inference: Run::default(),

@@ -9,6 +9,8 @@
 //! dropped.
 
 use super::dcgm::{self, DcgmDiag};
+use super::fio::{self, FioRun};
+use super::ibstat::{self, Ibstat};
 use super::lines::LineError;
 use super::nccl::{self, NcclRun};
 use super::nvbandwidth::{self, Nvbandwidth};
@@ -17,6 +19,7 @@ use super::perftest::{self, PerftestRun};
 use super::probe::{self, Step};
 use super::proftester::{self, FieldRun};
 pub use super::recognise::{Format, recognise};
+use super::topo::{self, Topology};
 use crate::k8s::{self, Node, Pod};
 use std::fmt;
 use std::io::Read;
@@ -39,6 +42,9 @@ pub enum Output {
     Probe(Vec<Step>),
     Nodes(Vec<Node>),
     Pods(Vec<Pod>),
+    Ibstat(Ibstat),
+    Topology(Topology),
+    Fio(FioRun),
 }
 
 /// One input file and what it held.
@@ -173,6 +179,9 @@ pub fn parse(format: Format, text: &str, name: &str) -> Result<Output, LineError
         Format::Proftester => Output::Proftester(proftester::parse(text)?),
         Format::Perftest => Output::Perftest(perftest::parse(text)?),
         Format::P2p => Output::P2p(p2p::parse(text)?),
+        Format::Ibstat => Output::Ibstat(ibstat::parse(text)?),
+        Format::Topology => Output::Topology(topo::parse(text)?),
+        Format::Fio => Output::Fio(fio::parse(text)?),
     })
 }
 
@@ -182,7 +191,7 @@ pub fn load(path: &Path) -> Result<Input, InputError> {
     let format = recognise(&text).ok_or_else(|| {
         InputError::whole(
             path,
-            "not an output nodeimg accept reads (nccl-tests/rccl-tests, dcgmi diag, dcgmproftester, perftest, nvbandwidth, p2pBandwidthLatencyTest, probe JSON lines, Kubernetes Node or Pod JSON)",
+            "not an output nodeimg accept reads (nccl-tests/rccl-tests, dcgmi diag, dcgmproftester, perftest, nvbandwidth, p2pBandwidthLatencyTest, ibstat/ibstatus, nvidia-smi topo -m, fio JSON, probe JSON lines, Kubernetes Node or Pod JSON)",
         )
     })?;
     let name = path

@@ -23,8 +23,9 @@ use super::nvbandwidth::Nvbandwidth;
 use super::perftest::{Kind, PerftestRun};
 use super::probe::{Step, StepStatus, Suite};
 use super::threshold::{self, Figure, Threshold, Topology};
+use crate::blueprint::Spec;
+use crate::blueprint::model::Vendor;
 use crate::blueprint::model::acceptance::{Acceptance, Test};
-use crate::blueprint::model::{RawBlueprint, Vendor};
 use crate::k8s::Pod;
 use crate::verify::report::record::{
     self, Action, Baseline, Fault, FigureValue, Finding, Layer, Run, Verdict,
@@ -55,12 +56,18 @@ pub struct Policy {
     pub dcgm_level: u8,
     pub multi_node_nodes: u32,
     pub gpudirect: bool,
+    /// GPUDirect RDMA goes through DMA-BUF (NVIDIA, RDMA NICs, no OFED and so no
+    /// `nvidia_peermem`): perftest's CUDA runs must say `using DMA-BUF`.
+    pub dma_buf: bool,
+    /// `system.shmSize` in bytes: the smoke Pod's `/dev/shm` (the rendered Kyverno
+    /// policy's emptyDir) must be at least this large.
+    pub shm_bytes: Option<u64>,
     pub tolerance_percent: f64,
     thresholds: BTreeMap<Figure, Option<Threshold>>,
 }
 
 impl Policy {
-    pub fn new(blueprint: &RawBlueprint, settings: &Acceptance) -> Self {
+    pub fn new(blueprint: &Spec, settings: &Acceptance) -> Self {
         let topology = Topology::of(blueprint);
         let nvidia = topology.vendor == Some(Vendor::Nvidia);
         let gpus = topology.vendor.is_some() && topology.gpus > 0;
@@ -74,6 +81,7 @@ impl Policy {
                     Test::Dcgm | Test::Nvbandwidth => gpus && nvidia,
                     Test::Nccl => gpus && topology.gpus >= 2,
                     Test::Rdma | Test::MultiNodeNccl => gpus && topology.rail_count() > 0,
+                    Test::Storage => settings.storage.is_some(),
                 })
                 .collect(),
         };
@@ -97,6 +105,8 @@ impl Policy {
             .collect();
         Policy {
             gpudirect: blueprint.network.affinity.gpu_nic_same_pcie_switch,
+            dma_buf: blueprint.gpudirect_dma_buf(),
+            shm_bytes: blueprint.system.shm_size.as_ref().map(|s| s.bytes()),
             topology,
             required,
             dcgm_level: settings.dcgm.level,
@@ -127,19 +137,19 @@ pub struct Judgement {
 }
 
 /// Builds findings without repeating the fixed parts.
-struct Ctx<'a> {
-    policy: &'a Policy,
+pub(super) struct Ctx<'a> {
+    pub(super) policy: &'a Policy,
     node: Option<&'a str>,
     findings: Vec<Finding>,
     figures: BTreeMap<String, FigureValue>,
 }
 
-struct F {
-    id: Cow<'static, str>,
-    layer: Layer,
-    summary: &'static str,
-    fault: Fault,
-    action: Action,
+pub(super) struct F {
+    pub(super) id: Cow<'static, str>,
+    pub(super) layer: Layer,
+    pub(super) summary: &'static str,
+    pub(super) fault: Fault,
+    pub(super) action: Action,
 }
 
 /// The findings `accept` can produce, in report order (README table).
@@ -148,6 +158,7 @@ pub const FINDINGS: &[(&str, &str, &str)] = &[
     ("kubernetes", "kubernetes", "the Node object was given (layer 2; the `cluster.*` findings below)"),
     ("smoke.devices", "device-container", "the smoke Pod received every device it requested, each once"),
     ("smoke.kernel", "device-container", "the smoke Pod ran a kernel on its devices"),
+    ("smoke.shm", "device-container", "the smoke Pod's /dev/shm is at least system.shmSize (the rendered shm policy applied)"),
     ("dcgm.level", "interconnect", "DCGM diagnostics reached the blueprint's level"),
     ("dcgm.gpus", "interconnect", "DCGM diagnosed every GPU of the blueprint"),
     ("dcgm.<plugin>", "interconnect", "a DCGM plugin passed on every GPU"),
@@ -165,12 +176,21 @@ pub const FINDINGS: &[(&str, &str, &str)] = &[
     ("nccl.multi-node.busbw", "interconnect", "multi-node all-reduce bus bandwidth at 8 GiB or more"),
     ("rdma.rails", "interconnect", "ib_write_bw measured every RDMA rail"),
     ("rdma.bandwidth", "interconnect", "ib_write_bw bandwidth per rail at 8 MiB (GPU memory where GPUDirect is declared)"),
+    ("rdma.dma-buf", "interconnect", "perftest registered its GPU buffers through DMA-BUF (NVIDIA without OFED: no nvidia_peermem)"),
+    ("ports.port", "interconnect", "an RDMA port of a declared NIC group is Active, LinkUp, at the declared rate and link layer (ibstat)"),
+    ("ports.count", "interconnect", "ibstat lists every port a NIC group declares"),
+    ("ports.ibstat", "interconnect", "ibstat listed every device (no `ibpanic`)"),
+    ("storage.jobs", "interconnect", "fio ran the four storage workloads (seq-read, seq-write, rand-read, rand-write) without an error"),
+    ("storage.<workload>", "interconnect", "a storage workload reached acceptance.storage.thresholds (recorded, and judged against the previous record, without one)"),
+    ("gpu-nic.gpus", "interconnect", "nvidia-smi topo -m shows every GPU of the blueprint"),
+    ("gpu-nic.pcie-switch", "interconnect", "a GPU shares a PCIe switch (PIX/PXB) with a rail NIC (GPUDirect RDMA declared)"),
+    ("gpu-nic.numa", "interconnect", "a GPU has a rail NIC on its NUMA node (not SYS)"),
     ("framework.<step>", "framework", "a framework step passed (devices, tensor, collective, multinode, inference, checkpoint)"),
     ("regression.<figure>", "(the figure's)", "a figure is no worse than the node's previous record beyond the tolerance"),
 ];
 
 impl Ctx<'_> {
-    fn push(
+    pub(super) fn push(
         &mut self,
         f: &F,
         subject: Option<String>,
@@ -197,7 +217,7 @@ impl Ctx<'_> {
         });
     }
 
-    fn figure(
+    pub(super) fn figure(
         &mut self,
         key: String,
         value: f64,
@@ -266,22 +286,17 @@ fn round(v: f64) -> f64 {
     (v * 1e4).round() / 1e4
 }
 
-fn fmt(v: f64) -> String {
+pub(super) fn fmt(v: f64) -> String {
     let s = format!("{:.2}", v);
     s.trim_end_matches('0').trim_end_matches('.').to_owned()
 }
 
-fn at(path: &Path, line: usize) -> String {
+pub(super) fn at(path: &Path, line: usize) -> String {
     format!("{}:{line}", path.display())
 }
 
 /// Judges every input against the policy. `node` is the node being accepted, when known.
-pub fn judge(
-    inputs: &[Input],
-    policy: &Policy,
-    blueprint: &RawBlueprint,
-    node: Option<&str>,
-) -> Judgement {
+pub fn judge(inputs: &[Input], policy: &Policy, blueprint: &Spec, node: Option<&str>) -> Judgement {
     let mut ctx = Ctx {
         policy,
         node,
@@ -296,6 +311,10 @@ pub fn judge(
     let (nvbandwidth, nvlink) = nvbandwidth(&mut ctx, inputs);
     let nccl = nccl(&mut ctx, inputs);
     let rdma = rdma(&mut ctx, inputs);
+    let (ports, rails) = super::rails::judge_ports(&mut ctx, inputs, blueprint);
+    let gpu_nic = super::rails::judge_gpu_nic(&mut ctx, inputs, blueprint, &rails);
+    let settings = blueprint.acceptance.clone().unwrap_or_default();
+    let storage = super::storage::judge(&mut ctx, inputs, &settings);
     let (training, inference) = framework(&mut ctx, inputs);
     Judgement {
         findings: ctx.findings,
@@ -307,7 +326,9 @@ pub fn judge(
             nccl,
             rdma,
             nvbandwidth,
-            storage: Run::not_run("no storage benchmark among the inputs"),
+            storage,
+            ports,
+            gpu_nic,
         },
         training,
         inference,
@@ -359,6 +380,13 @@ fn smoke(ctx: &mut Ctx<'_>, inputs: &[Input]) -> Run<record::DeviceContainer> {
         id: Cow::Borrowed("smoke.kernel"),
         layer: Layer::DeviceContainer,
         summary: "the smoke Pod ran a kernel on its devices",
+        fault: Fault::DriverDaemon,
+        action: Action::Restart,
+    };
+    const SHM: F = F {
+        id: Cow::Borrowed("smoke.shm"),
+        layer: Layer::DeviceContainer,
+        summary: "the smoke Pod's /dev/shm is at least system.shmSize (the rendered shm policy applied)",
         fault: Fault::DriverDaemon,
         action: Action::Restart,
     };
@@ -488,6 +516,9 @@ fn smoke(ctx: &mut Ctx<'_>, inputs: &[Input]) -> Run<record::DeviceContainer> {
             format!("{:?}", step.status).to_lowercase()
         }
     };
+    if let Some(want) = ctx.policy.shm_bytes {
+        shm(ctx, &SHM, &steps, want, &evidence);
+    }
     Run::Done(record::DeviceContainer {
         requested,
         received,
@@ -1229,6 +1260,51 @@ fn size_and_bandwidth(ctx: &mut Ctx<'_>, f: &F, figure: Figure, run: &NcclRun, e
     ctx.bandwidth(f, figure, None, row.out_of_place.busbw, 1.0, ev);
 }
 
+/// The smoke Pod's `shm` step: the size of its `/dev/shm` (statvfs inside the container).
+/// Where the blueprint sets `system.shmSize`, the rendered Kyverno policy mounts a
+/// memory-backed emptyDir of that size there; a smaller one (the sandbox's own 64 MiB
+/// tmpfs) means the policy did not reach the Pod. A memory-backed emptyDir is sized
+/// the least of its `sizeLimit`, the Pod's memory limit and the node's allocatable
+/// memory (EmptyDirVolumeSource.sizeLimit in the Kubernetes API), and the smoke Pod sets
+/// no memory limit.
+fn shm(ctx: &mut Ctx<'_>, f: &F, steps: &[(&Path, &Step)], want: u64, evidence: &[String]) {
+    let expected = format!("/dev/shm of {want} bytes or more (system.shmSize)");
+    let Some((path, step)) = steps.iter().find(|(_, s)| s.name == "shm") else {
+        ctx.push(
+            f,
+            None,
+            Verdict::Fail,
+            expected,
+            "the smoke output has no `shm` step: its probe does not report /dev/shm",
+            evidence.to_vec(),
+        );
+        return;
+    };
+    let ev = vec![at(path, step.line)];
+    let observed = step.metrics.get("bytes").copied();
+    let (verdict, observed) = match (step.status, observed) {
+        (StepStatus::Pass, Some(bytes)) if bytes >= want as f64 => {
+            (Verdict::Pass, format!("{bytes} bytes"))
+        }
+        (StepStatus::Pass, Some(bytes)) => (
+            Verdict::Fail,
+            format!(
+                "{bytes} bytes: the shm policy did not apply to the Pod (is Kyverno running and the policy applied?)"
+            ),
+        ),
+        (_, _) => (
+            Verdict::Fail,
+            format!(
+                "no size: {}",
+                step.error
+                    .as_deref()
+                    .unwrap_or("the step reports no `bytes`")
+            ),
+        ),
+    };
+    ctx.push(f, None, verdict, expected, observed, ev);
+}
+
 // Layer 4: RDMA ------------------------------------------------------------------------
 
 fn rdma(ctx: &mut Ctx<'_>, inputs: &[Input]) -> Run<Vec<record::RdmaResult>> {
@@ -1245,6 +1321,13 @@ fn rdma(ctx: &mut Ctx<'_>, inputs: &[Input]) -> Run<Vec<record::RdmaResult>> {
         summary: "ib_write_bw bandwidth per rail at 8 MiB (GPU memory where GPUDirect is declared)",
         fault: Fault::Link,
         action: Action::Reset,
+    };
+    const DMA_BUF: F = F {
+        id: Cow::Borrowed("rdma.dma-buf"),
+        layer: Layer::Interconnect,
+        summary: "perftest registered its GPU buffers through DMA-BUF (NVIDIA without OFED: no nvidia_peermem)",
+        fault: Fault::DriverDaemon,
+        action: Action::IsolateAndRepair,
     };
     let runs: Vec<(&Path, &PerftestRun)> = inputs
         .iter()
@@ -1275,6 +1358,30 @@ fn rdma(ctx: &mut Ctx<'_>, inputs: &[Input]) -> Run<Vec<record::RdmaResult>> {
             .trim_start_matches("RDMA_")
             .to_ascii_lowercase();
         let ev = at(path, run.lines.1);
+        // Without OFED, GPU memory reaches the NIC only through DMA-BUF: perftest prints
+        // "using DMA-BUF for GPU buffer ..." when it registered the buffer with
+        // ibv_reg_dmabuf_mr (`--use_cuda_dmabuf`); a CUDA run without it went another way
+        // (nvidia_peermem, which this image does not load), or used host memory after all.
+        if ctx.policy.dma_buf
+            && let Some(gpu) = run.gpu.as_ref().filter(|g| g.api == "cuda")
+        {
+            let (verdict, observed) = if gpu.dmabuf {
+                (Verdict::Pass, "using DMA-BUF".to_owned())
+            } else {
+                (
+                    Verdict::Fail,
+                    "CUDA buffers without a `using DMA-BUF` line: not registered through DMA-BUF (run ib_write_bw with --use_cuda_dmabuf; the open kernel modules and a DMA-BUF kernel are needed)".to_owned(),
+                )
+            };
+            ctx.push(
+                &DMA_BUF,
+                Some(format!("{device} {}", run.title)),
+                verdict,
+                "GPU buffers registered through DMA-BUF (`using DMA-BUF`)",
+                observed,
+                vec![at(path, run.lines.0)],
+            );
+        }
         match run.kind {
             Kind::Bandwidth => {
                 let Some(row) = run.largest() else { continue };

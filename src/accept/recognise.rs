@@ -29,6 +29,9 @@ pub enum Format {
     Perftest,
     P2p,
     NvbandwidthText,
+    Ibstat,
+    Topology,
+    Fio,
 }
 
 impl Format {
@@ -45,6 +48,9 @@ impl Format {
             Format::Perftest => "perftest",
             Format::P2p => "p2pBandwidthLatencyTest",
             Format::NvbandwidthText => "nvbandwidth",
+            Format::Ibstat => "ibstat/ibstatus",
+            Format::Topology => "nvidia-smi topo -m",
+            Format::Fio => "fio JSON",
         }
     }
 }
@@ -73,6 +79,17 @@ enum Marker {
     P2pBanner,
     Running,
     MemcpyEngine,
+    /// `CA type: ` and `Number of ports: `, the second and third lines of `ibstat`.
+    IbstatCa,
+    IbstatPorts,
+    /// `Infiniband device '<name>' port <n> status:`, the first line of `ibstatus`.
+    IbstatusDevice,
+    /// The matrix header's `CPU Affinity` and the legend's `X    = Self` of
+    /// `nvidia-smi topo -m`.
+    TopoAffinity,
+    TopoSelf,
+    /// `"fio version"`, the first key of fio's JSON document (which notes may precede).
+    FioVersion,
 }
 
 /// Every marker string, once (the order does not matter: no two overlap).
@@ -103,6 +120,12 @@ const MARKERS: &[(&str, Marker)] = &[
     ("memcpy CE", Marker::MemcpyEngine),
     ("memcpy SM", Marker::MemcpyEngine),
     ("nvbandwidth Version", Marker::MemcpyEngine),
+    ("CA type: ", Marker::IbstatCa),
+    ("Number of ports: ", Marker::IbstatPorts),
+    ("Infiniband device '", Marker::IbstatusDevice),
+    ("CPU Affinity", Marker::TopoAffinity),
+    ("X    = Self", Marker::TopoSelf),
+    ("\"fio version\"", Marker::FioVersion),
 ];
 
 /// One automaton for all markers (a literal alternation: the regex crate searches it
@@ -142,6 +165,9 @@ impl Seen {
         if self.has(ProbeLine) {
             return Some(Format::Probe);
         }
+        if self.has(FioVersion) {
+            return Some(Format::Fio);
+        }
         if json {
             return None;
         }
@@ -167,6 +193,12 @@ impl Seen {
         }
         if self.has(Running) && self.has(MemcpyEngine) {
             return Some(Format::NvbandwidthText);
+        }
+        if (self.has(IbstatCa) && self.has(IbstatPorts)) || self.has(IbstatusDevice) {
+            return Some(Format::Ibstat);
+        }
+        if self.has(TopoAffinity) || self.has(TopoSelf) {
+            return Some(Format::Topology);
         }
         None
     }

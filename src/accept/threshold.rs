@@ -12,7 +12,8 @@
 //! rail; nvbandwidth's `host_to_device_memcpy_ce`/`device_to_host_memcpy_ce` and
 //! `device_to_device_memcpy_read_ce` per GPU and per GPU pair.
 
-use crate::blueprint::model::{LinkLayer, RawBlueprint, Vendor};
+use crate::blueprint::Spec;
+use crate::blueprint::model::{LinkLayer, Vendor};
 use serde::Serialize;
 
 /// A measured figure with a threshold.
@@ -65,7 +66,7 @@ pub struct Topology {
 }
 
 impl Topology {
-    pub fn of(blueprint: &RawBlueprint) -> Self {
+    pub fn of(blueprint: &Spec) -> Self {
         let acc = blueprint.accelerators.as_ref();
         Topology {
             vendor: acc.map(|a| a.vendor),

@@ -479,3 +479,89 @@ fn record_schema_is_published_and_describes_the_record() {
 fn exists(p: &Path) -> bool {
     p.exists()
 }
+
+/// The fixture blueprint has RDMA rails and no OFED: GPUDirect RDMA can only go through
+/// DMA-BUF, so a CUDA perftest run that did not register through it fails, with why.
+#[test]
+fn a_gpudirect_run_that_did_not_use_dma_buf_fails() {
+    let bench = Bench::new(&Knobs::default());
+    bench.accept("r.json", &[]);
+    let r = bench.record("r.json");
+    let dma_buf: Vec<_> = r
+        .findings
+        .iter()
+        .filter(|f| f.id == "rdma.dma-buf")
+        .collect();
+    assert_eq!(dma_buf.len(), 8, "{:#?}", r.findings);
+    assert!(dma_buf.iter().all(|f| f.verdict == Verdict::Pass));
+
+    // Rail 3 ran with --use_cuda but not --use_cuda_dmabuf.
+    let bench = Bench::new(&Knobs::default());
+    let rail = bench.path("outputs/ib_write_bw-mlx5_3.log");
+    let log = std::fs::read_to_string(&rail).unwrap();
+    let without: String = log
+        .lines()
+        .filter(|l| !l.starts_with("using DMA-BUF"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert!(without.len() < log.len() && without.contains("initializing CUDA"));
+    std::fs::write(&rail, without).unwrap();
+    let out = bench.accept("r.json", &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let r = bench.record("r.json");
+    assert_eq!(r.result, RecordResult::Fail);
+    let f = failed(&r, "rdma.dma-buf");
+    assert_eq!(f.len(), 1, "{:#?}", r.findings);
+    assert!(
+        f[0].subject
+            .as_deref()
+            .is_some_and(|s| s.starts_with("mlx5_3")),
+        "{:?}",
+        f[0].subject
+    );
+    assert_eq!(f[0].fault, Fault::DriverDaemon);
+    assert!(f[0].observed.contains("using DMA-BUF"), "{}", f[0].observed);
+}
+
+/// The fixture blueprint sets `system.shmSize: 64Gi`: the smoke Pod reports its
+/// `/dev/shm`, and a Pod the rendered shm policy did not reach (the sandbox's 64 MiB) or
+/// an output without the report fails `smoke.shm`.
+#[test]
+fn the_smoke_pods_dev_shm_must_be_the_blueprints_size() {
+    let bench = Bench::new(&Knobs::default());
+    bench.accept("r.json", &[]);
+    let r = bench.record("r.json");
+    let shm = r.findings.iter().find(|f| f.id == "smoke.shm");
+    assert_eq!(
+        shm.map(|f| f.verdict),
+        Some(Verdict::Pass),
+        "{:#?}",
+        r.findings
+    );
+
+    let smoke = bench.path("outputs/smoke.log");
+    let log = std::fs::read_to_string(&smoke).unwrap();
+    assert!(log.contains("68719476736"));
+    std::fs::write(&smoke, log.replace("68719476736", "67108864")).unwrap();
+    let out = bench.accept("r.json", &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let r = bench.record("r.json");
+    let f = failed(&r, "smoke.shm");
+    assert_eq!(f.len(), 1, "{:#?}", r.findings);
+    assert!(f[0].observed.contains("67108864"), "{}", f[0].observed);
+    assert!(f[0].expected.contains("68719476736"), "{}", f[0].expected);
+    assert_eq!(f[0].fault, Fault::DriverDaemon);
+
+    let without: String = log
+        .lines()
+        .filter(|l| !l.contains(r#""step": "shm""#))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert!(without.len() < log.len());
+    std::fs::write(&smoke, without).unwrap();
+    bench.accept("r.json", &[]);
+    let r = bench.record("r.json");
+    let f = failed(&r, "smoke.shm");
+    assert_eq!(f.len(), 1, "{:#?}", r.findings);
+    assert!(f[0].observed.contains("no `shm` step"), "{}", f[0].observed);
+}

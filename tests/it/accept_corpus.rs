@@ -336,6 +336,12 @@ fn perftest_corpus() {
             text.contains("initializing CUDA"),
             "{name}"
         );
+        // DMA-BUF registration: perftest's own line (`ibv_reg_dmabuf_mr` follows it).
+        assert_eq!(
+            run.gpu.as_ref().is_some_and(|g| g.dmabuf),
+            text.lines().any(|l| l.starts_with("using DMA-BUF")),
+            "{name}"
+        );
         assert_eq!(run.bidirectional, text.contains("Bidirectional"), "{name}");
 
         // Truncated before the table's closing line, and a damaged number in a row.
@@ -350,6 +356,54 @@ fn perftest_corpus() {
         let err = perftest::parse(&bad).unwrap_err();
         assert_eq!(err.line, row_line, "{name}: {err}");
     }
+}
+
+/// The real GPUDirect perftest runs judged for a node whose GPUDirect RDMA can only go
+/// through DMA-BUF (the verify fixture's blueprint: RDMA rails, no OFED): each run that
+/// printed `using DMA-BUF` passes `rdma.dma-buf`; the same run without that line fails.
+#[test]
+#[ignore = "opt-in suite `corpus`: reads ../shared/corpus (cargo test -- --ignored)"]
+fn perftest_corpus_dma_buf_is_judged() {
+    use nodeimg::accept::input::{Input, parse};
+    use nodeimg::accept::judge::{Policy, judge};
+    use nodeimg::accept::recognise::Format;
+    use nodeimg::verify::report::record::Verdict;
+    let bp = crate::support::verify_fixture::blueprint(crate::support::verify_fixture::BLUEPRINT);
+    let spec = bp.spec();
+    assert!(spec.gpudirect_dma_buf());
+    let policy = Policy::new(spec, &spec.acceptance.clone().unwrap_or_default());
+    let verdicts = |name: &str, text: &str| -> Vec<Verdict> {
+        let input = Input {
+            path: PathBuf::from(name),
+            output: parse(Format::Perftest, text, name).unwrap_or_else(|e| panic!("{name}: {e}")),
+        };
+        judge(&[input], &policy, spec, None)
+            .findings
+            .iter()
+            .filter(|f| f.id == "rdma.dma-buf")
+            .map(|f| f.verdict)
+            .collect()
+    };
+    let mut judged = 0;
+    for (name, text) in files("perftest") {
+        if !text.contains("initializing CUDA") {
+            assert!(verdicts(&name, &text).is_empty(), "{name}: not a CUDA run");
+            continue;
+        }
+        assert!(
+            text.contains("using DMA-BUF"),
+            "{name}: a CUDA run without DMA-BUF"
+        );
+        assert_eq!(verdicts(&name, &text), [Verdict::Pass], "{name}");
+        let without: String = text
+            .lines()
+            .filter(|l| !l.starts_with("using DMA-BUF"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert_eq!(verdicts(&name, &without), [Verdict::Fail], "{name}");
+        judged += 1;
+    }
+    assert!(judged >= 2, "only {judged} CUDA runs in the corpus");
 }
 
 #[test]
@@ -586,6 +640,8 @@ fn every_acceptance_output_is_recognised_by_content() {
         ("perftest", "perftest"),
         ("nvbandwidth", "nvbandwidth"),
         ("k8s-node", "nodes"),
+        ("ibstat", "ibstat"),
+        ("nvidia-smi-topo", "topo"),
     ] {
         let dir = corpus(folder);
         for (name, _) in files(folder) {
@@ -596,11 +652,13 @@ fn every_acceptance_output_is_recognised_by_content() {
                 Output::Perftest(_) => "perftest",
                 Output::Nvbandwidth(_) | Output::P2p(_) => "nvbandwidth",
                 Output::Nodes(_) => "nodes",
-                Output::Pods(_) | Output::Probe(_) => "other",
+                Output::Ibstat(_) => "ibstat",
+                Output::Topology(_) => "topo",
+                Output::Pods(_) | Output::Probe(_) | Output::Fio(_) => "other",
             };
             assert_eq!(got, want, "{folder}/{name}");
             seen += 1;
         }
     }
-    assert_eq!(seen, 22, "every acceptance tool output of the corpus");
+    assert_eq!(seen, 27, "every acceptance tool output of the corpus");
 }

@@ -28,6 +28,9 @@ pub struct Acceptance {
     pub rdma: Rdma,
     #[serde(default)]
     pub thresholds: Thresholds,
+    /// The storage baseline (fio on a folder of the node); no storage test without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage: Option<Storage>,
     /// How much worse than the node's previous record a figure may be, in percent.
     #[serde(default = "default_tolerance")]
     pub regression_tolerance_percent: f64,
@@ -64,6 +67,9 @@ pub struct Images {
     /// perftest (`ib_write_bw`) built with GPU memory support.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub perftest: Option<String>,
+    /// fio (the storage baseline), any image with `fio` and `sh` on its path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fio: Option<String>,
 }
 
 #[derive(
@@ -87,10 +93,12 @@ pub enum Test {
     MultiNodeNccl,
     /// Layer 5: the framework Job.
     Framework,
+    /// Layer 4: the storage baseline (fio), where `acceptance.storage` is declared.
+    Storage,
 }
 
 impl Test {
-    pub const ALL: [Test; 8] = [
+    pub const ALL: [Test; 9] = [
         Test::Kubernetes,
         Test::Smoke,
         Test::Dcgm,
@@ -99,6 +107,7 @@ impl Test {
         Test::Rdma,
         Test::MultiNodeNccl,
         Test::Framework,
+        Test::Storage,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -111,6 +120,7 @@ impl Test {
             Test::Rdma => "rdma",
             Test::MultiNodeNccl => "multi-node-nccl",
             Test::Framework => "framework",
+            Test::Storage => "storage",
         }
     }
 }
@@ -204,6 +214,65 @@ impl Rdma {
     }
 }
 
+/// The storage baseline: fio's sequential and random reads and writes on a file in
+/// `path` on the node (a hostPath), with direct I/O so the page cache does not measure
+/// itself. There is no default threshold: what a node's disks deliver depends on its
+/// drives and file system, which the blueprint does not describe; without thresholds
+/// the figures are recorded and judged against the node's previous record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Storage {
+    /// Absolute folder on the node the test file is written to, e.g. the local NVMe
+    /// mount `/mnt/nvme` or `/var/lib/containerd`. The file is removed afterwards.
+    pub path: String,
+    /// Size of the test file, GiB (larger than the drive's cache gives steadier figures).
+    #[serde(default = "default_storage_size")]
+    pub size_gib: u32,
+    /// Seconds each of the four workloads runs.
+    #[serde(default = "default_storage_runtime")]
+    pub runtime_seconds: u32,
+    #[serde(default)]
+    pub thresholds: StorageThresholds,
+}
+
+fn default_storage_size() -> u32 {
+    4
+}
+
+fn default_storage_runtime() -> u32 {
+    30
+}
+
+/// Pass thresholds of the four fio workloads (`seq-read`, `seq-write` at 1 MiB blocks,
+/// `rand-read`, `rand-write` at 4 KiB blocks).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StorageThresholds {
+    /// `seq-read` bandwidth, MiB/s.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        rename = "seqReadMiBps"
+    )]
+    pub seq_read_mibps: Option<f64>,
+    /// `seq-write` bandwidth, MiB/s.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        rename = "seqWriteMiBps"
+    )]
+    pub seq_write_mibps: Option<f64>,
+    /// `rand-read` IOPS.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rand_read_iops: Option<f64>,
+    /// `rand-write` IOPS.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rand_write_iops: Option<f64>,
+    /// `rand-read` completion latency at the 99th percentile, µs (at most).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rand_read_p99_usec: Option<f64>,
+}
+
 /// Overrides of the topology defaults.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -288,6 +357,35 @@ impl Acceptance {
                 ));
             }
         }
+        if let Some(st) = &self.storage {
+            if !st.path.starts_with('/') || st.path.contains("..") || st.path.contains('\n') {
+                out.push((
+                    "acceptance.storage.path".into(),
+                    format!("`{}` is not an absolute folder without `..`", st.path),
+                ));
+            }
+            if st.size_gib == 0 || st.runtime_seconds == 0 {
+                out.push((
+                    "acceptance.storage".into(),
+                    "sizeGib and runtimeSeconds must be at least 1".into(),
+                ));
+            }
+            let t = &st.thresholds;
+            for (field, value) in [
+                ("seqReadMiBps", t.seq_read_mibps),
+                ("seqWriteMiBps", t.seq_write_mibps),
+                ("randReadIops", t.rand_read_iops),
+                ("randWriteIops", t.rand_write_iops),
+                ("randReadP99Usec", t.rand_read_p99_usec),
+            ] {
+                if let Some(v) = value.filter(|v| !v.is_finite() || *v <= 0.0) {
+                    out.push((
+                        format!("acceptance.storage.thresholds.{field}"),
+                        format!("{v} is not a positive number"),
+                    ));
+                }
+            }
+        }
         let r = &self.rdma;
         if r.host_network() && (!r.resources.is_empty() || !r.networks.is_empty()) {
             out.push((
@@ -333,6 +431,7 @@ impl Acceptance {
             ("dcgm", &i.dcgm),
             ("nvbandwidth", &i.nvbandwidth),
             ("perftest", &i.perftest),
+            ("fio", &i.fio),
         ] {
             if let Some(image) = value
                 && let Err(why) = pinned(image)

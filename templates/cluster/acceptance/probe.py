@@ -58,6 +58,16 @@ def step(name, fn):
         return False
 
 
+def shm():
+    # The size of this container's /dev/shm: the emptyDir the rendered shm policy
+    # mounts (system.shmSize), or the sandbox's own 64 MiB tmpfs when it did not apply.
+    st = os.statvfs("/dev/shm")
+    return {"metrics": {"bytes": st.f_frsize * st.f_blocks}}
+
+
+if SUITE == "smoke":
+    step("shm", shm)
+
 import torch  # noqa: E402  (after the helpers, so an import failure is still reported)
 
 

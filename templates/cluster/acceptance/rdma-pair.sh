@@ -34,6 +34,11 @@ for dev in $(ls /sys/class/infiniband | sort); do
   gpu=""
   if [ -n "${NODEIMG_GPU_API:-}" ]; then
     gpu="--use_${NODEIMG_GPU_API}=$((i % NODEIMG_GPUS))"
+    # Without OFED there is no nvidia_peermem: the GPU buffers are registered through
+    # DMA-BUF (ibv_reg_dmabuf_mr), and perftest says "using DMA-BUF".
+    if [ "${NODEIMG_GPU_DMABUF:-}" = 1 ]; then
+      gpu="$gpu --use_cuda_dmabuf"
+    fi
   fi
   if [ "$RANK" = 0 ]; then
     ib_write_bw -d "$dev" -p "$port" -s "$NODEIMG_RDMA_BYTES" -D 10 -F --report_gbits $gid $gpu >/dev/null

@@ -295,13 +295,14 @@ pub fn ib_write_bw(rail: usize, gbps: f64) -> String {
     out
 }
 
-/// The smoke Pod's probe lines.
+/// The smoke Pod's probe lines: its `/dev/shm` is the blueprint's 64Gi `shmSize`.
 pub fn smoke(received: usize) -> String {
     let devices: Vec<String> = (0..received)
         .map(|i| format!(r#"{{"index": {i}, "name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-6f3c1e2a-0b4d-4c1e-9a7b-00000000000{i}", "bus": "0000:{:02x}:00.0"}}"#, 0x19 + 0x20 * i))
         .collect();
     format!(
-        "{{\"nodeimg\": \"probe/v1\", \"suite\": \"smoke\", \"step\": \"devices\", \"status\": \"pass\", \"seconds\": 0.4, \"node\": \"{NODE}\", \"requested\": 8, \"devices\": [{}]}}\n\
+        "{{\"nodeimg\": \"probe/v1\", \"suite\": \"smoke\", \"step\": \"shm\", \"status\": \"pass\", \"seconds\": 0.0, \"node\": \"{NODE}\", \"metrics\": {{\"bytes\": 68719476736}}}}\n\
+{{\"nodeimg\": \"probe/v1\", \"suite\": \"smoke\", \"step\": \"devices\", \"status\": \"pass\", \"seconds\": 0.4, \"node\": \"{NODE}\", \"requested\": 8, \"devices\": [{}]}}\n\
 {{\"nodeimg\": \"probe/v1\", \"suite\": \"smoke\", \"step\": \"tensor\", \"status\": \"pass\", \"seconds\": 1.1, \"node\": \"{NODE}\", \"metrics\": {{\"tflops\": 640.5}}}}\n",
         devices.join(", ")
     )
