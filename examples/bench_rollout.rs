@@ -2,15 +2,18 @@
 //! 10,000-node fleet (and 1,000 and 50,000), against the obvious alternative — a
 //! time-stepped simulation that advances every node of the running wave once per simulated
 //! second — on the same plan and the same duration spans. Both take the fleet and the plan
-//! from `rollout::simulate` ([`Planned`]); only the way time advances differs. Run with
-//! `scripts/bench-rollout`.
+//! from `rollout::simulate` ([`Planned`]); only the way time advances differs. Planning is
+//! timed against greedy packing alone, with the largest and smallest waves of each. Last,
+//! the 10,000-node run again with node faults of every class (remediation events). Run
+//! with `scripts/bench-rollout`.
 
 use std::time::Instant;
 
 use nodeimg::blueprint::model::rollout::Budget;
 use nodeimg::diff::impact::Impact;
+use nodeimg::rollout::faults::Class;
 use nodeimg::rollout::faults::Faults;
-use nodeimg::rollout::plan::{Settings, Steps};
+use nodeimg::rollout::plan::{self, Settings, Steps};
 use nodeimg::rollout::simulate::{self, Durations, Failures, Input, Planned, Rng, Shape};
 
 fn input(nodes: usize) -> Input {
@@ -78,15 +81,30 @@ fn stepped(planned: &Planned, input: &Input) -> u64 {
     t
 }
 
+fn spread(waves: &[Vec<usize>]) -> String {
+    let sizes = waves.iter().map(Vec::len);
+    format!(
+        "{}–{}",
+        sizes.clone().min().unwrap_or(0),
+        sizes.max().unwrap_or(0)
+    )
+}
+
 fn main() {
-    println!("| nodes | waves | plan | event-driven | time-stepped (1 s) | ratio | simulated |");
-    println!("|---:|---:|---:|---:|---:|---:|---|");
+    println!(
+        "| nodes | waves | greedy plan | balanced plan | wave sizes greedy → balanced | event-driven | time-stepped (1 s) | ratio | simulated |"
+    );
+    println!("|---:|---:|---:|---:|---|---:|---:|---:|---|");
     for nodes in [1_000, 10_000, 50_000] {
         let inp = input(nodes);
         let fleet = simulate::synthetic_fleet(&inp.shape);
+        let t = Instant::now();
+        let (greedy, gc) = plan::greedy_waves(&fleet, &inp.settings);
+        let greedy_t = t.elapsed();
         let t0 = Instant::now();
         let planned = Planned::on(fleet, &inp.settings);
         let plan_t = t0.elapsed();
+        assert!(planned.waves.len() <= greedy.len());
         let t1 = Instant::now();
         let r = simulate::simulate(&planned, &inp);
         let des = t1.elapsed();
@@ -100,9 +118,12 @@ fn main() {
             (None, None)
         };
         println!(
-            "| {nodes} | {} | {:.1} ms | {:.1} ms ({} events) | {} | {} | {:.1} d{} |",
+            "| {nodes} | {} | {:.1} ms | {:.1} ms | {} → {} | {:.1} ms ({} events) | {} | {} | {:.1} d{} |",
             planned.waves.len(),
+            greedy_t.as_secs_f64() * 1e3,
             plan_t.as_secs_f64() * 1e3,
+            spread(&greedy[gc..]),
+            spread(&planned.waves[planned.canary_waves..]),
             des.as_secs_f64() * 1e3,
             r.events,
             step.map_or("not run".into(), |s| format!(
@@ -120,4 +141,28 @@ fn main() {
             )),
         );
     }
+    // Faults of every class at once, on the 10,000-node plan.
+    let mut inp = input(10_000);
+    for (c, rate) in [
+        (Class::Transient, 0.05),
+        (Class::DriverDaemon, 0.005),
+        (Class::Device, 0.001),
+        (Class::Link, 0.001),
+    ] {
+        inp.faults.rates.insert(c, rate);
+    }
+    inp.faults.max_unhealthy = 100;
+    let planned = Planned::of(&inp);
+    let t = Instant::now();
+    let r = simulate::simulate(&planned, &inp);
+    let el = t.elapsed();
+    let faults: usize = r.remediation.classes.iter().map(|c| c.faults).sum();
+    println!(
+        "\nWith faults (10000 nodes, transient 0.05, driver-daemon 0.005, device and link 0.001 per node-day, maxUnhealthy 100): {:.1} ms, {} events, {} faults, {:.0} node-hours lost, peak {} out for faults",
+        el.as_secs_f64() * 1e3,
+        r.events,
+        faults,
+        r.remediation.node_hours_lost,
+        r.remediation.peak_out_of_service
+    );
 }

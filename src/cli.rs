@@ -158,6 +158,8 @@ pub enum RolloutCommand {
     Plan(RolloutPlanArgs),
     /// Judge a wave on its nodes' acceptance records: exit 0 proceed, 1 halt (and the rollback to apply).
     Gate(RolloutGateArgs),
+    /// Return remediated nodes to service: `kubectl annotate` for each node whose acceptance record passes again; exit 1 if any does not.
+    Readmit(RolloutReadmitArgs),
     /// Discrete-event simulation of a plan over a synthetic fleet, deterministic by seed.
     Simulate(RolloutSimulateArgs),
 }
@@ -211,6 +213,27 @@ pub struct RolloutGateArgs {
     pub previous: Vec<PathBuf>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+}
+
+#[derive(Debug, Args)]
+pub struct RolloutReadmitArgs {
+    /// Acceptance records of the nodes after their recovery: files or folders.
+    #[arg(required = true, value_name = "RECORDS")]
+    pub records: Vec<PathBuf>,
+    /// The blueprint the nodes run (their records must be of it).
+    #[arg(long, value_name = "FILE")]
+    pub blueprint: Input,
+    /// Judge only these nodes (repeatable; default: every node with a record).
+    #[arg(long = "node", value_name = "NAME")]
+    pub nodes: Vec<String>,
+    /// The nodes' records before the fault (files or folders): each figure is compared with
+    /// the node's own; without it, the regression findings the records carry count.
+    #[arg(long, value_name = "RECORDS")]
+    pub previous: Vec<PathBuf>,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    #[command(flatten)]
+    pub matrix: MatrixArg,
 }
 
 #[derive(Debug, Args)]

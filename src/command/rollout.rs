@@ -1,7 +1,8 @@
-//! `nodeimg rollout plan|gate|simulate` and `nodeimg accept compare`: read the inputs,
+//! `nodeimg rollout plan|gate|readmit|simulate` and `nodeimg accept compare`: read the inputs,
 //! call [`crate::rollout`], print the result (text or JSON) and write the manifests.
 //!
-//! Exit codes: plan 0; gate 0 proceed, 1 halt; simulate 0 completed, 1 halted; compare 0
+//! Exit codes: plan 0; gate 0 proceed, 1 halt; readmit 0 every node accepted again, 1 not;
+//! simulate 0 completed, 1 halted; compare 0
 //! no outlier, 1 outliers; 2 unusable input or arguments.
 
 use std::path::PathBuf;
@@ -14,11 +15,11 @@ use crate::blueprint::model::acceptance::pinned;
 use crate::blueprint::model::rollout::{Budget, Rollout};
 use crate::cli::{
     AcceptCompareArgs, Format, RolloutArgs, RolloutCommand, RolloutGateArgs, RolloutPlanArgs,
-    RolloutSimulateArgs, SimImpact,
+    RolloutReadmitArgs, RolloutSimulateArgs, SimImpact,
 };
 use crate::diff::impact::Impact;
 use crate::rollout::plan::{self, Plan, Settings, Side};
-use crate::rollout::{baseline, fleet::Fleet, gate, manifests, records, simulate};
+use crate::rollout::{baseline, fleet::Fleet, gate, manifests, readmit, records, simulate};
 
 /// Largest Node list or plan read.
 const MAX_INPUT: u64 = 256 * 1024 * 1024;
@@ -27,6 +28,7 @@ pub fn run(args: &RolloutArgs, env: &mut Env<'_>) -> Outcome {
     match &args.command {
         RolloutCommand::Plan(a) => plan_cmd(a, env),
         RolloutCommand::Gate(a) => gate_cmd(a, env),
+        RolloutCommand::Readmit(a) => readmit_cmd(a, env),
         RolloutCommand::Simulate(a) => simulate_cmd(a, env),
     }
 }
@@ -260,18 +262,7 @@ fn gate_cmd(args: &RolloutGateArgs, env: &mut Env<'_>) -> Outcome {
     let plan: Plan = serde_json::from_str(&text)
         .map_err(|e| format!("line {}: {e}", e.line()))
         .unusable_at(format_args!("--plan {}", args.plan))?;
-    let (current, nameless) = records::by_node(records::load(&args.records).unusable()?);
-    for p in nameless {
-        env.note(&format!(
-            "{}: the record names no host; not counted",
-            p.display()
-        ));
-    }
-    let previous = if args.previous.is_empty() {
-        None
-    } else {
-        Some(records::by_node(records::load(&args.previous).unusable()?).0)
-    };
+    let (current, previous) = node_records(&args.records, &args.previous, env)?;
     let g = gate::judge(&plan, args.wave, &current, previous.as_ref()).unusable()?;
     match args.format {
         Format::Json => env.json(&g)?,
@@ -281,6 +272,33 @@ fn gate_cmd(args: &RolloutGateArgs, env: &mut Env<'_>) -> Outcome {
         gate::Decision::Proceed => Exit::Ok,
         gate::Decision::Halt => Exit::Negative,
     })
+}
+
+/// Acceptance records by node name.
+type Records = std::collections::BTreeMap<String, records::Read>;
+/// This wave's records and, when given, the nodes' previous ones.
+type ByNode = (Records, Option<Records>);
+
+/// The records of this wave by node (a record that names no host is noted and left
+/// out) and, when given, the nodes' previous records.
+fn node_records(
+    records: &[PathBuf],
+    previous: &[PathBuf],
+    env: &mut Env<'_>,
+) -> Result<ByNode, Failure> {
+    let (current, nameless) = records::by_node(records::load(records).unusable()?);
+    for p in nameless {
+        env.note(&format!(
+            "{}: the record names no host; not counted",
+            p.display()
+        ));
+    }
+    let previous = if previous.is_empty() {
+        None
+    } else {
+        Some(records::by_node(records::load(previous).unusable()?).0)
+    };
+    Ok((current, previous))
 }
 
 fn gate_text(g: &gate::Gate, env: &mut Env<'_>) -> std::io::Result<()> {
@@ -304,6 +322,64 @@ fn gate_text(g: &gate::Gate, env: &mut Env<'_>) -> std::io::Result<()> {
     }
     writeln!(o, "  baseline: {}", g.baseline)?;
     writeln!(o, "Next: {}", g.next)
+}
+
+fn readmit_cmd(args: &RolloutReadmitArgs, env: &mut Env<'_>) -> Outcome {
+    let matrix = prepared::matrix(&args.matrix, env)?;
+    let bp = prepared::valid(&args.blueprint, &matrix, env)?;
+    let (current, previous) = node_records(&args.records, &args.previous, env)?;
+    let version = bp.spec().metadata.version.to_string();
+    let target = gate::Target {
+        id: bp.id(),
+        version: &version,
+        tolerance_percent: bp
+            .spec()
+            .acceptance
+            .as_ref()
+            .map_or(5.0, |a| a.regression_tolerance_percent),
+    };
+    let name = format!("{} {version} ({})", bp.name(), bp.id());
+    let r = readmit::judge(&target, &name, &args.nodes, &current, previous.as_ref());
+    if r.nodes.is_empty() {
+        return Err(Failure::unusable(
+            "no node to judge: the records name no host and no --node was given",
+        ));
+    }
+    match args.format {
+        Format::Json => env.json(&r)?,
+        Format::Text => readmit_text(&r, env).unusable_at("cannot write the report")?,
+    }
+    Ok(if r.nodes.iter().all(|n| n.accepted) {
+        Exit::Ok
+    } else {
+        Exit::Negative
+    })
+}
+
+fn readmit_text(r: &readmit::Readmit, env: &mut Env<'_>) -> std::io::Result<()> {
+    let s = env.style;
+    let o = &mut *env.out;
+    let accepted = r.nodes.iter().filter(|n| n.accepted).count();
+    writeln!(
+        o,
+        "# {}/{} node(s) accepted again on {}",
+        accepted,
+        r.nodes.len(),
+        r.blueprint
+    )?;
+    for n in r.nodes.iter().filter(|n| !n.accepted) {
+        writeln!(
+            o,
+            "# {} {}: {}",
+            s.error("STAYS OUT"),
+            n.node,
+            n.reasons.join("; ")
+        )?;
+    }
+    for c in &r.commands {
+        writeln!(o, "{c}")?;
+    }
+    Ok(())
 }
 
 fn simulate_cmd(args: &RolloutSimulateArgs, env: &mut Env<'_>) -> Outcome {
@@ -475,7 +551,33 @@ fn sim_text(r: &simulate::Report, env: &mut Env<'_>) -> std::io::Result<()> {
         )?;
     }
     match &r.halted {
-        None => writeln!(o, "Completed: every node accepted on the new image.")?,
+        None if r.old == 0 && r.off_to_repair == 0 => {
+            writeln!(o, "Completed: every node accepted on the new image.")?
+        }
+        None => {
+            let mut left = Vec::new();
+            if r.old > 0 {
+                left.push(format!(
+                    "{} left on the previous image (out of service for faults when their wave came{})",
+                    r.old,
+                    if r.remediation.held_back > 0 {
+                        "; see the nodes never remediated below"
+                    } else {
+                        ""
+                    }
+                ));
+            }
+            if r.off_to_repair > 0 {
+                left.push(format!("{} off to repair for good", r.off_to_repair));
+            }
+            writeln!(
+                o,
+                "Completed: {} of {} node(s) accepted on the new image; {}.",
+                r.accepted_new,
+                r.shape.nodes,
+                left.join("; ")
+            )?
+        }
         Some(h) => writeln!(
             o,
             "Halted at wave {}{} after {}: {} failed ({}); they were returned to the previous image.",

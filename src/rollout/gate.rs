@@ -61,99 +61,17 @@ pub fn judge(
             plan.waves.len().saturating_sub(1)
         )
     })?;
-    let mut nodes = Vec::new();
-    for (name, host) in w.nodes.iter().zip(&w.hostnames) {
-        let read = current.get(name).or_else(|| current.get(host));
-        let mut reasons = Vec::new();
-        match read {
-            None => reasons.push("no acceptance record".to_owned()),
-            Some(r) => {
-                let rec = &r.record;
-                if rec.blueprint.id != plan.to.id {
-                    reasons.push(format!(
-                        "the record is of blueprint {} {} ({}), not of the new image's {} ({})",
-                        rec.blueprint.name,
-                        rec.blueprint.version,
-                        rec.blueprint.id,
-                        plan.to.version,
-                        plan.to.id
-                    ));
-                }
-                match rec.result {
-                    RecordResult::Pass => {}
-                    RecordResult::Overridden => reasons.push(format!(
-                        "accepted only by break-glass override ({})",
-                        rec.break_glass.as_deref().unwrap_or("no reason given")
-                    )),
-                    other => {
-                        let failed: Vec<String> = rec
-                            .findings
-                            .iter()
-                            .filter(|f| f.verdict != Verdict::Pass)
-                            .map(|f| format!("{} {}", f.name(), f.verdict.as_str()))
-                            .collect();
-                        reasons.push(format!(
-                            "result {}{}",
-                            other.as_str(),
-                            if failed.is_empty() {
-                                String::new()
-                            } else {
-                                format!(": {}", failed.join(", "))
-                            }
-                        ));
-                    }
-                }
-                match previous {
-                    Some(prev) => match prev.get(name).or_else(|| prev.get(host)) {
-                        None => reasons
-                            .push("no previous record: its regression cannot be judged".to_owned()),
-                        Some(p) => {
-                            let software = regression::software_change(
-                                &p.record,
-                                rec.gpu.driver.known().map(String::as_str),
-                                &rec.blueprint.id,
-                            );
-                            for f in regression::compare(
-                                &rec.figures,
-                                &p.record.figures,
-                                plan.tolerance_percent,
-                                software.as_deref(),
-                                &p.record.created_at,
-                            ) {
-                                if f.verdict == Verdict::Fail {
-                                    reasons.push(format!(
-                                        "regression {}: {} (expected {})",
-                                        f.subject.unwrap_or_default(),
-                                        f.observed,
-                                        f.expected
-                                    ));
-                                }
-                            }
-                        }
-                    },
-                    None => {
-                        for f in rec
-                            .findings
-                            .iter()
-                            .filter(|f| f.id == "regression" && f.verdict == Verdict::Fail)
-                        {
-                            reasons.push(format!(
-                                "regression {}: {}",
-                                f.subject.clone().unwrap_or_default(),
-                                f.observed
-                            ));
-                        }
-                    }
-                }
-            }
-        }
-        nodes.push(NodeVerdict {
-            node: name.clone(),
-            accepted: reasons.is_empty(),
-            reasons,
-            record: read.map(|r| r.path.display().to_string()),
-        });
-    }
+    let target = Target {
+        id: &plan.to.id,
+        version: &plan.to.version,
+        tolerance_percent: plan.tolerance_percent,
+    };
+    let nodes: Vec<NodeVerdict> = w
+        .nodes
+        .iter()
+        .zip(&w.hostnames)
+        .map(|(name, host)| judge_node(&target, name, host, current, previous))
+        .collect();
     let halted = nodes.iter().any(|n| !n.accepted);
     let decision = if halted {
         Decision::Halt
@@ -190,4 +108,117 @@ pub fn judge(
             None => "the regression findings in the records (nodeimg accept --previous)".to_owned(),
         },
     })
+}
+
+/// What a node's record must show to count as accepted.
+#[derive(Debug, Clone, Copy)]
+pub struct Target<'a> {
+    /// The blueprint id the record must name (the image the node runs).
+    pub id: &'a str,
+    pub version: &'a str,
+    /// How much worse than its previous record a figure may be.
+    pub tolerance_percent: f64,
+}
+
+/// One node (`name`, or its `host` name) judged on its newest record in `current`: a
+/// record of `target`'s blueprint whose result is `pass` (a break-glass override is not an
+/// acceptance), and no figure worse than its previous record (in `previous`, else the
+/// regression findings the record carries) beyond the tolerance.
+pub fn judge_node(
+    target: &Target<'_>,
+    name: &str,
+    host: &str,
+    current: &BTreeMap<String, Read>,
+    previous: Option<&BTreeMap<String, Read>>,
+) -> NodeVerdict {
+    let read = current.get(name).or_else(|| current.get(host));
+    let mut reasons = Vec::new();
+    match read {
+        None => reasons.push("no acceptance record".to_owned()),
+        Some(r) => {
+            let rec = &r.record;
+            if rec.blueprint.id != target.id {
+                reasons.push(format!(
+                    "the record is of blueprint {} {} ({}), not of the new image's {} ({})",
+                    rec.blueprint.name,
+                    rec.blueprint.version,
+                    rec.blueprint.id,
+                    target.version,
+                    target.id
+                ));
+            }
+            match rec.result {
+                RecordResult::Pass => {}
+                RecordResult::Overridden => reasons.push(format!(
+                    "accepted only by break-glass override ({})",
+                    rec.break_glass.as_deref().unwrap_or("no reason given")
+                )),
+                other => {
+                    let failed: Vec<String> = rec
+                        .findings
+                        .iter()
+                        .filter(|f| f.verdict != Verdict::Pass)
+                        .map(|f| format!("{} {}", f.name(), f.verdict.as_str()))
+                        .collect();
+                    reasons.push(format!(
+                        "result {}{}",
+                        other.as_str(),
+                        if failed.is_empty() {
+                            String::new()
+                        } else {
+                            format!(": {}", failed.join(", "))
+                        }
+                    ));
+                }
+            }
+            match previous {
+                Some(prev) => match prev.get(name).or_else(|| prev.get(host)) {
+                    None => reasons
+                        .push("no previous record: its regression cannot be judged".to_owned()),
+                    Some(p) => {
+                        let software = regression::software_change(
+                            &p.record,
+                            rec.gpu.driver.known().map(String::as_str),
+                            &rec.blueprint.id,
+                        );
+                        for f in regression::compare(
+                            &rec.figures,
+                            &p.record.figures,
+                            target.tolerance_percent,
+                            software.as_deref(),
+                            &p.record.created_at,
+                        ) {
+                            if f.verdict == Verdict::Fail {
+                                reasons.push(format!(
+                                    "regression {}: {} (expected {})",
+                                    f.subject.unwrap_or_default(),
+                                    f.observed,
+                                    f.expected
+                                ));
+                            }
+                        }
+                    }
+                },
+                None => {
+                    for f in rec
+                        .findings
+                        .iter()
+                        .filter(|f| f.id == "regression" && f.verdict == Verdict::Fail)
+                    {
+                        reasons.push(format!(
+                            "regression {}: {}",
+                            f.subject.clone().unwrap_or_default(),
+                            f.observed
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    NodeVerdict {
+        node: name.to_owned(),
+        accepted: reasons.is_empty(),
+        reasons,
+        record: read.map(|r| r.path.display().to_string()),
+    }
 }

@@ -1,7 +1,8 @@
 //! Upgrades in waves and fleet baselines. nodeimg plans, renders and judges; existing
 //! engines execute: system-upgrade-controller cordons, drains, applies the image and
 //! uncordons ([`manifests`]); the acceptance records of each wave decide whether the next
-//! may start ([`gate`]); [`simulate`] runs a plan over a synthetic fleet; [`baseline`]
+//! may start ([`gate`]); a remediated node returns to service only on a passing record
+//! ([`readmit`]); [`simulate`] runs a plan over a synthetic fleet; [`baseline`]
 //! compares nodes of one SKU with their fleet median.
 
 pub mod baseline;
@@ -10,5 +11,6 @@ pub mod fleet;
 pub mod gate;
 pub mod manifests;
 pub mod plan;
+pub mod readmit;
 pub mod records;
 pub mod simulate;

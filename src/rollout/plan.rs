@@ -129,15 +129,38 @@ impl Plan {
 /// `canaries_per_sku` nodes of each SKU, spread over domains), then the rest. Every wave
 /// respects each domain's budget and the size cap; every node is in exactly one wave.
 pub fn waves(fleet: &Fleet, settings: &Settings) -> (Vec<Vec<usize>>, usize) {
-    let sizes = fleet.domain_sizes();
-    let budgets: Vec<BTreeMap<&str, usize>> = sizes
+    let budgets = budgets(fleet, &settings.budget);
+    let (first, rest) = canaries(fleet, settings);
+    let max = settings.max_wave_size;
+    let mut out = pack(fleet, first, &budgets, max);
+    let canary_waves = out.len();
+    out.extend(balanced(fleet, rest, &budgets, max));
+    (out, canary_waves)
+}
+
+/// The waves greedy packing alone gives (what [`waves`] balances without adding a wave).
+pub fn greedy_waves(fleet: &Fleet, settings: &Settings) -> (Vec<Vec<usize>>, usize) {
+    let budgets = budgets(fleet, &settings.budget);
+    let (first, rest) = canaries(fleet, settings);
+    let max = settings.max_wave_size;
+    let mut out = pack(fleet, first, &budgets, max);
+    let canary_waves = out.len();
+    out.extend(pack(fleet, rest, &budgets, max));
+    (out, canary_waves)
+}
+
+/// Each domain's budget in nodes: `[key index][value]`.
+fn budgets<'a>(fleet: &'a Fleet, budget: &Budget) -> Vec<BTreeMap<&'a str, usize>> {
+    fleet
+        .domain_sizes()
         .iter()
-        .map(|m| {
-            m.iter()
-                .map(|(v, n)| (*v, settings.budget.of(*n)))
-                .collect()
-        })
-        .collect();
+        .map(|m| m.iter().map(|(v, n)| (*v, budget.of(*n))).collect())
+        .collect()
+}
+
+/// The canaries (the first `canaries_per_sku` nodes of each SKU, spread over domains) and
+/// the rest, as indexes into the fleet's members.
+fn canaries(fleet: &Fleet, settings: &Settings) -> (Vec<usize>, Vec<usize>) {
     // Canaries: per SKU, nodes from domains no other canary uses yet.
     let mut by_sku: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for (i, m) in fleet.members.iter().enumerate() {
@@ -168,12 +191,230 @@ pub fn waves(fleet: &Fleet, settings: &Settings) -> (Vec<Vec<usize>>, usize) {
             }
         }
     }
-    let (first, rest): (Vec<usize>, Vec<usize>) =
-        (0..fleet.members.len()).partition(|i| canary[*i]);
-    let mut out = pack(fleet, first, &budgets, settings.max_wave_size);
-    let canary_waves = out.len();
-    out.extend(pack(fleet, rest, &budgets, settings.max_wave_size));
-    (out, canary_waves)
+    (0..fleet.members.len()).partition(|i| canary[*i])
+}
+
+/// The waves of `nodes`, as many as greedy packing needs, but as even as the budgets allow.
+/// Greedy packing fills every wave to the budget and can leave small last waves, which
+/// puts more nodes out at once than needed for no shorter a rollout. The balanced split
+/// ([`Groups::split`]) works on groups of nodes that share every failure domain, not on
+/// single nodes, and first tries the even split (`n / waves` nodes per wave, one more for the
+/// first `n % waves`), then the smallest uniform cap that keeps the wave count; when neither
+/// fits (or the greedy waves already differ by at most one node), the greedy waves stand.
+fn balanced(
+    fleet: &Fleet,
+    nodes: Vec<usize>,
+    budgets: &[BTreeMap<&str, usize>],
+    max: Option<usize>,
+) -> Vec<Vec<usize>> {
+    let greedy = pack(fleet, nodes.clone(), budgets, max);
+    let (n, w) = (nodes.len(), greedy.len());
+    let largest = greedy.iter().map(Vec::len).max().unwrap_or(0);
+    let smallest = greedy.iter().map(Vec::len).min().unwrap_or(0);
+    if w <= 1 || largest - smallest <= 1 {
+        return greedy;
+    }
+    let groups = Groups::of(fleet, &nodes, budgets);
+    let (base, extra) = (n / w, n % w);
+    if let Some(even) = groups.split(w, |k| base + usize::from(k < extra)) {
+        return even;
+    }
+    // The smallest uniform cap that keeps `w` waves.
+    let (mut lo, mut hi) = (n.div_ceil(w) + 1, largest);
+    let mut best = None;
+    while lo <= hi {
+        let mid = lo + (hi - lo) / 2;
+        match groups.split(w, |_| mid) {
+            Some(p) => {
+                best = Some(p);
+                hi = mid - 1;
+            }
+            None => lo = mid + 1,
+        }
+    }
+    best.unwrap_or(greedy)
+}
+
+/// Nodes grouped by their failure domains (every node of a group has the same value of
+/// every key), so that a wave is cut by arithmetic on group and domain counts instead of
+/// testing node after node.
+struct Groups<'a> {
+    fleet: &'a Fleet,
+    /// The nodes of each group, in name order.
+    nodes: Vec<Vec<usize>>,
+    /// The domains of each group, one per failure-domain key.
+    domains: Vec<Vec<usize>>,
+    /// The groups of each domain.
+    of_domain: Vec<Vec<usize>>,
+    /// The key index of each domain.
+    key: Vec<usize>,
+    /// Most nodes one wave takes from each domain.
+    budget: Vec<usize>,
+    /// How many domains each key has.
+    values: Vec<usize>,
+}
+
+impl<'a> Groups<'a> {
+    fn of(fleet: &'a Fleet, nodes: &[usize], budgets: &[BTreeMap<&str, usize>]) -> Self {
+        let mut domain_ids: BTreeMap<(usize, &str), usize> = BTreeMap::new();
+        let mut group_ids: BTreeMap<Vec<usize>, usize> = BTreeMap::new();
+        let mut g = Groups {
+            fleet,
+            nodes: Vec::new(),
+            domains: Vec::new(),
+            of_domain: Vec::new(),
+            key: Vec::new(),
+            budget: Vec::new(),
+            values: vec![0; budgets.len()],
+        };
+        let mut sorted = nodes.to_vec();
+        sorted.sort_by(|a, b| fleet.members[*a].name.cmp(&fleet.members[*b].name));
+        for i in sorted {
+            let ds: Vec<usize> = fleet.members[i]
+                .domains
+                .iter()
+                .enumerate()
+                .map(|(k, v)| {
+                    let next = domain_ids.len();
+                    *domain_ids.entry((k, v.as_str())).or_insert_with(|| {
+                        g.key.push(k);
+                        g.budget.push(budgets[k][v.as_str()]);
+                        g.of_domain.push(Vec::new());
+                        g.values[k] += 1;
+                        next
+                    })
+                })
+                .collect();
+            let next = group_ids.len();
+            let id = *group_ids.entry(ds.clone()).or_insert_with(|| {
+                for &d in &ds {
+                    g.of_domain[d].push(next);
+                }
+                g.nodes.push(Vec::new());
+                g.domains.push(ds);
+                next
+            });
+            g.nodes[id].push(i);
+        }
+        g
+    }
+
+    /// At most `waves` waves of all nodes, wave `k` taking up to `target(k)` nodes, no
+    /// domain more than its budget; `None` when the nodes do not fit. Each wave first takes
+    /// what a domain must give now to finish in the waves left (its remaining nodes beyond
+    /// `budget × (waves left − 1)`), then fills up round the groups, each giving at first
+    /// its share (`remaining / waves left`), then whatever fits.
+    fn split(&self, waves: usize, target: impl Fn(usize) -> usize) -> Option<Vec<Vec<usize>>> {
+        let groups = self.nodes.len();
+        let mut cut = Cut {
+            next: vec![0; groups],
+            rem: vec![0; self.budget.len()],
+            left: vec![0; self.budget.len()],
+            full: vec![0; self.values.len()],
+            want: 0,
+            wave: Vec::new(),
+        };
+        for (g, ds) in self.domains.iter().enumerate() {
+            for &d in ds {
+                cut.rem[d] += self.nodes[g].len();
+            }
+        }
+        let mut total: usize = self.nodes.iter().map(Vec::len).sum();
+        let mut cursor = 0;
+        let mut out = Vec::new();
+        for k in 0..waves {
+            if total == 0 {
+                break;
+            }
+            let after = waves - k - 1;
+            cut.want = target(k).min(total);
+            cut.left.copy_from_slice(&self.budget);
+            cut.full.fill(0);
+            cut.wave = Vec::with_capacity(cut.want);
+            // What each domain must give in this wave.
+            for d in 0..self.budget.len() {
+                for &g in &self.of_domain[d] {
+                    let must = cut.rem[d].saturating_sub(after * self.budget[d]);
+                    if must == 0 || cut.want == 0 {
+                        break;
+                    }
+                    self.take(&mut cut, g, must);
+                }
+                if cut.rem[d] > after * self.budget[d] {
+                    return None;
+                }
+            }
+            // Then round the groups from where the last wave stopped.
+            for share in [true, false] {
+                for _ in 0..groups {
+                    let saturated = cut.full.iter().zip(&self.values).any(|(f, v)| f == v);
+                    if cut.want == 0 || saturated {
+                        break;
+                    }
+                    let g = cursor;
+                    cursor = (cursor + 1) % groups;
+                    let most = if share {
+                        (self.nodes[g].len() - cut.next[g]).div_ceil(after + 1)
+                    } else {
+                        usize::MAX
+                    };
+                    self.take(&mut cut, g, most);
+                }
+            }
+            let mut wave = std::mem::take(&mut cut.wave);
+            if wave.is_empty() {
+                return None;
+            }
+            total -= wave.len();
+            wave.sort_by(|a, b| {
+                self.fleet.members[*a]
+                    .name
+                    .cmp(&self.fleet.members[*b].name)
+            });
+            out.push(wave);
+        }
+        (total == 0).then_some(out)
+    }
+
+    /// Takes up to `most` nodes of group `g` into the wave being cut, as many as its
+    /// domains' budgets left and the wave's target allow.
+    fn take(&self, cut: &mut Cut, g: usize, most: usize) {
+        let ds = &self.domains[g];
+        let a = ds
+            .iter()
+            .map(|&d| cut.left[d])
+            .min()
+            .unwrap_or(usize::MAX)
+            .min(self.nodes[g].len() - cut.next[g])
+            .min(most)
+            .min(cut.want);
+        if a == 0 {
+            return;
+        }
+        let from = cut.next[g];
+        cut.wave.extend_from_slice(&self.nodes[g][from..from + a]);
+        cut.next[g] += a;
+        cut.want -= a;
+        for &d in ds {
+            cut.rem[d] -= a;
+            cut.left[d] -= a;
+            if cut.left[d] == 0 {
+                cut.full[self.key[d]] += 1;
+            }
+        }
+    }
+}
+
+/// The state of [`Groups::split`]: per group the next node to take, per domain the nodes
+/// remaining and the budget left in this wave, per key how many domains are full.
+struct Cut {
+    next: Vec<usize>,
+    rem: Vec<usize>,
+    left: Vec<usize>,
+    full: Vec<usize>,
+    /// Nodes the wave being cut still wants.
+    want: usize,
+    wave: Vec<usize>,
 }
 
 /// Greedy packing: each wave takes, in an order that interleaves domains, every node whose
@@ -373,9 +614,49 @@ mod tests {
         let (w, canary) = waves(&f, &s);
         assert_eq!(canary, 1);
         assert_eq!(w[0].len(), 2);
-        // 20 nodes per zone, 25 % = 5 per zone, capped at 7 per wave.
-        let last = w.len() - 1;
-        assert!(w[1..last].iter().all(|w| w.len() == 7), "{w:?}");
-        assert!(w[last].len() <= 7);
+        // 20 nodes per zone, 25 % = 5 per zone, capped at 7 per wave: the 38 after the
+        // canaries in six waves of 6 or 7.
+        assert_eq!(sizes(&w[1..]), [7, 7, 6, 6, 6, 6], "{w:?}");
+    }
+
+    fn sizes(w: &[Vec<usize>]) -> Vec<usize> {
+        w.iter().map(Vec::len).collect()
+    }
+
+    #[test]
+    fn waves_are_balanced_without_adding_one() {
+        // A wave cap: greedy leaves 7, 7, 7, 7, 7, 3; balanced, six waves of 6 or 7.
+        let f = fleet(40, 2, 1);
+        let s = Settings {
+            canaries_per_sku: 2,
+            budget: Budget::Nodes(5),
+            max_wave_size: Some(7),
+        };
+        let (g, _) = greedy_waves(&f, &s);
+        let (w, _) = waves(&f, &s);
+        assert_eq!(sizes(&g[1..]), [7, 7, 7, 7, 7, 3]);
+        assert_eq!(sizes(&w[1..]), [7, 7, 6, 6, 6, 6]);
+        // One big zone (30 nodes) and a small one (10), 5 per zone: the big zone needs six
+        // waves; greedy fills the first two from both zones and leaves four of 5.
+        let mut f = fleet(40, 1, 1);
+        for (i, m) in f.members.iter_mut().enumerate() {
+            m.domains = vec![if i < 30 { "a" } else { "b" }.to_owned()];
+        }
+        let s = Settings {
+            canaries_per_sku: 1,
+            budget: Budget::Nodes(5),
+            max_wave_size: None,
+        };
+        let (g, _) = greedy_waves(&f, &s);
+        let (w, _) = waves(&f, &s);
+        assert_eq!(sizes(&g[1..]), [10, 10, 5, 5, 5, 4]);
+        assert_eq!(sizes(&w[1..]), [7, 7, 7, 6, 6, 6]);
+        for wave in &w {
+            let a = wave.iter().filter(|&&i| i < 30).count();
+            assert!(a <= 5 && wave.len() - a <= 5, "{wave:?}");
+        }
+        let mut all = w.concat();
+        all.sort();
+        assert_eq!(all, (0..40).collect::<Vec<_>>());
     }
 }

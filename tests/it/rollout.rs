@@ -236,6 +236,50 @@ fn no_change_plans_no_wave_and_bad_inputs_are_refused() {
 }
 
 #[test]
+fn the_nodes_can_come_from_standard_input() {
+    let s = Setup::new(|v| v.set("os.kernel", json!("5.15.0-171-generic")), 24);
+    let from_file = plan_json(&s.plan(&["--format", "json"]));
+    let (old, new) = (s.path("old.yaml"), s.path("new.yaml"));
+    let args = [
+        "rollout",
+        "plan",
+        old.to_str().unwrap(),
+        new.to_str().unwrap(),
+        "--nodes",
+        "-",
+        "--old-image",
+        &image('a'),
+        "--new-image",
+        &image('b'),
+        "--format",
+        "json",
+    ];
+    let nodes = std::fs::read(s.path("nodes.json")).unwrap();
+    let o = crate::support::nodeimg_stdin(&args, &nodes);
+    assert_eq!(plan_json(&o), from_file, "the same plan as from the file");
+    assert_eq!(
+        plan_json(&o)["waves"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w["nodes"].as_array().unwrap().len())
+            .sum::<usize>(),
+        24
+    );
+    // A damaged list on standard input is located as such.
+    let o = crate::support::nodeimg_stdin(&args, b"{\"kind\": \"List\",\n \"items\": [}");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--nodes <stdin>"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("line 2"), "{}", stderr(&o));
+    // Only one input can be standard input.
+    let mut two = args;
+    two[2] = "-";
+    let o = crate::support::nodeimg_stdin(&two, &nodes);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("only one of"), "{}", stderr(&o));
+}
+
+#[test]
 fn manifests_need_an_applier() {
     let s = Setup::new(|v| v.remove("rollout.engine.applier"), 8);
     let out = s.path("out");
@@ -628,18 +672,69 @@ fn simulate_reports_remediation_by_fault_class() {
     );
     assert!(r["over_budget"].as_array().unwrap().is_empty());
     assert!(m["settled_seconds"].as_f64().unwrap() >= r["total_seconds"].as_f64().unwrap());
-    // The text names each class and what happened; the default maxUnhealthy (1) holds
-    // remediation back once two nodes are unhealthy at once.
+    // The default maxUnhealthy is a share (5 %), so it grows with the fleet: 20 of 400.
     let o = args(&[]);
     let text = stdout(&o);
-    assert!(text.contains("Remediation (maxUnhealthy 1"), "{text}");
+    assert!(text.contains("Remediation (maxUnhealthy 20"), "{text}");
     assert!(text.contains("device: "), "{text}");
+    // A count of 1 holds remediation back once two nodes are unhealthy at once.
+    let o = args(&["--max-unhealthy", "1"]);
+    let text = stdout(&o);
+    assert!(text.contains("Remediation (maxUnhealthy 1"), "{text}");
     assert!(text.contains("held back by maxUnhealthy"), "{text}");
     let o = args(&["--fault", "disk=1"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("not a fault class"), "{}", stderr(&o));
     let o = args(&["--max-unhealthy", "0"]);
     assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn a_completed_simulation_says_which_nodes_stay_on_the_previous_image() {
+    let run = |max_unhealthy: &str| {
+        let args = [
+            "rollout",
+            "simulate",
+            "--nodes",
+            "2000",
+            "--seed",
+            "7",
+            "--fault",
+            "device=0.002",
+            "--fault",
+            "link=0.002",
+            "--max-unhealthy",
+            max_unhealthy,
+        ];
+        let o = nodeimg(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let json = nodeimg(&[&args[..], &["--format", "json"]].concat());
+        let r: Value = serde_json::from_str(&stdout(&json)).unwrap();
+        (stdout(&o), r)
+    };
+    // maxUnhealthy 1: nodes in repair keep counting, later broken nodes are never
+    // remediated and never upgraded; the text must not claim every node was accepted.
+    let (text, r) = run("1");
+    let old = r["old"].as_u64().unwrap();
+    assert!(r["halted"].is_null(), "{text}");
+    assert!(old > 0, "{text}");
+    assert!(!text.contains("every node accepted"), "{text}");
+    let line = text.lines().find(|l| l.starts_with("Completed:")).unwrap();
+    assert!(
+        line.contains(&format!("{} of 2000 node(s) accepted", r["accepted_new"]))
+            && line.contains(&format!("{old} left on the previous image")),
+        "{line}"
+    );
+    // The default share, 5 %: every node remediated, upgraded and accepted.
+    let (text, r) = run("5%");
+    assert_eq!(r["remediation"]["held_back"], 0, "{text}");
+    assert_eq!(r["old"], 0, "{text}");
+    if r["off_to_repair"] == 0 {
+        assert!(
+            text.contains("Completed: every node accepted on the new image."),
+            "{text}"
+        );
+    }
 }
 
 /// The health plugin's script from the rendered node-problem-detector values of the H100
@@ -764,6 +859,144 @@ exit "$rc"
     assert_eq!(captures().len(), 5);
     assert_eq!(record(6).unwrap().trim(), r#"{"run": 6}"#);
     assert_eq!(run(2).0, Some(2), "verify's unknown stays unknown");
+}
+
+/// Without a repair template no remediator may act on a device or link fault: NodeHealthCheck
+/// cannot cordon by itself, and the reboot template must never act on broken hardware. So
+/// no device/link NodeHealthCheck is rendered, while node-problem-detector still sets the
+/// conditions and keeps the evidence (a person cordons, see the README).
+#[test]
+fn without_a_repair_template_hardware_faults_still_get_conditions_and_evidence() {
+    let files = |v: Variant| -> BTreeMap<String, Vec<u8>> {
+        crate::support::rendered(&v.load())
+            .cluster
+            .files()
+            .map(|(p, _, b)| (p.to_string(), b.to_vec()))
+            .collect()
+    };
+    let with = files(Variant::of("h100-sxm-ubuntu"));
+    let without = files(Variant::of("h100-sxm-ubuntu").remove("rollout.remediation.repair"));
+    let nhc = |f: &BTreeMap<String, Vec<u8>>| -> Vec<String> {
+        f.keys()
+            .filter(|p| p.starts_with("remediation/"))
+            .cloned()
+            .collect()
+    };
+    assert_eq!(
+        nhc(&with),
+        [
+            "remediation/nodehealthcheck-device-link.yaml",
+            "remediation/nodehealthcheck-driver-daemon.yaml"
+        ]
+    );
+    assert_eq!(
+        nhc(&without),
+        ["remediation/nodehealthcheck-driver-daemon.yaml"]
+    );
+    let driver: Value =
+        serde_yaml::from_slice(&without["remediation/nodehealthcheck-driver-daemon.yaml"]).unwrap();
+    let conditions: Vec<&str> = driver["spec"]["unhealthyConditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        conditions,
+        ["NodeimgDriverDaemonProblem"],
+        "never a reboot for hardware"
+    );
+    let npd = String::from_utf8(without["node-problem-detector-values.yaml"].clone()).unwrap();
+    for class in ["device", "link"] {
+        assert!(
+            npd.contains("--evidence-on-fail $dir")
+                && npd.contains(&format!("/var/lib/nodeimg/evidence/{class}")),
+            "{class}: evidence kept without a repair template"
+        );
+    }
+    assert!(npd.contains("\"NodeimgDeviceProblem\"") && npd.contains("\"NodeimgLinkProblem\""));
+    assert_eq!(
+        npd,
+        String::from_utf8(with["node-problem-detector-values.yaml"].clone()).unwrap()
+    );
+}
+
+#[test]
+fn a_remediated_node_returns_only_on_a_passing_acceptance_record() {
+    let s = Setup::new(|v| v, 4);
+    let plan = plan_json(&s.plan(&["--format", "json"]));
+    let id = plan["to"]["id"].as_str().unwrap().to_owned();
+    let at = "2026-12-01T10:00:00Z";
+    let dir = s.path("recovered");
+    write_record(&dir, &record("gpu-000", &id, RecordResult::Pass, 460.0, at));
+    write_record(&dir, &record("gpu-001", &id, RecordResult::Fail, 460.0, at));
+    write_record(
+        &dir,
+        &record("gpu-002", "0123456789abcdef", RecordResult::Pass, 460.0, at),
+    );
+    write_record(
+        &dir,
+        &record("gpu-003", &id, RecordResult::Overridden, 460.0, at),
+    );
+    let new = s.path("new.yaml");
+    let readmit = |extra: &[&str]| {
+        let mut a = vec![
+            "rollout",
+            "readmit",
+            "--blueprint",
+            new.to_str().unwrap(),
+            dir.to_str().unwrap(),
+        ];
+        a.extend_from_slice(extra);
+        nodeimg(&a)
+    };
+    let o = readmit(&[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let text = stdout(&o);
+    let commands: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(
+        commands,
+        [format!(
+            "kubectl annotate node gpu-000 remediation.medik8s.io/manually-confirmed-healthy={at} --overwrite"
+        )],
+        "only the node accepted again: {text}"
+    );
+    assert!(text.contains("# 1/4 node(s) accepted again"), "{text}");
+    assert!(text.contains("gpu-001: result fail"), "{text}");
+    assert!(
+        text.contains("gpu-002: the record is of blueprint"),
+        "{text}"
+    );
+    assert!(
+        text.contains("gpu-003: accepted only by break-glass override"),
+        "{text}"
+    );
+    // The passing node alone: exit 0.
+    let o = readmit(&["--node", "gpu-000"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // A node without a record stays out.
+    let o = readmit(&["--node", "gpu-000", "--node", "gpu-009", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let r: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(r["nodes"][1]["node"], "gpu-009");
+    assert_eq!(r["nodes"][1]["reasons"][0], "no acceptance record");
+    assert_eq!(r["commands"].as_array().unwrap().len(), 1);
+    // The rendered NodeHealthChecks wait for exactly that annotation.
+    let rendered = crate::support::rendered(&crate::support::example("h100-sxm-ubuntu"));
+    let mut n = 0;
+    for (path, _, bytes) in rendered.cluster.files() {
+        if path.starts_with("remediation/") {
+            let doc: Value = serde_yaml::from_slice(bytes).unwrap();
+            assert_eq!(doc["spec"]["healthyDelay"], "-1s", "{path}");
+            let text = std::str::from_utf8(bytes).unwrap();
+            assert!(
+                text.contains(nodeimg::rollout::readmit::CONFIRMED),
+                "{path}"
+            );
+            n += 1;
+        }
+    }
+    assert_eq!(n, 2);
 }
 
 // ---- the opt-in schema suite -----------------------------------------------------------

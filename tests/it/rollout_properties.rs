@@ -4,12 +4,15 @@
 //! stops everything, a halted rollout leaves every node on the previous image, on an
 //! accepted new one or off to repair, and remediation keeps its rules (`faults::check` on
 //! the run's trace: a hardware fault is never rebooted and never returns without a passing
-//! acceptance, a driver fault is rebooted at most once, `maxUnhealthy` holds).
+//! acceptance, a driver fault is rebooted at most once, `maxUnhealthy` holds); and balanced
+//! waves are as many as greedy packing's, keep every budget and cap, never grow the largest
+//! wave, and differ in size by at most one node where the domains allow it (one
+//! failure-domain key: every domain can spread over greedy's waves).
 
 use nodeimg::blueprint::model::rollout::Budget;
 use nodeimg::diff::impact::Impact;
 use nodeimg::rollout::faults::{self, Class, Faults};
-use nodeimg::rollout::plan::Settings;
+use nodeimg::rollout::plan::{self, Settings};
 use nodeimg::rollout::simulate::{self, Durations, Failures, Image, Input, Shape};
 use proptest::prelude::*;
 
@@ -143,5 +146,84 @@ proptest! {
         let first = simulate::Planned::of(&input).waves[0].len();
         prop_assert!(r.accepted_new < first);
         prop_assert_eq!(r.old, input.shape.nodes - r.accepted_new - r.off_to_repair);
+    }
+}
+
+/// The checks every balanced plan passes; returns its non-canary wave sizes.
+fn check_balanced(
+    fleet: &nodeimg::rollout::fleet::Fleet,
+    settings: &Settings,
+) -> Result<Vec<usize>, TestCaseError> {
+    let (w, c) = plan::waves(fleet, settings);
+    let (g, gc) = plan::greedy_waves(fleet, settings);
+    prop_assert_eq!(c, gc);
+    prop_assert_eq!(&w[..c], &g[..gc], "canary waves are not balanced");
+    prop_assert_eq!(w.len(), g.len(), "balanced waves, greedy {:?}", g);
+    let largest = |x: &[Vec<usize>]| x.iter().map(Vec::len).max().unwrap_or(0);
+    prop_assert!(largest(&w[c..]) <= largest(&g[gc..]));
+    let mut all = w.concat();
+    all.sort();
+    prop_assert_eq!(all, (0..fleet.members.len()).collect::<Vec<_>>());
+    let sizes = fleet.domain_sizes();
+    for wave in &w {
+        prop_assert!(settings.max_wave_size.is_none_or(|m| wave.len() <= m));
+        for (k, m) in sizes.iter().enumerate() {
+            for (value, n) in m {
+                let taken = wave
+                    .iter()
+                    .filter(|&&i| fleet.members[i].domains[k] == *value)
+                    .count();
+                prop_assert!(
+                    taken <= settings.budget.of(*n),
+                    "{}={}: {}",
+                    k,
+                    value,
+                    taken
+                );
+            }
+        }
+    }
+    Ok(w[c..].iter().map(Vec::len).collect())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn balanced_waves_keep_greedys_count_and_the_budget(
+        (nodes, zones, per_rack, skus) in (1usize..500, 1usize..6, 1usize..24, 1usize..4),
+        (budget, canaries, max) in (budget(), 1usize..3, proptest::option::of(1usize..60)),
+    ) {
+        let fleet = simulate::synthetic_fleet(&Shape { nodes, zones, nodes_per_rack: per_rack, skus });
+        let settings = Settings { canaries_per_sku: canaries, budget, max_wave_size: max };
+        check_balanced(&fleet, &settings)?;
+    }
+
+    /// One failure-domain key, domains of any sizes: greedy's wave count lets every domain
+    /// spread over the waves, so the sizes differ by at most one.
+    #[test]
+    fn balanced_waves_differ_by_at_most_one_over_one_key(
+        zones in proptest::collection::vec(1usize..80, 1..8),
+        (budget, canaries, max) in (budget(), 1usize..3, proptest::option::of(1usize..60)),
+    ) {
+        let members = zones
+            .iter()
+            .enumerate()
+            .flat_map(|(z, n)| (0..*n).map(move |i| (z, i)))
+            .enumerate()
+            .map(|(i, (z, _))| nodeimg::rollout::fleet::Member {
+                name: format!("n{i:04}"),
+                hostname: format!("n{i:04}"),
+                sku: "h100".into(),
+                domains: vec![format!("zone-{z}")],
+            })
+            .collect();
+        let fleet = nodeimg::rollout::fleet::Fleet { keys: vec!["zone".into()], members };
+        let settings = Settings { canaries_per_sku: canaries, budget, max_wave_size: max };
+        let sizes = check_balanced(&fleet, &settings)?;
+        let (lo, hi) = (sizes.iter().min(), sizes.iter().max());
+        if let (Some(lo), Some(hi)) = (lo, hi) {
+            prop_assert!(hi - lo <= 1, "{:?}", sizes);
+        }
     }
 }
