@@ -9,6 +9,8 @@ mod support;
 
 mod accept_cli;
 mod accept_corpus;
+mod accept_rails;
+mod accept_storage;
 mod acceptance_manifests;
 mod blueprint_values;
 mod blueprints;
@@ -16,10 +18,13 @@ mod boot;
 // ~10 min a boot without KVM: only with `--features boot-vm` (see Cargo.toml).
 #[cfg(feature = "boot-vm")]
 mod boot_vm;
+mod build_cache;
 mod build_cli;
 mod cdi_unit;
+mod checked_spec;
 mod cli;
 mod cluster_cli;
+mod cluster_labels;
 mod command;
 mod container_devices;
 mod derived;
@@ -60,6 +65,7 @@ mod render_kubelet;
 mod robustness;
 mod rollout;
 mod rollout_properties;
+mod shm_policy;
 mod site_matrix;
 mod startup;
 mod valid_renders;
@@ -67,3 +73,4 @@ mod verify_checks;
 mod verify_cli;
 mod verify_golden;
 mod wire_names;
+mod yaml_readers;

@@ -241,12 +241,10 @@ fn h100_nvidia_smi_xml(bp: &Value) -> String {
         .as_str()
         .unwrap();
     let cuda = get(bp, &["accelerators", "cuda"]).as_str().unwrap();
-    fixture_tree::h100_nvidia_smi_xml()
-        .replace("570.172.08", driver)
-        .replace("<cuda_version>12.8<", &format!("<cuda_version>{cuda}<"))
-        .replace("<remapped_row_pending>Yes<", "<remapped_row_pending>No<")
-        .replace("<remapped_row_unc>1<", "<remapped_row_unc>0<")
-        .replace("<dram_uncorrectable>1<", "<dram_uncorrectable>0<")
+    let mut smi = super::nvidia_smi::SmiLog::h100_healthy();
+    smi.driver_version = driver.to_owned();
+    smi.cuda_version = cuda.to_owned();
+    smi.xml()
 }
 
 /// The GPU hardware stand-in: a container has no GPU, so verify (and only verify,

@@ -614,58 +614,7 @@ pub fn cdi_spec(gpus: usize) -> String {
 /// power readings, split SRAM uncorrectable counters, recovery action, deprecated reset
 /// status. GPU [`REMAP_PENDING_GPU`] has a pending row remap; [`IDLE_GPU`] is in P8.
 pub fn h100_nvidia_smi_xml() -> String {
-    let mut xml = String::from(
-        "<?xml version=\"1.0\" ?>\n<!DOCTYPE nvidia_smi_log SYSTEM \"nvsmi_device_v12.dtd\">\n<nvidia_smi_log>\n\t<timestamp>Tue Jul 15 09:12:01 2025</timestamp>\n\t<driver_version>570.172.08</driver_version>\n\t<cuda_version>12.8</cuda_version>\n\t<attached_gpus>8</attached_gpus>\n",
-    );
-    for pair in h100_pairs() {
-        let i = pair.index;
-        let bus = format!("00000000:{:02X}:00.0", pair.root_bus + 3);
-        let (pstate, link_gen, power) = if i == IDLE_GPU {
-            ("P8", 1, "69.52 W")
-        } else {
-            ("P0", 5, "412.30 W")
-        };
-        let pending = if i == REMAP_PENDING_GPU { "Yes" } else { "No" };
-        let unc = if i == REMAP_PENDING_GPU { 1 } else { 0 };
-        xml.push_str(&format!(
-            "\t<gpu id=\"{bus}\">\n\
-\t\t<product_name>NVIDIA H100 80GB HBM3</product_name>\n\
-\t\t<product_brand>NVIDIA</product_brand>\n\
-\t\t<product_architecture>Hopper</product_architecture>\n\
-\t\t<display_mode>Requested functionality has been deprecated</display_mode>\n\
-\t\t<persistence_mode>Enabled</persistence_mode>\n\
-\t\t<addressing_mode>None</addressing_mode>\n\
-\t\t<mig_mode>\n\t\t\t<current_mig>Disabled</current_mig>\n\t\t\t<pending_mig>Disabled</pending_mig>\n\t\t</mig_mode>\n\
-\t\t<mig_devices>\n\t\t\tNone\n\t\t</mig_devices>\n\
-\t\t<serial>165232405{i:04}</serial>\n\
-\t\t<uuid>GPU-6f3c1e2a-0b4d-4c1e-9a7b-00000000000{i}</uuid>\n\
-\t\t<vbios_version>96.00.99.00.01</vbios_version>\n\
-\t\t<gpu_reset_status>\n\t\t\t<reset_required>Requested functionality has been deprecated</reset_required>\n\t\t</gpu_reset_status>\n\
-\t\t<gpu_recovery_action>None</gpu_recovery_action>\n\
-\t\t<pci>\n\t\t\t<pci_bus>{:02X}</pci_bus>\n\t\t\t<pci_device>00</pci_device>\n\t\t\t<pci_domain>0000</pci_domain>\n\t\t\t<pci_device_id>233010DE</pci_device_id>\n\t\t\t<pci_bus_id>{bus}</pci_bus_id>\n\
-\t\t\t<pci_gpu_link_info>\n\t\t\t\t<pcie_gen>\n\t\t\t\t\t<max_link_gen>5</max_link_gen>\n\t\t\t\t\t<current_link_gen>{link_gen}</current_link_gen>\n\t\t\t\t</pcie_gen>\n\
-\t\t\t\t<link_widths>\n\t\t\t\t\t<max_link_width>16x</max_link_width>\n\t\t\t\t\t<current_link_width>16x</current_link_width>\n\t\t\t\t</link_widths>\n\t\t\t</pci_gpu_link_info>\n\
-\t\t\t<replay_counter>0</replay_counter>\n\t\t</pci>\n\
-\t\t<performance_state>{pstate}</performance_state>\n\
-\t\t<clocks_event_reasons>\n\t\t\t<clocks_event_reason_gpu_idle>{}</clocks_event_reason_gpu_idle>\n\t\t\t<clocks_event_reason_hw_slowdown>Not Active</clocks_event_reason_hw_slowdown>\n\t\t</clocks_event_reasons>\n\
-\t\t<fb_memory_usage>\n\t\t\t<total>81559 MiB</total>\n\t\t</fb_memory_usage>\n\
-\t\t<bar1_memory_usage>\n\t\t\t<total>131072 MiB</total>\n\t\t</bar1_memory_usage>\n\
-\t\t<ecc_mode>\n\t\t\t<current_ecc>Enabled</current_ecc>\n\t\t\t<pending_ecc>Enabled</pending_ecc>\n\t\t</ecc_mode>\n\
-\t\t<ecc_errors>\n\t\t\t<volatile>\n\t\t\t\t<sram_correctable>0</sram_correctable>\n\t\t\t\t<sram_uncorrectable_parity>0</sram_uncorrectable_parity>\n\t\t\t\t<sram_uncorrectable_secded>0</sram_uncorrectable_secded>\n\t\t\t\t<dram_correctable>2</dram_correctable>\n\t\t\t\t<dram_uncorrectable>{unc}</dram_uncorrectable>\n\t\t\t</volatile>\n\
-\t\t\t<aggregate>\n\t\t\t\t<sram_correctable>0</sram_correctable>\n\t\t\t\t<sram_uncorrectable_parity>0</sram_uncorrectable_parity>\n\t\t\t\t<sram_uncorrectable_secded>0</sram_uncorrectable_secded>\n\t\t\t\t<dram_correctable>7</dram_correctable>\n\t\t\t\t<dram_uncorrectable>{unc}</dram_uncorrectable>\n\t\t\t\t<sram_threshold_exceeded>No</sram_threshold_exceeded>\n\t\t\t</aggregate>\n\t\t</ecc_errors>\n\
-\t\t<retired_pages>\n\t\t\t<multiple_single_bit_retirement>\n\t\t\t\t<retired_count>N/A</retired_count>\n\t\t\t</multiple_single_bit_retirement>\n\t\t\t<double_bit_retirement>\n\t\t\t\t<retired_count>N/A</retired_count>\n\t\t\t</double_bit_retirement>\n\t\t\t<pending_retirement>N/A</pending_retirement>\n\t\t</retired_pages>\n\
-\t\t<remapped_rows>\n\t\t\t<remapped_row_corr>0</remapped_row_corr>\n\t\t\t<remapped_row_unc>{unc}</remapped_row_unc>\n\t\t\t<remapped_row_pending>{pending}</remapped_row_pending>\n\t\t\t<remapped_row_failure>No</remapped_row_failure>\n\t\t</remapped_rows>\n\
-\t\t<temperature>\n\t\t\t<gpu_temp>{} C</gpu_temp>\n\t\t\t<memory_temp>[N/A]</memory_temp>\n\t\t</temperature>\n\
-\t\t<gpu_power_readings>\n\t\t\t<power_state>{pstate}</power_state>\n\t\t\t<average_power_draw>N/A</average_power_draw>\n\t\t\t<instant_power_draw>{power}</instant_power_draw>\n\t\t\t<current_power_limit>700.00 W</current_power_limit>\n\t\t</gpu_power_readings>\n\
-\t\t<fabric>\n\t\t\t<state>Completed</state>\n\t\t\t<status>Success</status>\n\t\t</fabric>\n\
-\t</gpu>\n",
-            pair.root_bus + 3,
-            if i == IDLE_GPU { "Active" } else { "Not Active" },
-            30 + i,
-        ));
-    }
-    xml.push_str("</nvidia_smi_log>\n");
-    xml
+    super::nvidia_smi::SmiLog::h100().xml()
 }
 
 /// An 8×MI300X node: GPUs are processing accelerators (class 0x1200) behind switch ports,

@@ -139,6 +139,16 @@ impl Variant {
         .map(|loaded| loaded.blueprint)
     }
 
+    /// Loads it with `matrix`: the blueprint when it loads, and the warnings, or the
+    /// errors of a variant that does not load.
+    pub fn diagnose_with(&self, matrix: &Matrix) -> (Option<Blueprint>, Vec<Diagnostic>) {
+        let base = self.file.parent().unwrap_or(Path::new("."));
+        match load_bytes(self.text().as_bytes(), &self.file, Some(base), matrix) {
+            Ok(l) => (Some(l.blueprint), l.warnings),
+            Err(d) => (None, d),
+        }
+    }
+
     /// Loads it with `matrix`.
     pub fn load_with(&self, matrix: &Matrix) -> Blueprint {
         let base = self.file.parent().unwrap_or(Path::new("."));
