@@ -12,8 +12,11 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use super::prepared::Prepared;
+use super::stdio::Input;
 use super::{Env, Exit, Failure, OrUnusable, Outcome};
 use crate::atomic::{Kind, StagedDir};
+use crate::blueprint::identity::FileDigests;
+use crate::blueprint::source;
 use crate::cli::{BuildArgs, Format};
 use crate::package::verifier::Target;
 use crate::package::{
@@ -30,8 +33,37 @@ struct Report<'a> {
 }
 
 pub fn run(args: &BuildArgs, env: &mut Env<'_>) -> Outcome {
-    let prepared = Prepared::load(&args.file, &args.matrix, Some(&args.templates), env)?;
+    // The overlay file digests the last build into OUT remembered, so an
+    // unchanged overlay is not read again for the blueprint id (with
+    // `--no-cache` none are reused; this build's are kept all the same).
+    let remembered = args
+        .output
+        .clone()
+        .or_else(|| name_ahead(&args.file).map(|n| default_output(&n)))
+        .filter(|_| !args.no_cache);
+    let digests = match &remembered {
+        Some(out) => package::cache::file_digests(out),
+        None => FileDigests::empty(),
+    };
+    let prepared = Prepared::load_with(
+        &args.file,
+        &args.matrix,
+        Some(&args.templates),
+        Some(&digests),
+        env,
+    )?;
     let bp = &prepared.blueprint;
+    if let Some(tree) = bp.identity().overlay().and_then(|t| t.records()) {
+        let files = tree
+            .iter()
+            .filter(|r| matches!(r.kind, crate::blueprint::identity::RecordKind::File { .. }))
+            .count();
+        env.detail(&format!(
+            "overlay: {} of {files} file(s) read for the blueprint id, the others unchanged since the last build into {}",
+            digests.hashed(),
+            remembered.as_deref().map_or("OUT".into(), |p| p.display().to_string())
+        ));
+    }
     let rendered = render::render(bp, &prepared.templates).unusable_at(&args.file)?;
     let mut meta = ImageMeta::from_blueprint(bp).unusable()?;
     if let Some(tag) = &args.tag {
@@ -91,7 +123,8 @@ pub fn run(args: &BuildArgs, env: &mut Env<'_>) -> Outcome {
             package::build_checked(image, &meta, &opts, &output, progress)
                 .map(|(b, r)| (b, Some(r)))
         } else {
-            package::build(image, &meta, &opts, &output, progress).map(|b| (b, None))
+            package::build_with(image, &meta, &opts, &output, Some(&digests), progress)
+                .map(|b| (b, None))
         }
     }
     .unusable()?;
@@ -124,6 +157,20 @@ pub fn run(args: &BuildArgs, env: &mut Env<'_>) -> Outcome {
 /// Where `build` writes without `-o`: `out/<metadata.name>/`.
 fn default_output(name: &str) -> PathBuf {
     PathBuf::from("out").join(name)
+}
+
+/// `metadata.name` of a blueprint file, read ahead of its checks to find
+/// the default OUT and the digests remembered there (`None` for standard
+/// input, which cannot be read twice, or a file that does not say: its
+/// overlay is then hashed in full, and the checks report what is wrong).
+fn name_ahead(file: &Input) -> Option<String> {
+    let Input::File(path) = file else {
+        return None;
+    };
+    let bytes = crate::input::read(path, source::MAX_BYTES as u64).ok()?;
+    let doc = source::parse(source::decode(&bytes).ok()?).ok()?;
+    let name = doc.value.get("metadata")?.get("name")?.as_str()?;
+    Some(name.to_string())
 }
 
 fn text(

@@ -18,7 +18,18 @@
 //! key is hard-linked from OUT's blobs into the new output (or copied when
 //! linking is not possible). A missing or unreadable index means an empty
 //! cache, never an error; a blob whose size differs from the index is not
-//! used.
+//! used. The index is trusted only when it is a regular file of at most
+//! [`MAX_INDEX_BYTES`], owned by the user who builds and writable by no
+//! one else; anything else is an empty cache too.
+//!
+//! A layer is recorded only when every overlay file in it was settled when
+//! the build began (`overlay::RACY_MARGIN`): a file written again within
+//! its file system's timestamp granularity of being packed keeps its stamp,
+//! so its layer is packed again by the next build rather than reused.
+//!
+//! The index also carries the overlay file digests the blueprint id was
+//! computed with ([`file_digests`]), so that a rebuild reads no overlay
+//! file at all (`blueprint::identity::digests`).
 
 use std::fs;
 use std::io::Write as _;
@@ -34,11 +45,14 @@ use super::layer::LayerInfo;
 use super::output;
 use super::plan::{Content, EntryKind, LayerPlan, LayerRole};
 use super::source_date::SourceDate;
+use crate::blueprint::identity::{FileDigests, digests::Stored};
 
 /// The cache index inside an output layout.
 pub const INDEX_FILE: &str = "nodeimg-layer-cache.json";
 /// Bumped whenever the layer format changes, so old entries never match.
 const KEY_VERSION: &str = "nodeimg layer cache v1";
+/// A larger index is not read (an overlay of a million files needs less).
+pub const MAX_INDEX_BYTES: u64 = 512 << 20;
 
 /// The key of a layer: the digest of everything its bytes depend on.
 pub fn key(layer: &LayerPlan, compression: Compression, source_date: SourceDate) -> Digest {
@@ -93,8 +107,32 @@ struct Entry {
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct Index {
     layers: Vec<Entry>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    overlay_files: Option<Stored>,
+}
+
+/// The index of the layout at `out`, when there is a trustworthy one.
+fn read_index(out: &Path) -> Option<Index> {
+    use std::os::unix::fs::MetadataExt as _;
+    let path = out.join(INDEX_FILE);
+    let file = crate::input::open(&path, libc::O_NOFOLLOW).ok()?;
+    let meta = file.metadata().ok()?;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    if meta.uid() != me || meta.mode() & 0o022 != 0 {
+        return None;
+    }
+    let bytes = crate::input::read_open(file, MAX_INDEX_BYTES).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// The overlay file digests remembered in the layout at `out`, for a build
+/// starting now (nothing, when there is no trustworthy index).
+pub fn file_digests(out: &Path) -> FileDigests {
+    FileDigests::from_stored(read_index(out).and_then(|i| i.overlay_files))
 }
 
 /// The layers a previous output holds.
@@ -112,10 +150,7 @@ impl Cache {
 
     /// The cache of the layout at `out` (empty when there is none).
     pub fn open(out: &Path) -> Self {
-        let index = fs::read(out.join(INDEX_FILE))
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or_default();
+        let index = read_index(out).unwrap_or_default();
         Self {
             dir: out.to_path_buf(),
             index,
@@ -152,9 +187,15 @@ impl Cache {
     }
 }
 
-/// Writes the index of `layers` (key, layer) into the layout at `root`.
-pub fn write_index(root: &Path, layers: &[(Digest, &LayerInfo)]) -> Result<(), PackageError> {
+/// Writes the index of `layers` (key, layer) and of the overlay file
+/// `digests` into the layout at `root`.
+pub fn write_index(
+    root: &Path,
+    layers: &[(Digest, &LayerInfo)],
+    digests: Option<&FileDigests>,
+) -> Result<(), PackageError> {
     let index = Index {
+        overlay_files: digests.map(FileDigests::to_stored),
         layers: layers
             .iter()
             .map(|(key, l)| Entry {
@@ -242,6 +283,32 @@ mod tests {
         }
         let m = |b: &[u8]| k(Content::Memory(b.to_vec()), Compression::Zstd, 0);
         assert_ne!(m(b"a"), m(b"b"));
+    }
+
+    #[test]
+    fn file_digests_come_back_only_from_an_index_no_one_else_can_write() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let later = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
+        let d = FileDigests::at(None, later);
+        let s = Stamp {
+            dev: 1,
+            ino: 2,
+            mtime_ns: 3,
+            ctime_ns: 4,
+        };
+        let sum = Digest::of(b"x").to_string();
+        d.note(Path::new("/ov/a"), 1, &s, &sum, true);
+        write_index(dir.path(), &[], Some(&d)).unwrap();
+        let found = || {
+            file_digests(dir.path())
+                .lookup(Path::new("/ov/a"), 1, &s)
+                .map(str::to_string)
+        };
+        assert_eq!(found(), Some(sum));
+        let index = dir.path().join(INDEX_FILE);
+        fs::set_permissions(&index, fs::Permissions::from_mode(0o664)).unwrap();
+        assert_eq!(found(), None, "a group-writable index is not trusted");
     }
 
     #[test]

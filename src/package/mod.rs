@@ -55,6 +55,7 @@ pub use repro::{ReproReport, build_checked};
 pub use source_date::SourceDate;
 pub use verifier::Verifier;
 
+use crate::blueprint::identity::FileDigests;
 use cache::Cache;
 
 /// How to build. None of these change the output bytes except
@@ -124,13 +125,34 @@ pub fn build(
     out: &Path,
     progress: &mut dyn Progress,
 ) -> Result<BuildReport, PackageError> {
+    build_with(inputs, meta, opts, out, None, progress)
+}
+
+/// [`build`], keeping the overlay file `digests` the blueprint id was
+/// computed with in OUT's cache index for the next build ([`cache::file_digests`]).
+pub fn build_with(
+    inputs: Inputs<'_>,
+    meta: &ImageMeta,
+    opts: &BuildOptions,
+    out: &Path,
+    digests: Option<&FileDigests>,
+    progress: &mut dyn Progress,
+) -> Result<BuildReport, PackageError> {
     let staging = output::Staging::new(out)?;
     let cache = if opts.cache {
         Cache::open(out)
     } else {
         Cache::empty()
     };
-    let (image, reused) = write_layout(inputs, meta, opts, staging.path(), &cache, progress)?;
+    let (image, reused) = write_layout(
+        inputs,
+        meta,
+        opts,
+        staging.path(),
+        &cache,
+        digests,
+        progress,
+    )?;
     staging.commit()?;
     Ok(BuildReport {
         out: out.to_path_buf(),
@@ -148,8 +170,10 @@ pub(crate) fn write_layout(
     opts: &BuildOptions,
     root: &Path,
     cache: &Cache,
+    digests: Option<&FileDigests>,
     progress: &mut dyn Progress,
 ) -> Result<(ImageSummary, Vec<LayerRole>), PackageError> {
+    let settled = overlay::settled_before(std::time::SystemTime::now());
     let scanned = match inputs.overlay {
         Some(o) => Some((o.scan()?, o.modes())),
         None => None,
@@ -188,12 +212,18 @@ pub(crate) fn write_layout(
                 progress,
             )?,
         };
-        keys.push(key);
+        // A layer holding a file changed too recently to trust its stamp
+        // is packed again next time (see `overlay::RACY_MARGIN`).
+        keys.push(p.settled(settled).then_some(key));
         layers.push(info);
     }
     let docs = layout::write_documents(root, &layers, meta, opts.source_date)?;
-    let indexed: Vec<_> = keys.into_iter().zip(layers.iter()).collect();
-    cache::write_index(root, &indexed)?;
+    let indexed: Vec<_> = keys
+        .into_iter()
+        .zip(layers.iter())
+        .filter_map(|(k, l)| Some((k?, l)))
+        .collect();
+    cache::write_index(root, &indexed, digests)?;
     let image = ImageSummary {
         name: meta.name.clone(),
         version: meta.version.clone(),

@@ -66,7 +66,39 @@ pub struct Stamp {
     pub ctime_ns: i128,
 }
 
+/// How long after a file's last change its stamp is trusted to stand for its
+/// content (the "racy clean" problem git documents in `racy-git.txt`).
+///
+/// A file system stamps a change with a coarse clock: Linux takes the time
+/// from the last timer tick (1 to 10 ms old), FAT keeps 2-second mtimes, and a
+/// network file system takes its server's clock. So a file written again in
+/// the same tick as the moment a cache read it keeps the stamp that cache
+/// recorded, although its content changed. Both caches that trust stamps
+/// (the layer cache and the overlay file digests) therefore only record a
+/// file whose mtime and ctime are older than the moment the build began
+/// minus this margin; a file changed more recently is read again by the next
+/// build, which costs time, never correctness. A file server whose clock is
+/// more than this behind the build machine's defeats the rule; `--no-cache`
+/// reads everything.
+pub const RACY_MARGIN: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The bound a stamp must be older than to be recorded by a cache, for a
+/// build that began at `start` (see [`RACY_MARGIN`]).
+pub fn settled_before(start: std::time::SystemTime) -> i128 {
+    let since = |t: std::time::SystemTime| match t.duration_since(std::time::UNIX_EPOCH) {
+        Ok(d) => i128::try_from(d.as_nanos()).unwrap_or(i128::MAX),
+        Err(e) => -i128::try_from(e.duration().as_nanos()).unwrap_or(i128::MAX),
+    };
+    since(start) - since(std::time::UNIX_EPOCH + RACY_MARGIN)
+}
+
 impl Stamp {
+    /// True when both change times are older than `bound` (from
+    /// [`settled_before`]), so no later write can have kept this stamp.
+    pub fn settled(&self, bound: i128) -> bool {
+        self.mtime_ns < bound && self.ctime_ns < bound
+    }
+
     pub fn of(meta: &std::fs::Metadata) -> Self {
         let ns = |s: i64, n: i64| i128::from(s) * 1_000_000_000 + i128::from(n);
         Self {

@@ -100,6 +100,15 @@ impl LayerPlan {
             })
             .sum()
     }
+
+    /// True when every file read from disk has a stamp older than `bound`
+    /// (see `overlay::settled_before`), so the stamps stand for the content.
+    pub fn settled(&self, bound: i128) -> bool {
+        self.entries.iter().all(|e| match &e.kind {
+            EntryKind::File(Content::Disk { stamp, .. }) => stamp.settled(bound),
+            _ => true,
+        })
+    }
 }
 
 /// Which source produced a path first, for conflict messages.

@@ -57,7 +57,7 @@ pub fn build_checked(
             cache: false,
             ..opts.clone()
         };
-        write_layout(inputs, meta, &o, root, &Cache::empty(), progress)
+        write_layout(inputs, meta, &o, root, &Cache::empty(), None, progress)
     };
 
     let staging = output::Staging::new(out)?;

@@ -22,6 +22,7 @@
 //! matrix entries beside it (`blueprint.matrix.json`) and the id
 //! (`blueprint.id`); [`lock`] loads them back as trusted input.
 
+pub mod digests;
 pub mod lock;
 pub mod overlay;
 
@@ -34,6 +35,7 @@ use sha2::{Digest, Sha256};
 use super::compat::Matrix;
 use super::model::{RawBlueprint, Vendor};
 use super::yaml_path::YamlPath;
+pub use digests::FileDigests;
 pub use lock::{
     ID_FILE, LOCK_FILE, MATRIX_FILE, is_lock, load_lock, load_lock_beside, load_lock_file,
 };
@@ -65,11 +67,13 @@ impl Identity {
     /// The identity of a blueprint that passed its checks against `matrix`.
     /// With `base_dir` (the blueprint's folder) its overlay is read and
     /// hashed; without it (a blueprint read without its folder) the id
-    /// covers no overlay.
+    /// covers no overlay. `digests` are overlay file digests a build
+    /// remembered (see [`digests`]); the id is the same with or without them.
     pub fn compute(
         bp: &RawBlueprint,
         matrix: &Matrix,
         base_dir: Option<&Path>,
+        digests: Option<&FileDigests>,
     ) -> Result<Self, IdentityError> {
         let blueprint = canonical_value(bp).map_err(|e| IdentityError {
             code: "identity",
@@ -82,13 +86,12 @@ impl Identity {
                     .modes
                     .iter()
                     .map(|m| (m.path.in_layer().to_string(), m.mode.bits()));
-                let tree = OverlayTree::read(&base.join(files.overlay.as_str()), modes).map_err(
-                    |message| IdentityError {
+                let tree = OverlayTree::read(&base.join(files.overlay.as_str()), modes, digests)
+                    .map_err(|message| IdentityError {
                         code: "overlay",
                         path: YamlPath::parse("files.overlay"),
                         message,
-                    },
-                )?;
+                    })?;
                 Some(tree)
             }
             _ => None,
@@ -176,7 +179,7 @@ impl Identity {
 
 /// The entries of `m` that validating `bp` consulted (see
 /// `rules::compat`): the row of its CUDA release (NVIDIA) or ROCm release
-/// (AMD), its GPU model, and the rules that apply to it.
+/// (AMD), its GPU model, the rules that apply to it, and its NIC models.
 fn in_use(bp: &RawBlueprint, m: &Matrix) -> Matrix {
     let acc = bp.accelerators.as_ref();
     let cuda = acc
@@ -188,6 +191,15 @@ fn in_use(bp: &RawBlueprint, m: &Matrix) -> Matrix {
         .and_then(|a| a.rocm.as_ref())
         .and_then(|r| m.rocm_release(r));
     let model = acc.and_then(|a| m.model(a.vendor, &a.model));
+    let mut nics: Vec<_> = Vec::new();
+    for nic in bp.network.nics.iter().filter_map(|n| m.nic(&n.model)) {
+        if !nics
+            .iter()
+            .any(|have: &crate::blueprint::compat::NicModel| have.model == nic.model)
+        {
+            nics.push(nic.clone());
+        }
+    }
     Matrix::of(
         cuda.into_iter().cloned().collect(),
         rocm.into_iter().cloned().collect(),
@@ -196,6 +208,7 @@ fn in_use(bp: &RawBlueprint, m: &Matrix) -> Matrix {
             .into_iter()
             .cloned()
             .collect(),
+        nics,
     )
 }
 

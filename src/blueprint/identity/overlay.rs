@@ -17,7 +17,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use crate::package::overlay::{Overlay, OverlayKind as ScanKind};
+use super::digests::FileDigests;
+use crate::package::overlay::{Overlay, OverlayKind as ScanKind, Stamp};
 
 /// An overlay tree: its digest and, when it was read from disk (not from
 /// a lock), its records in layer-path order.
@@ -53,25 +54,58 @@ const MAX_THREADS: usize = 8;
 
 impl OverlayTree {
     /// Reads and hashes the overlay folder `root`; `modes` are the
-    /// blueprint's `files.modes` (layer path → mode).
+    /// blueprint's `files.modes` (layer path → mode). With `digests`, a
+    /// file whose identity on disk is the one recorded there is not read
+    /// again, and what was hashed is noted in it for the next build.
     pub fn read(
         root: &Path,
         modes: impl IntoIterator<Item = (String, u32)>,
+        digests: Option<&FileDigests>,
     ) -> Result<Self, String> {
         let mut overlay = Overlay::new(root);
         for (path, mode) in modes {
             overlay = overlay.with_mode(&path, mode);
         }
         let scan = overlay.scan().map_err(|e| e.to_string())?;
-        let files: Vec<(usize, &Path, u64)> = scan
+        let files: Vec<(&Path, u64, Stamp)> = scan
             .iter()
-            .enumerate()
-            .filter_map(|(i, e)| match e.kind {
-                ScanKind::File { size, .. } => Some((i, e.source.as_path(), size)),
+            .filter_map(|e| match e.kind {
+                ScanKind::File { size, stamp } => Some((e.source.as_path(), size, stamp)),
                 _ => None,
             })
             .collect();
-        let mut sums = hash_files(&files)?.into_iter();
+        let known: Vec<Option<String>> = files
+            .iter()
+            .map(|(p, size, stamp)| {
+                digests
+                    .and_then(|d| d.lookup(p, *size, stamp))
+                    .map(str::to_string)
+            })
+            .collect();
+        let unknown: Vec<(&Path, u64)> = files
+            .iter()
+            .zip(&known)
+            .filter(|(_, k)| k.is_none())
+            .map(|((p, size, _), _)| (*p, *size))
+            .collect();
+        let mut hashed = hash_files(&unknown)?.into_iter();
+        let mut sums = Vec::with_capacity(files.len());
+        for ((p, size, stamp), k) in files.iter().zip(known) {
+            let (sum, read) = match k {
+                Some(sum) => (sum, false),
+                None => (
+                    hashed
+                        .next()
+                        .ok_or_else(|| format!("{}: was not hashed", p.display()))?,
+                    true,
+                ),
+            };
+            if let Some(d) = digests {
+                d.note(p, *size, stamp, &sum, read);
+            }
+            sums.push(sum);
+        }
+        let mut sums = sums.into_iter();
         let mut records = Vec::with_capacity(scan.len());
         for e in &scan {
             let kind = match &e.kind {
@@ -135,7 +169,7 @@ fn digest_of(records: &[OverlayRecord]) -> Result<String, String> {
 /// The `sha256:…` of each file, in the order given. Files are taken by
 /// worker threads from a shared counter, so one large file does not hold
 /// up the small ones behind it.
-fn hash_files(files: &[(usize, &Path, u64)]) -> Result<Vec<String>, String> {
+fn hash_files(files: &[(&Path, u64)]) -> Result<Vec<String>, String> {
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(MAX_THREADS)
@@ -144,7 +178,7 @@ fn hash_files(files: &[(usize, &Path, u64)]) -> Result<Vec<String>, String> {
         let mut buf = vec![0; CHUNK];
         return files
             .iter()
-            .map(|(_, p, size)| hash_file(p, *size, &mut buf))
+            .map(|(p, size)| hash_file(p, *size, &mut buf))
             .collect();
     }
     let next = AtomicUsize::new(0);
@@ -157,7 +191,7 @@ fn hash_files(files: &[(usize, &Path, u64)]) -> Result<Vec<String>, String> {
                     let mut mine = Vec::new();
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some((_, p, size)) = files.get(i) else {
+                        let Some((p, size)) = files.get(i) else {
                             return Ok(mine);
                         };
                         match hash_file(p, *size, &mut buf) {
@@ -187,7 +221,7 @@ fn hash_files(files: &[(usize, &Path, u64)]) -> Result<Vec<String>, String> {
     }
     sums.into_iter()
         .zip(files)
-        .map(|(s, (_, p, _))| s.ok_or_else(|| format!("{}: was not hashed", p.display())))
+        .map(|(s, (p, _))| s.ok_or_else(|| format!("{}: was not hashed", p.display())))
         .collect()
 }
 
@@ -240,7 +274,7 @@ mod tests {
     }
 
     fn read(root: &Path) -> OverlayTree {
-        OverlayTree::read(root, []).unwrap()
+        OverlayTree::read(root, [], None).unwrap()
     }
 
     #[test]
@@ -273,7 +307,8 @@ mod tests {
         std::fs::set_permissions(root.join("etc/app/conf"), exec).unwrap();
         let mode = read(root);
         assert_ne!(mode.digest(), content.digest());
-        let explicit = OverlayTree::read(root, [("etc/app/conf".to_string(), 0o600)]).unwrap();
+        let explicit =
+            OverlayTree::read(root, [("etc/app/conf".to_string(), 0o600)], None).unwrap();
         assert_ne!(explicit.digest(), mode.digest());
 
         std::fs::remove_file(root.join("etc/link")).unwrap();
@@ -303,11 +338,97 @@ mod tests {
         assert_eq!(sums, want);
     }
 
+    /// Digests for a build that began now, after the files were written:
+    /// the test waits out the file system's timestamp tick instead of the
+    /// full racy margin.
+    fn remembered(stored: Option<super::super::digests::Stored>) -> FileDigests {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        FileDigests::at(
+            stored,
+            std::time::SystemTime::now() + crate::package::overlay::RACY_MARGIN,
+        )
+    }
+
+    fn cached(root: &Path, d: &FileDigests) -> OverlayTree {
+        OverlayTree::read(root, [], Some(d)).unwrap()
+    }
+
+    #[test]
+    fn remembered_digests_give_the_same_tree_without_reading() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        tree(root);
+        let plain = read(root);
+        let first = remembered(None);
+        assert_eq!(cached(root, &first), plain);
+        assert_eq!(first.hashed(), 2, "both files read the first time");
+        let stored = first.to_stored();
+        assert_eq!(stored.len(), 2);
+        let second = remembered(Some(stored));
+        assert_eq!(cached(root, &second), plain, "the same records and id");
+        assert_eq!(second.hashed(), 0, "nothing read the second time");
+        // What the second build learned carries over to a third.
+        let third = remembered(Some(second.to_stored()));
+        assert_eq!(cached(root, &third), plain);
+        assert_eq!(third.hashed(), 0);
+    }
+
+    #[test]
+    fn a_file_rewritten_with_its_old_size_and_mtime_is_read_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        tree(root);
+        let first = remembered(None);
+        let before = cached(root, &first);
+        let conf = root.join("etc/app/conf");
+        let mtime = std::fs::metadata(&conf).unwrap().modified().unwrap();
+        // Same size, same mtime (as `touch -d` restores it); only the ctime moves.
+        std::fs::write(&conf, b"a = 2\n").unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&conf)
+            .unwrap()
+            .set_modified(mtime)
+            .unwrap();
+        let second = remembered(Some(first.to_stored()));
+        let after = cached(root, &second);
+        assert_eq!(second.hashed(), 1, "only the rewritten file is read");
+        assert_ne!(after.digest(), before.digest());
+        assert_eq!(after, read(root));
+
+        // Replaced by another file (another inode), mtime restored again.
+        let stored = second.to_stored();
+        let new = root.join("etc/app/conf.new");
+        std::fs::write(&new, b"a = 3\n").unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&new)
+            .unwrap()
+            .set_modified(mtime)
+            .unwrap();
+        std::fs::rename(&new, &conf).unwrap();
+        let third = remembered(Some(stored));
+        let replaced = cached(root, &third);
+        assert_eq!(third.hashed(), 1);
+        assert_eq!(replaced, read(root));
+        assert_ne!(replaced.digest(), after.digest());
+    }
+
+    #[test]
+    fn files_written_just_before_the_build_are_not_remembered() {
+        let dir = tempfile::tempdir().unwrap();
+        tree(dir.path());
+        let now = FileDigests::empty();
+        cached(dir.path(), &now);
+        assert_eq!(now.hashed(), 2);
+        assert!(now.to_stored().is_empty(), "{:?}", now.to_stored());
+    }
+
     #[test]
     fn what_a_layer_cannot_carry_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         symlink("../../outside", dir.path().join("escape")).unwrap();
-        let err = OverlayTree::read(dir.path(), []).unwrap_err();
+        let err = OverlayTree::read(dir.path(), [], None).unwrap_err();
         assert!(err.contains("escape"), "{err}");
     }
 }

@@ -1,0 +1,319 @@
+//! Overlay file digests remembered between builds, so that the blueprint id
+//! of an unchanged 1.4 GiB overlay costs one `lstat` per file instead of
+//! reading every byte again.
+//!
+//! An entry maps a file's identity on disk — its path, size, device, inode,
+//! mtime and ctime in nanoseconds, the same rule the layer cache uses — to
+//! the SHA-256 of its content. Any write changes the ctime, which no user
+//! can set back (`touch -d` restores the mtime and moves the ctime), so a
+//! file whose identity is unchanged holds what was hashed. Only files that
+//! were settled when the build began are recorded (see
+//! [`RACY_MARGIN`](crate::package::overlay::RACY_MARGIN): a file written
+//! again within the file system's timestamp granularity of being hashed
+//! would keep its stamp), so a file changed just before or during a build is
+//! hashed again by the next one.
+//!
+//! `build` keeps the entries in OUT's layer cache index (written with the
+//! layout, atomically) and hands the previous ones to the identity. The
+//! stored list holds only the files of the last build's overlay (at most
+//! [`MAX_FILES`]), carries its format and a digest over its entries, and is
+//! ignored whole when either does not match or an entry is malformed: a
+//! corrupt or foreign cache costs a full read, never a wrong id. Commands
+//! without an output to keep a cache beside (`validate`, `render`, `diff`,
+//! `explain`) hash the overlay every time.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::SystemTime;
+
+use serde::{Deserialize, Serialize};
+
+use crate::package::overlay::{Stamp, settled_before};
+
+/// The stored list's format; changed whenever the meaning of an entry does.
+pub const FORMAT: &str = "nodeimg overlay file digests v1";
+/// At most this many files are remembered (an overlay with more is hashed
+/// in full beyond them).
+pub const MAX_FILES: usize = 1_000_000;
+
+/// The file digests as stored in the layer cache index.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Stored {
+    format: String,
+    /// `sha256:` over the canonical JSON of `files`.
+    digest: String,
+    files: Vec<Entry>,
+}
+
+/// One remembered file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Entry {
+    path: String,
+    size: u64,
+    dev: u64,
+    ino: u64,
+    mtime_ns: i64,
+    ctime_ns: i64,
+    sha256: String,
+}
+
+type Key = (String, u64, Stamp);
+
+impl Entry {
+    fn new(path: &Path, size: u64, stamp: &Stamp, sha256: &str) -> Option<Self> {
+        Some(Self {
+            path: path.to_str()?.to_string(),
+            size,
+            dev: stamp.dev,
+            ino: stamp.ino,
+            mtime_ns: i64::try_from(stamp.mtime_ns).ok()?,
+            ctime_ns: i64::try_from(stamp.ctime_ns).ok()?,
+            sha256: sha256.to_string(),
+        })
+    }
+
+    fn key(&self) -> Key {
+        (
+            self.path.clone(),
+            self.size,
+            Stamp {
+                dev: self.dev,
+                ino: self.ino,
+                mtime_ns: i128::from(self.mtime_ns),
+                ctime_ns: i128::from(self.ctime_ns),
+            },
+        )
+    }
+}
+
+/// The digests a build may reuse, and those it learns for the next one.
+#[derive(Debug)]
+pub struct FileDigests {
+    known: HashMap<Key, String>,
+    /// Files whose stamps are not older than this are not recorded.
+    settled_before: i128,
+    learned: Mutex<Vec<Entry>>,
+    hashed: AtomicUsize,
+}
+
+impl FileDigests {
+    /// Nothing known yet; what this build hashes is recorded.
+    pub fn empty() -> Self {
+        Self::at(None, SystemTime::now())
+    }
+
+    /// The digests `stored` by an earlier build (ignored when corrupt or
+    /// foreign), for a build starting now.
+    pub fn from_stored(stored: Option<Stored>) -> Self {
+        Self::at(stored, SystemTime::now())
+    }
+
+    /// As [`from_stored`](Self::from_stored), for a build that began at `start`.
+    pub(crate) fn at(stored: Option<Stored>, start: SystemTime) -> Self {
+        Self::with_bound(stored, settled_before(start))
+    }
+
+    fn with_bound(stored: Option<Stored>, settled_before: i128) -> Self {
+        let known = stored
+            .filter(Stored::is_sound)
+            .map(|s| {
+                s.files
+                    .into_iter()
+                    .map(|e| {
+                        let k = e.key();
+                        (k, e.sha256)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Self {
+            known,
+            settled_before,
+            learned: Mutex::new(Vec::new()),
+            hashed: AtomicUsize::new(0),
+        }
+    }
+
+    /// The digest of the file at `path` when its identity is the one
+    /// recorded.
+    pub(crate) fn lookup(&self, path: &Path, size: u64, stamp: &Stamp) -> Option<&str> {
+        let key = (path.to_str()?.to_string(), size, *stamp);
+        self.known.get(&key).map(String::as_str)
+    }
+
+    /// Notes the digest of a file of this build's overlay (hashed now when
+    /// `read`, else reused), to be stored for the next build if its stamp is
+    /// settled.
+    pub(crate) fn note(&self, path: &Path, size: u64, stamp: &Stamp, sha256: &str, read: bool) {
+        if read {
+            self.hashed.fetch_add(1, Ordering::Relaxed);
+        }
+        if !stamp.settled(self.settled_before) {
+            return;
+        }
+        if let Some(e) = Entry::new(path, size, stamp, sha256) {
+            let mut learned = self.learned.lock().unwrap_or_else(|p| p.into_inner());
+            if learned.len() < MAX_FILES {
+                learned.push(e);
+            }
+        }
+    }
+
+    /// How many overlay files this build read to hash them.
+    pub fn hashed(&self) -> usize {
+        self.hashed.load(Ordering::Relaxed)
+    }
+
+    /// What to store for the next build: this build's settled files, by path.
+    pub fn to_stored(&self) -> Stored {
+        let mut files = self
+            .learned
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        files.dedup_by(|a, b| a.path == b.path);
+        Stored {
+            format: FORMAT.to_string(),
+            digest: digest_of(&files),
+            files,
+        }
+    }
+}
+
+impl Stored {
+    /// Its format is this one, its digest matches its entries, and every
+    /// entry is well formed.
+    fn is_sound(&self) -> bool {
+        self.format == FORMAT
+            && self.files.len() <= MAX_FILES
+            && self.digest == digest_of(&self.files)
+            && self.files.iter().all(|e| well_formed_digest(&e.sha256))
+    }
+
+    /// How many files it remembers.
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    /// True when it remembers no file.
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+}
+
+fn digest_of(files: &[Entry]) -> String {
+    super::digest(&crate::canonical_json::to_vec(&files).unwrap_or_default())
+}
+
+fn well_formed_digest(s: &str) -> bool {
+    s.strip_prefix("sha256:").is_some_and(|hex| {
+        hex.len() == 64 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SUM: &str = "sha256:0000000000000000000000000000000000000000000000000000000000000000";
+
+    fn stamp() -> Stamp {
+        Stamp {
+            dev: 1,
+            ino: 2,
+            mtime_ns: 3,
+            ctime_ns: 4,
+        }
+    }
+
+    fn one(path: &str, stamp: Stamp) -> Stored {
+        let d = FileDigests::with_bound(None, 100);
+        d.note(Path::new(path), 10, &stamp, SUM, true);
+        d.to_stored()
+    }
+
+    #[test]
+    fn only_the_same_identity_finds_the_digest() {
+        let d = FileDigests::with_bound(Some(one("/ov/a", stamp())), 100);
+        assert_eq!(d.lookup(Path::new("/ov/a"), 10, &stamp()), Some(SUM));
+        let base = stamp();
+        for (path, size, s) in [
+            ("/ov/b", 10, base),
+            ("/ov/a", 11, base),
+            ("/ov/a", 10, Stamp { dev: 9, ..base }),
+            ("/ov/a", 10, Stamp { ino: 9, ..base }),
+            (
+                "/ov/a",
+                10,
+                Stamp {
+                    mtime_ns: 9,
+                    ..base
+                },
+            ),
+            (
+                "/ov/a",
+                10,
+                Stamp {
+                    ctime_ns: 9,
+                    ..base
+                },
+            ),
+        ] {
+            assert_eq!(
+                d.lookup(Path::new(path), size, &s),
+                None,
+                "{path} {size} {s:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_file_changed_too_recently_is_not_remembered() {
+        let d = FileDigests::with_bound(None, 4);
+        // ctime 4 is not older than the bound: it may change unseen.
+        d.note(Path::new("/ov/a"), 10, &stamp(), SUM, true);
+        d.note(
+            Path::new("/ov/b"),
+            10,
+            &Stamp {
+                ctime_ns: 3,
+                ..stamp()
+            },
+            SUM,
+            true,
+        );
+        let s = d.to_stored();
+        assert_eq!(s.len(), 1);
+        assert_eq!(s.files[0].path, "/ov/b");
+        assert_eq!(d.hashed(), 2);
+    }
+
+    #[test]
+    fn a_corrupt_or_foreign_list_is_ignored() {
+        let good = one("/ov/a", stamp());
+        let found = |s: Stored| {
+            FileDigests::with_bound(Some(s), 100)
+                .lookup(Path::new("/ov/a"), 10, &stamp())
+                .is_some()
+        };
+        assert!(found(good.clone()));
+        let mut tampered = good.clone();
+        tampered.files[0].sha256 = SUM.replace('0', "1");
+        assert!(
+            !found(tampered),
+            "an edited entry no longer matches the digest"
+        );
+        let mut foreign = good.clone();
+        foreign.format = "nodeimg overlay file digests v0".into();
+        assert!(!found(foreign));
+        let mut malformed = good;
+        malformed.files[0].sha256 = "sha256:xyz".into();
+        malformed.digest = digest_of(&malformed.files);
+        assert!(!found(malformed));
+    }
+}
