@@ -118,7 +118,7 @@ fn build_problems(bp: &crate::blueprint::Blueprint) -> Vec<Diagnostic> {
     let Some(overlay) = crate::package::overlay::Overlay::from_blueprint(bp) else {
         return Vec::new();
     };
-    let entries = match overlay.scan() {
+    let entries = match overlay.listing() {
         Ok(e) => e,
         Err(e) => return vec![problem("overlay", "files.overlay", e.to_string())],
     };
@@ -127,7 +127,7 @@ fn build_problems(bp: &crate::blueprint::Blueprint) -> Vec<Diagnostic> {
     match crate::package::plan::plan(
         &rendered.layer,
         &verifier,
-        Some((&entries, overlay.modes())),
+        Some((&entries[..], overlay.modes())),
     ) {
         Ok(_) => Vec::new(),
         Err(e) => vec![problem("overlay", "files.overlay", e.to_string())],

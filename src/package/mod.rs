@@ -175,13 +175,13 @@ pub(crate) fn write_layout(
 ) -> Result<(ImageSummary, Vec<LayerRole>), PackageError> {
     let settled = overlay::settled_before(std::time::SystemTime::now());
     let scanned = match inputs.overlay {
-        Some(o) => Some((o.scan()?, o.modes())),
+        Some(o) => Some((o.listing()?, o.modes())),
         None => None,
     };
     let plans = plan::plan(
         inputs.config,
         inputs.verifier,
-        scanned.as_ref().map(|(e, m)| (e.as_slice(), *m)),
+        scanned.as_ref().map(|(e, m)| (&e[..], *m)),
     )?;
     let blobs = root.join("blobs").join("sha256");
     output::create_dir(&root.join("blobs"))?;

@@ -17,6 +17,7 @@
 use std::collections::BTreeMap;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::blueprint::Blueprint;
 use crate::tree::{Tree, check_path};
@@ -34,6 +35,11 @@ pub struct Overlay {
     root: PathBuf,
     /// Layer path (no leading `/`) → mode.
     modes: BTreeMap<String, u32>,
+    /// The listing the blueprint id was computed from, when there is one: the
+    /// layer is planned from the same walk, so the overlay is listed (one
+    /// `lstat` per file) once per build, and the id and the layer describe
+    /// the same files.
+    listed: Option<Arc<[OverlayEntry]>>,
 }
 
 /// One thing found in the overlay.
@@ -116,6 +122,7 @@ impl Overlay {
         Self {
             root: root.into(),
             modes: BTreeMap::new(),
+            listed: None,
         }
     }
 
@@ -128,7 +135,9 @@ impl Overlay {
     }
 
     /// The blueprint's overlay, if it has one; its folder is relative to the
-    /// blueprint file's folder.
+    /// blueprint file's folder. It carries the listing its id was computed
+    /// from (same folder, same modes), when the blueprint was read with its
+    /// folder.
     pub fn from_blueprint(bp: &Blueprint) -> Option<Self> {
         let files = bp.spec().files.as_ref()?;
         let base = crate::atomic::parent_dir(bp.file());
@@ -136,7 +145,21 @@ impl Overlay {
         for m in &files.modes {
             overlay = overlay.with_mode(m.path.in_layer(), m.mode.bits());
         }
+        overlay.listed = bp
+            .identity()
+            .overlay()
+            .and_then(|t| t.listing())
+            .map(Arc::clone);
         Some(overlay)
+    }
+
+    /// What the overlay holds: the listing taken for the blueprint id when
+    /// there is one, else a fresh [`scan`](Self::scan).
+    pub fn listing(&self) -> Result<Arc<[OverlayEntry]>, PackageError> {
+        match &self.listed {
+            Some(l) => Ok(Arc::clone(l)),
+            None => self.scan().map(Arc::from),
+        }
     }
 
     pub fn root(&self) -> &Path {

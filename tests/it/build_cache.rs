@@ -5,7 +5,8 @@
 //! the test shows reads that happened, not what the code meant to do. A file
 //! rewritten with its old size and mtime is read again and changes the id as
 //! a build without any cache does; files written just before a build are
-//! not trusted by their stamps; a tampered digest list is not used.
+//! not trusted by their stamps; a tampered digest list is not used; the
+//! overlay is listed once per build (the id's walk is the layer's).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::CString;
@@ -64,7 +65,15 @@ impl Watch {
     /// Files opened or read since the last call, relative to their folder's
     /// watch (`etc/motd`).
     fn files_touched(&self, root: &Path) -> BTreeSet<String> {
+        self.drain(root).0
+    }
+
+    /// Files opened or read since the last call, and how many times each
+    /// folder was opened (to be listed), by path relative to `root` (`""` is
+    /// `root` itself).
+    fn drain(&self, root: &Path) -> (BTreeSet<String>, BTreeMap<String, usize>) {
         let mut out = BTreeSet::new();
+        let mut listed = BTreeMap::new();
         let mut buf = vec![0u8; 64 * 1024];
         loop {
             // SAFETY: `buf` is valid for writes of its length.
@@ -72,7 +81,7 @@ impl Watch {
             if n < 0 {
                 let e = std::io::Error::last_os_error();
                 assert_eq!(e.kind(), std::io::ErrorKind::WouldBlock, "{e}");
-                return out;
+                return (out, listed);
             }
             let mut at = 0;
             let header = std::mem::size_of::<libc::inotify_event>();
@@ -83,9 +92,14 @@ impl Watch {
                 assert_eq!(ev.mask & libc::IN_Q_OVERFLOW, 0, "inotify queue overflowed");
                 let name = &buf[at + header..at + header + ev.len as usize];
                 let name = String::from_utf8_lossy(name.split(|b| *b == 0).next().unwrap());
+                let dir = self.dirs[&ev.wd].strip_prefix(root).unwrap();
                 if ev.mask & libc::IN_ISDIR == 0 && !name.is_empty() {
-                    let dir = self.dirs[&ev.wd].strip_prefix(root).unwrap();
                     out.insert(dir.join(&*name).to_string_lossy().into_owned());
+                } else if ev.mask & libc::IN_OPEN != 0 && name.is_empty() {
+                    // The folder's own watch: it was opened (a listing).
+                    *listed
+                        .entry(dir.to_string_lossy().into_owned())
+                        .or_insert(0) += 1;
                 }
                 at += header + ev.len as usize;
             }
@@ -183,7 +197,15 @@ fn a_rebuild_reads_no_overlay_file_unless_one_changed() {
     // One blueprint line changes: no overlay file is opened, the overlay
     // layer is reused, and the id is the one a build without cache gives.
     let edited = f.build("bp-edit.yaml", "out", &[]);
-    assert_eq!(watch.files_touched(&ovl), BTreeSet::new());
+    let (files, listed) = watch.drain(&ovl);
+    assert_eq!(files, BTreeSet::new());
+    // And the overlay is listed once: the layer is planned from the walk the
+    // id was computed from, not from a second one.
+    let once: BTreeMap<String, usize> = ["", "etc", "etc/app", "opt", "opt/data"]
+        .into_iter()
+        .map(|d| (d.to_string(), 1))
+        .collect();
+    assert_eq!(listed, once);
     assert_eq!(edited["reused"], json!(["overlay", "verifier"]));
     let fresh = f.build("bp-edit.yaml", "fresh", &["--no-cache"]);
     watch.files_touched(&ovl);
@@ -222,13 +244,15 @@ fn a_tampered_digest_cache_is_ignored() {
     let index = f.path("out").join(nodeimg::package::cache::INDEX_FILE);
     let text = std::fs::read_to_string(&index).unwrap();
     let mut doc: Value = serde_json::from_str(&text).unwrap();
-    let files = doc["overlayFiles"]["files"].as_array_mut().unwrap();
-    assert_eq!(files.len(), 3, "{text}");
-    // A wrong digest for a file whose identity still matches.
-    let wrong = format!("sha256:{}", "1".repeat(64));
-    for e in files.iter_mut() {
-        e["sha256"] = json!(wrong);
-    }
+    // One line per file: `<sha256 hex> <size> <dev> <ino> <mtime> <ctime> <path>`.
+    let files = doc["overlayFiles"]["files"].as_str().unwrap().to_owned();
+    assert_eq!(files.lines().count(), 3, "{text}");
+    // A wrong digest for each file whose identity still matches.
+    let wrong: String = files
+        .lines()
+        .map(|l| format!("{}{}\n", "1".repeat(64), &l[64..]))
+        .collect();
+    doc["overlayFiles"]["files"] = json!(wrong);
     std::fs::remove_file(&index).unwrap();
     std::fs::write(&index, serde_json::to_vec(&doc).unwrap()).unwrap();
     let watch = Watch::new(&f.path("ovl"));

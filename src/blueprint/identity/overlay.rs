@@ -12,21 +12,35 @@
 use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use super::digests::FileDigests;
-use crate::package::overlay::{Overlay, OverlayKind as ScanKind, Stamp};
+use crate::package::overlay::{Overlay, OverlayEntry, OverlayKind as ScanKind, Stamp};
 
 /// An overlay tree: its digest and, when it was read from disk (not from
-/// a lock), its records in layer-path order.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// a lock), its records in layer-path order and the listing they were
+/// made from (which `build` plans the overlay layer from, instead of
+/// walking the folder a second time).
+#[derive(Debug, Clone)]
 pub struct OverlayTree {
     digest: String,
     records: Option<Vec<OverlayRecord>>,
+    listing: Option<Arc<[OverlayEntry]>>,
 }
+
+/// Two trees are the same tree when their content is: the listing's stat
+/// data is where the files were found, not what they hold.
+impl PartialEq for OverlayTree {
+    fn eq(&self, other: &Self) -> bool {
+        self.digest == other.digest && self.records == other.records
+    }
+}
+
+impl Eq for OverlayTree {}
 
 /// One entry of the overlay as it goes into the layer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -66,7 +80,7 @@ impl OverlayTree {
         for (path, mode) in modes {
             overlay = overlay.with_mode(&path, mode);
         }
-        let scan = overlay.scan().map_err(|e| e.to_string())?;
+        let scan: Arc<[OverlayEntry]> = overlay.scan().map_err(|e| e.to_string())?.into();
         let files: Vec<(&Path, u64, Stamp)> = scan
             .iter()
             .filter_map(|e| match e.kind {
@@ -107,7 +121,7 @@ impl OverlayTree {
         }
         let mut sums = sums.into_iter();
         let mut records = Vec::with_capacity(scan.len());
-        for e in &scan {
+        for e in scan.iter() {
             let kind = match &e.kind {
                 ScanKind::Dir => RecordKind::Dir,
                 ScanKind::Symlink { target } => RecordKind::Symlink {
@@ -129,6 +143,7 @@ impl OverlayTree {
         Ok(Self {
             digest: digest_of(&records)?,
             records: Some(records),
+            listing: Some(scan),
         })
     }
 
@@ -137,6 +152,7 @@ impl OverlayTree {
         Self {
             digest: digest.to_string(),
             records: None,
+            listing: None,
         }
     }
 
@@ -149,21 +165,52 @@ impl OverlayTree {
     pub fn records(&self) -> Option<&[OverlayRecord]> {
         self.records.as_deref()
     }
+
+    /// The folder's listing the records were made from, when it was read.
+    pub fn listing(&self) -> Option<&Arc<[OverlayEntry]>> {
+        self.listing.as_ref()
+    }
 }
 
 /// SHA-256 over the canonical JSON list of `records`, streamed.
 fn digest_of(records: &[OverlayRecord]) -> Result<String, String> {
     let mut h = Sha256::new();
+    let mut json = Vec::with_capacity(256);
     h.update(b"[");
     for (i, r) in records.iter().enumerate() {
         if i > 0 {
             h.update(b",");
         }
-        let json = crate::canonical_json::to_vec(r).map_err(|e| format!("{}: {e}", r.path))?;
+        json.clear();
+        record_json(r, &mut json);
         h.update(&json);
     }
     h.update(b"]");
     Ok(super::hex_digest(h.finalize().as_slice()))
+}
+
+/// The canonical JSON of one record (keys in byte order, as
+/// [`crate::canonical_json`] writes it), without building a JSON value: an
+/// overlay of many small files has as many records, and the id of an
+/// unchanged overlay costs little more than writing them.
+fn record_json(r: &OverlayRecord, out: &mut Vec<u8>) {
+    use crate::canonical_json::string;
+    use std::io::Write as _;
+    let _ = write!(out, "{{\"mode\":{},\"path\":", r.mode);
+    string(&r.path, out);
+    match &r.kind {
+        RecordKind::Dir => out.extend_from_slice(br#","type":"dir"}"#),
+        RecordKind::File { size, sha256 } => {
+            out.extend_from_slice(br#","sha256":"#);
+            string(sha256, out);
+            let _ = write!(out, r#","size":{size},"type":"file"}}"#);
+        }
+        RecordKind::Symlink { target } => {
+            out.extend_from_slice(br#","target":"#);
+            string(target, out);
+            out.extend_from_slice(br#","type":"symlink"}"#);
+        }
+    }
 }
 
 /// The `sha256:…` of each file, in the order given. Files are taken by
@@ -263,6 +310,42 @@ fn hash_file(path: &Path, size: u64, buf: &mut [u8]) -> Result<String, String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_record_is_written_as_canonical_json_writes_it() {
+        let names = [
+            "etc/x",
+            "a \"quoted\" \\ name",
+            "ünïcødé/文件",
+            "tab\there",
+            "\u{7f}\u{1f}",
+        ];
+        for name in names {
+            for kind in [
+                RecordKind::Dir,
+                RecordKind::File {
+                    size: u64::MAX,
+                    sha256: format!("sha256:{}", "ab".repeat(32)),
+                },
+                RecordKind::Symlink {
+                    target: format!("../{name}"),
+                },
+            ] {
+                let r = OverlayRecord {
+                    path: name.to_string(),
+                    mode: 0o7755,
+                    kind,
+                };
+                let mut mine = Vec::new();
+                record_json(&r, &mut mine);
+                let canonical = crate::canonical_json::to_vec(&r).unwrap();
+                assert_eq!(
+                    String::from_utf8_lossy(&mine),
+                    String::from_utf8_lossy(&canonical)
+                );
+            }
+        }
+    }
+
     use super::*;
     use std::os::unix::fs::{PermissionsExt, symlink};
 
