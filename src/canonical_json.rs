@@ -87,7 +87,7 @@ fn write(v: &Value, indent: Option<usize>, out: &mut Vec<u8>) {
 
 /// A JSON string literal, escaped as serde_json escapes it (`"`, `\`,
 /// control characters; everything else verbatim).
-fn string(s: &str, out: &mut Vec<u8>) {
+pub(crate) fn string(s: &str, out: &mut Vec<u8>) {
     out.push(b'"');
     for c in s.chars() {
         match c {

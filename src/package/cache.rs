@@ -106,16 +106,33 @@ struct Entry {
     entries: usize,
 }
 
-#[derive(Debug, Default, Serialize, Deserialize)]
+/// The index as written.
+#[derive(Debug, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Index {
     layers: Vec<Entry>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     overlay_files: Option<Stored>,
 }
 
-/// The index of the layout at `out`, when there is a trustworthy one.
-fn read_index(out: &Path) -> Option<Index> {
+/// The layer part of the index: the overlay file digests, most of its
+/// bytes, are skipped by the parser, not built.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Layers {
+    layers: Vec<Entry>,
+}
+
+/// The overlay file digests part of the index.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct OverlayFiles {
+    #[serde(default)]
+    overlay_files: Option<Stored>,
+}
+
+/// The index of the layout at `out` as a `T`, when there is a trustworthy one.
+fn read_index<T: serde::de::DeserializeOwned>(out: &Path) -> Option<T> {
     use std::os::unix::fs::MetadataExt as _;
     let path = out.join(INDEX_FILE);
     let file = crate::input::open(&path, libc::O_NOFOLLOW).ok()?;
@@ -132,14 +149,14 @@ fn read_index(out: &Path) -> Option<Index> {
 /// The overlay file digests remembered in the layout at `out`, for a build
 /// starting now (nothing, when there is no trustworthy index).
 pub fn file_digests(out: &Path) -> FileDigests {
-    FileDigests::from_stored(read_index(out).and_then(|i| i.overlay_files))
+    FileDigests::from_stored(read_index::<OverlayFiles>(out).and_then(|i| i.overlay_files))
 }
 
 /// The layers a previous output holds.
 #[derive(Debug, Default)]
 pub struct Cache {
     dir: PathBuf,
-    index: Index,
+    index: Layers,
 }
 
 impl Cache {
@@ -150,7 +167,7 @@ impl Cache {
 
     /// The cache of the layout at `out` (empty when there is none).
     pub fn open(out: &Path) -> Self {
-        let index = read_index(out).unwrap_or_default();
+        let index = read_index::<Layers>(out).unwrap_or_default();
         Self {
             dir: out.to_path_buf(),
             index,
@@ -209,7 +226,8 @@ pub fn write_index(
             })
             .collect(),
     };
-    let mut bytes = serde_json::to_vec_pretty(&index).map_err(|e| PackageError::Spec {
+    // Compact: with the overlay file digests it is megabytes, read by no person.
+    let mut bytes = serde_json::to_vec(&index).map_err(|e| PackageError::Spec {
         what: "layer cache index",
         message: e.to_string(),
     })?;
