@@ -74,6 +74,26 @@ fn accept(
     (findings, record)
 }
 
+/// Runs `accept` with `blueprint` over one file `name` holding `text`, which it must
+/// refuse as unusable input (exit 2); returns the file's path (its folder is gone by
+/// then: only its text is compared) and stderr.
+fn refused(blueprint: &str, name: &str, text: &str) -> (PathBuf, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let bp = dir.path().join("bp.yaml");
+    std::fs::write(&bp, blueprint).unwrap();
+    let file = dir.path().join(name);
+    std::fs::write(&file, text).unwrap();
+    let out = crate::support::cmd()
+        .args(["accept", "--blueprint"])
+        .arg(&bp)
+        .arg(&file)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{}: {stderr}", file.display());
+    (file, stderr)
+}
+
 fn not_passed(findings: &[(String, String, String)]) -> Vec<&(String, String, String)> {
     findings.iter().filter(|f| f.1 != "pass").collect()
 }
@@ -213,19 +233,7 @@ fn ibstat_corpus_damaged_copies_are_refused_with_file_and_line() {
             .rposition(|l| l.trim().to_ascii_lowercase().starts_with("link"))
             .unwrap();
         let truncated = lines[..cut].join("\n");
-        let dir = tempfile::tempdir().unwrap();
-        let bp = dir.path().join("bp.yaml");
-        std::fs::write(&bp, with_rails(&nics)).unwrap();
-        let file = dir.path().join("ibstat.txt");
-        std::fs::write(&file, truncated).unwrap();
-        let out = crate::support::cmd()
-            .args(["accept", "--blueprint"])
-            .arg(&bp)
-            .arg(&file)
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{rel}: {stderr}");
+        let (file, stderr) = refused(&with_rails(&nics), "ibstat.txt", &truncated);
         assert!(
             stderr.contains(&format!("{}:", file.display())),
             "{rel}: {stderr}"
@@ -238,15 +246,7 @@ fn ibstat_corpus_damaged_copies_are_refused_with_file_and_line() {
             .unwrap();
         let mut mangled: Vec<String> = lines.iter().map(|l| (*l).to_owned()).collect();
         mangled[rate_line] = mangled[rate_line].replace(|c: char| c.is_ascii_digit(), "x");
-        std::fs::write(&file, mangled.join("\n")).unwrap();
-        let out = crate::support::cmd()
-            .args(["accept", "--blueprint"])
-            .arg(&bp)
-            .arg(&file)
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{rel}: {stderr}");
+        let (file, stderr) = refused(&with_rails(&nics), "ibstat.txt", &mangled.join("\n"));
         assert!(
             stderr.contains(&format!("{}:{}:", file.display(), rate_line + 1)),
             "{rel}: {stderr}"
@@ -548,19 +548,7 @@ fn topo_corpus_gpu_nic_affinity() {
     );
     // A matrix cut before its last NIC row is refused with the file's last line.
     let cut: String = text.lines().take(8).map(|l| format!("{l}\n")).collect();
-    let dir = tempfile::tempdir().unwrap();
-    let bp = dir.path().join("bp.yaml");
-    std::fs::write(&bp, with_gpus(4)).unwrap();
-    let file = dir.path().join("topo.txt");
-    std::fs::write(&file, cut).unwrap();
-    let out = crate::support::cmd()
-        .args(["accept", "--blueprint"])
-        .arg(&bp)
-        .arg(&file)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let (file, stderr) = refused(&with_gpus(4), "topo.txt", &cut);
     assert!(
         stderr.contains(&format!("{}:8:", file.display())),
         "{stderr}"
