@@ -196,9 +196,12 @@ pub fn load_bytes_with(
         return Err(out.finish());
     }
     canonicalise(&mut raw, matrix);
+    // Every check passed: from here on the model is the checked `Spec`, the
+    // id included.
+    let spec = Spec::checked(raw);
     // The id covers the overlay's content: reading it here also refuses,
     // at validation, what the layer could not carry.
-    let identity = match identity::Identity::compute(&raw, matrix, base_dir, digests) {
+    let identity = match identity::Identity::compute(&spec, matrix, base_dir, digests) {
         Ok(i) => i,
         Err(e) => {
             out.error(e.code, &e.path, e.message);
@@ -207,7 +210,7 @@ pub fn load_bytes_with(
     };
     Ok(Loaded {
         blueprint: Blueprint {
-            raw: Spec::checked(raw),
+            raw: spec,
             identity,
             file: file.to_path_buf(),
         },

@@ -64,13 +64,14 @@ pub struct IdentityError {
 }
 
 impl Identity {
-    /// The identity of a blueprint that passed its checks against `matrix`.
+    /// The identity of a blueprint that passed its checks against `matrix`
+    /// (a [`Spec`](super::Spec): only the loader computes one).
     /// With `base_dir` (the blueprint's folder) its overlay is read and
     /// hashed; without it (a blueprint read without its folder) the id
     /// covers no overlay. `digests` are overlay file digests a build
     /// remembered (see [`digests`]); the id is the same with or without them.
     pub fn compute(
-        bp: &RawBlueprint,
+        bp: &super::Spec,
         matrix: &Matrix,
         base_dir: Option<&Path>,
         digests: Option<&FileDigests>,
