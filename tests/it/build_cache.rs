@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use nodeimg::package::verifier::stand_in_elf;
 use serde_json::{Value, json};
 
-use crate::support::{Variant, nodeimg};
+use crate::support::{Variant, build_json};
 
 /// The files (not folders) opened or read under a tree, as the kernel
 /// reports them.
@@ -139,26 +139,12 @@ impl Fixture {
     }
 
     fn build(&self, bp: &str, out: &str, extra: &[&str]) -> Value {
-        let (bp, out, v) = (self.path(bp), self.path(out), self.path("verifier"));
-        let mut args = vec![
-            "build",
-            "--format",
-            "json",
-            bp.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-            "--verifier",
-            v.to_str().unwrap(),
-        ];
-        args.extend_from_slice(extra);
-        let o = nodeimg(&args);
-        assert_eq!(
-            o.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        serde_json::from_slice(&o.stdout).unwrap()
+        build_json(
+            &self.path(bp),
+            &self.path(out),
+            &self.path("verifier"),
+            extra,
+        )
     }
 }
 

@@ -134,27 +134,8 @@ fn a_rebuild_reuses_unchanged_layers() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("oci");
     let v = stand_in(dir.path());
-    let build = |extra: &[&str]| {
-        let mut args = vec![
-            "build",
-            "--format",
-            "json",
-            "blueprints/h100-sxm-ubuntu.yaml",
-            "-o",
-            out.to_str().unwrap(),
-            "--verifier",
-            v.to_str().unwrap(),
-        ];
-        args.extend_from_slice(extra);
-        let o = nodeimg(&args);
-        assert_eq!(
-            o.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap()
-    };
+    let bp = crate::support::root().join("blueprints/h100-sxm-ubuntu.yaml");
+    let build = |extra: &[&str]| crate::support::build_json(&bp, &out, &v, extra);
     let first = build(&[]);
     assert_eq!(first["reused"], serde_json::json!([]));
     let second = build(&[]);

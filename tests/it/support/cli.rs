@@ -2,6 +2,7 @@
 //! environment that holds only what the test gives it.
 
 use std::ffi::OsStr;
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use super::root;
@@ -56,4 +57,31 @@ pub fn stdout(o: &Output) -> String {
 
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// `nodeimg build --format json BLUEPRINT -o OUT --verifier VERIFIER EXTRA...`, which
+/// must succeed; its JSON report (digests, layers, `reused`).
+pub fn build_json(
+    blueprint: &Path,
+    out: &Path,
+    verifier: &Path,
+    extra: &[&str],
+) -> serde_json::Value {
+    let o = cmd()
+        .args(["build", "--format", "json"])
+        .arg(blueprint)
+        .arg("-o")
+        .arg(out)
+        .arg("--verifier")
+        .arg(verifier)
+        .args(extra)
+        .output()
+        .expect("run nodeimg");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}"))
 }
