@@ -131,6 +131,36 @@ impl Boot {
             .unwrap_or(0)
     }
 
+    /// When each of `units` began and became active, in seconds after the first of
+    /// them began (`-` never), a line each: printed by the order scenarios so that a
+    /// run shows the order, not only the verdict (`--nocapture`).
+    pub fn timeline(&self, units: &[&str]) -> String {
+        let t0 = units
+            .iter()
+            .map(|u| self.started(u))
+            .filter(|t| *t > 0)
+            .min()
+            .unwrap_or(0);
+        let at = |t: u64| {
+            if t == 0 {
+                "-".to_owned()
+            } else {
+                format!("{:.3}", t.saturating_sub(t0) as f64 / 1e6)
+            }
+        };
+        units
+            .iter()
+            .map(|u| {
+                format!(
+                    "{u:<40} began {:>8}  active {:>8}  {}\n",
+                    at(self.started(u)),
+                    at(self.active_since(u)),
+                    self.prop(u, "ActiveState")
+                )
+            })
+            .collect()
+    }
+
     /// Journal messages of one unit, in order.
     pub fn messages(&self, unit: &str) -> Vec<String> {
         self.journal
@@ -320,6 +350,10 @@ fn boot_healthy_cpu_node_passes_verify_then_starts_kubelet() {
     let node = cpu_node(|_| {});
     let boot = node.boot();
     let why = boot.explain();
+    eprintln!(
+        "boot order (s):\n{}",
+        boot.timeline(&["containerd.service", VERIFY, KUBELET, "multi-user.target"])
+    );
     assert_eq!(boot.prop(VERIFY, "ActiveState"), "active", "{why}");
     assert_eq!(boot.prop(VERIFY, "Result"), "success", "{why}");
     assert_eq!(boot.prop(VERIFY, "NRestarts"), "0", "{why}");
@@ -619,6 +653,10 @@ fn boot_gpu_node_runs_units_in_order_and_verify_sees_the_generated_spec() {
     ];
     // Without an unlimited memlock limit verify fails (below), so it and
     // kubelet are not active; everything before them is.
+    eprintln!(
+        "boot order (s):\n{}",
+        boot.timeline(&[&order[..], &["containerd.service", "multi-user.target"]].concat())
+    );
     let reached = if full { &order[..] } else { &order[..4] };
     for unit in reached {
         assert_eq!(boot.prop(unit, "ActiveState"), "active", "{unit}:\n{why}");
