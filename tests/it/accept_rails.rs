@@ -59,17 +59,7 @@ fn accept(
         .unwrap()
         .iter()
         .filter(|f| f["id"].as_str().unwrap().starts_with(prefix))
-        .map(|f| {
-            let name = match f["subject"].as_str() {
-                Some(s) => format!("{}[{s}]", f["id"].as_str().unwrap()),
-                None => f["id"].as_str().unwrap().to_owned(),
-            };
-            (
-                name,
-                f["verdict"].as_str().unwrap().to_owned(),
-                f["fault"].as_str().unwrap().to_owned(),
-            )
-        })
+        .map(crate::support::accept_fixture::finding_key)
         .collect();
     (findings, record)
 }

@@ -62,17 +62,7 @@ fn not_passed(report: &serde_json::Value) -> Vec<(String, String, String)> {
         .unwrap()
         .iter()
         .filter(|f| f["verdict"] != "pass")
-        .map(|f| {
-            let name = match f["subject"].as_str() {
-                Some(s) => format!("{}[{s}]", f["id"].as_str().unwrap()),
-                None => f["id"].as_str().unwrap().to_owned(),
-            };
-            (
-                name,
-                f["verdict"].as_str().unwrap().to_owned(),
-                f["fault"].as_str().unwrap().to_owned(),
-            )
-        })
+        .map(fixture::finding_key)
         .collect()
 }
 

@@ -10,12 +10,7 @@ use nodeimg::render::tolerations;
 use serde_json::{Value, json};
 
 fn cluster(r: &nodeimg::render::Rendered, path: &str) -> Value {
-    serde_yaml::from_slice(
-        r.cluster
-            .file(path)
-            .unwrap_or_else(|| panic!("cluster/{path} not rendered")),
-    )
-    .unwrap_or_else(|e| panic!("cluster/{path}: {e}"))
+    cluster_file(r, path)
 }
 
 fn tolerated(list: &Value, taint: &str) -> bool {

@@ -12,12 +12,7 @@ use serde_json::json;
 use serde_yaml::Value;
 
 fn cluster(r: &nodeimg::render::Rendered, path: &str) -> Value {
-    serde_yaml::from_slice(
-        r.cluster
-            .file(path)
-            .unwrap_or_else(|| panic!("cluster/{path} not rendered")),
-    )
-    .unwrap_or_else(|e| panic!("cluster/{path}: {e}"))
+    cluster_file(r, path)
 }
 
 /// One precondition's key evaluated on `pod`, as Kyverno's JMESPath would.

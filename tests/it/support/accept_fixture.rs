@@ -9,6 +9,17 @@
 use std::fmt::Write;
 use std::path::Path;
 
+/// A finding of a record or report as `(id[subject], verdict, fault)`, the form the
+/// acceptance tests compare.
+pub fn finding_key(f: &serde_json::Value) -> (String, String, String) {
+    let text = |k: &str| f[k].as_str().unwrap_or_default().to_owned();
+    let name = match f["subject"].as_str() {
+        Some(s) => format!("{}[{s}]", text("id")),
+        None => text("id"),
+    };
+    (name, text("verdict"), text("fault"))
+}
+
 pub const NODE: &str = "gpu-node-01";
 pub const PEER: &str = "gpu-node-02";
 

@@ -52,6 +52,16 @@ pub fn rendered(bp: &Blueprint) -> Rendered {
     render(bp, &Templates::embedded()).unwrap_or_else(|e| panic!("{}: {e}", bp.name()))
 }
 
+/// A rendered cluster-side file (`cluster/<path>`), read as YAML.
+pub fn cluster_file<T: serde::de::DeserializeOwned>(r: &Rendered, path: &str) -> T {
+    serde_yaml::from_slice(
+        r.cluster
+            .file(path)
+            .unwrap_or_else(|| panic!("cluster/{path} not rendered")),
+    )
+    .unwrap_or_else(|e| panic!("cluster/{path}: {e}"))
+}
+
 /// The H100 example pinned to containerd 1.7 (config version 2), its extraConfig key
 /// moved to the 1.x plugin id.
 pub fn containerd_1_7() -> Blueprint {
