@@ -108,6 +108,23 @@ pub enum Command {
         after_help = "Examples:\n  nodeimg verify --phase boot --record /var/lib/nodeimg/acceptance.yaml\n  nodeimg verify --blueprint bp.yaml --format junit --output json=/run/nodeimg/verify.json\n  nodeimg verify --phase health --format summary\n  nodeimg verify --snapshot node-a.tar.zst --blueprint bp.yaml --checks 'gpu.*'\n  nodeimg verify --phase cluster --blueprint bp.yaml --node-name gpu-node-01\n  kubectl get node gpu-node-01 -o json | nodeimg verify --phase cluster --blueprint bp.yaml --node - --pods pods.json\n\nBreak-glass: when the file named by --break-glass (default /etc/nodeimg/break-glass) holds a reason and an expiry in the future (`reason: …` and `expires: 2026-12-24T18:00:00Z` lines), failures are reported and recorded as overridden and the exit code is 0; without either, or once expired, it does not apply."
     )]
     Verify(VerifyArgs),
+    /// Apply an image to a root (image pipelines) or in place on a running node, with rollback.
+    #[command(
+        long_about = "Apply an OCI image layout (from `nodeimg build`) to a root: its layers by the OCI \
+layer rules (whiteouts, opaque folders; nothing lands outside the root), then the distribution's \
+post-apply steps inside the root with the root's own programs (trust store, unit presets, \
+initramfs, boot loader), then the pinned packages are checked. Whatever stood at a path the image \
+changes is saved first, so `--rollback` returns the root to the state before, byte for byte; a \
+killed apply is completed by the next run; applying the current image again changes nothing.\n\n\
+In place (`--in-place`, a running node; the host's root at `--root /host` from a container), the \
+change's impact decides the rest: live and drain changes reload systemd and restart the daemons \
+whose files changed; a reboot change puts the image on trial and reboots: a boot whose verify fails \
+rollout.bootAttempts times goes back to the previous image by itself.\n\n\
+Exit codes: 0 applied (or nothing to do); 1 a step, a pinned package or an action failed (the \
+journal keeps the steps to run again); 2 the image, the root or the arguments cannot be used.",
+        after_help = "Examples:\n  nodeimg apply out/h100 --root /mnt/image --skip boot-loader\n  nodeimg apply out/h100 --root /mnt/image --only-steps boot-loader\n  nodeimg apply out/h100 --in-place\n  nodeimg apply --rollback --in-place\n  nodeimg apply --recover --root /mnt/image"
+    )]
+    Apply(ApplyArgs),
     #[cfg(feature = "push")]
     /// Upload an OCI image layout (from `nodeimg build`) to a registry.
     #[command(
@@ -664,6 +681,52 @@ fn parse_output(text: &str) -> Result<(ReportFormat, Output), String> {
     })?;
     let file = file.parse().map_err(|e: String| format!("`{text}`: {e}"))?;
     Ok((format, file))
+}
+
+#[derive(Debug, Args)]
+#[command(group = clap::ArgGroup::new("what").required(true).args(["layout", "rollback", "recover", "boot_trial", "boot_failed", "bless"]))]
+pub struct ApplyArgs {
+    /// The OCI image layout folder to apply.
+    #[arg(value_name = "LAYOUT")]
+    pub layout: Option<PathBuf>,
+    /// The root to apply to (default: `/` with --in-place).
+    #[arg(long, value_name = "DIR", required_unless_present_any = ["in_place"])]
+    pub root: Option<PathBuf>,
+    /// A running node: act on the change's impact (restart daemons, or reboot on trial).
+    #[arg(long)]
+    pub in_place: bool,
+    /// Go back to the image before (or the root as it was before the first apply).
+    #[arg(long, conflicts_with = "layout")]
+    pub rollback: bool,
+    /// Complete an interrupted apply or rollback, then run its steps.
+    #[arg(long, conflicts_with_all = ["layout", "rollback"])]
+    pub recover: bool,
+    /// Boot assessment, early in boot: count this boot of an image on trial; past its attempts, go back and reboot.
+    #[arg(long, hide_short_help = true, conflicts_with_all = ["layout", "rollback", "recover"])]
+    pub boot_trial: bool,
+    /// Boot assessment: verify failed this boot; while on trial, reboot for the next attempt.
+    #[arg(long, hide_short_help = true, conflicts_with_all = ["layout", "rollback", "recover", "boot_trial"])]
+    pub boot_failed: bool,
+    /// Boot assessment: this boot was good (boot-complete.target); the trial ends.
+    #[arg(long, hide_short_help = true, conflicts_with_all = ["layout", "rollback", "recover", "boot_trial", "boot_failed"])]
+    pub bless: bool,
+    /// Leave out a post-apply step (trust-store, units, initramfs, boot-loader); repeatable.
+    #[arg(long, value_name = "STEP", value_parser = clap::builder::PossibleValuesParser::new(crate::apply::steps::STEP_IDS))]
+    pub skip: Vec<String>,
+    /// Run only these post-apply steps (comma-separated).
+    #[arg(long, value_name = "STEP,...", value_delimiter = ',', value_parser = clap::builder::PossibleValuesParser::new(crate::apply::steps::STEP_IDS))]
+    pub only_steps: Vec<String>,
+    /// Install the pinned packages the root lacks with its own package manager.
+    #[arg(long)]
+    pub install_packages: bool,
+    /// In place: arm the trial of a reboot change but do not reboot.
+    #[arg(long)]
+    pub no_reboot: bool,
+    /// In place: list the runtime actions (restarts, reboot) instead of running them.
+    #[arg(long, env = crate::apply::impact::PRINT_ACTIONS, value_parser = clap::builder::BoolishValueParser::new())]
+    pub print_actions: bool,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
 }
 
 #[cfg(feature = "push")]

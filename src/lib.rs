@@ -3,6 +3,7 @@
 //! from one checked model.
 
 pub mod accept;
+pub mod apply;
 pub mod atomic;
 pub mod blueprint;
 pub mod canonical_json;

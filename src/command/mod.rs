@@ -4,6 +4,7 @@
 //! maps the verdict to the process exit status.
 
 mod accept;
+mod apply;
 mod build;
 mod capture;
 mod cluster;
@@ -202,6 +203,7 @@ pub fn dispatch(command: Command, env: &mut Env<'_>) -> Exit {
         Command::Facts(a) => facts::run(&a, env),
         Command::Capture(a) => capture::run(&a, env),
         Command::Verify(a) => verify::run(&a, env),
+        Command::Apply(a) => apply::run(&a, env),
         #[cfg(feature = "push")]
         Command::Push(a) => push::run(&a, env),
         Command::Accept(a) => accept::run(&a, env),

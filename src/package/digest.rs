@@ -111,6 +111,38 @@ impl<W: Write> Write for HashingWriter<W> {
     }
 }
 
+/// Passes bytes read from `inner` on, hashing and counting them on the way
+/// (a blob is checked against its digest in the same pass that unpacks it).
+pub struct HashingReader<R> {
+    inner: R,
+    hasher: Sha256,
+    len: u64,
+}
+
+impl<R: io::Read> HashingReader<R> {
+    pub fn new(inner: R) -> Self {
+        Self {
+            inner,
+            hasher: Sha256::new(),
+            len: 0,
+        }
+    }
+
+    /// The digest and the number of bytes read so far.
+    pub fn finish(self) -> (Digest, u64) {
+        (Digest::from_sha256(self.hasher), self.len)
+    }
+}
+
+impl<R: io::Read> io::Read for HashingReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.hasher.update(&buf[..n]);
+        self.len += n as u64;
+        Ok(n)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

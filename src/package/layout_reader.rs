@@ -45,6 +45,15 @@ pub struct LocalImage {
     pub manifest_bytes: Vec<u8>,
     pub config: BlobRef,
     pub layers: Vec<BlobRef>,
+    /// Each layer's media type and `dev.nodeimg.layer.role`, in the order of `layers`.
+    pub layer_kinds: Vec<LayerKind>,
+}
+
+/// How a layer is compressed, and what it holds by nodeimg's annotation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LayerKind {
+    pub media_type: String,
+    pub role: Option<String>,
 }
 
 impl LocalImage {
@@ -103,6 +112,7 @@ impl LocalImage {
             manifest_bytes: Vec::new(),
             config: manifest.clone(),
             layers: Vec::new(),
+            layer_kinds: Vec::new(),
         };
         image.manifest_bytes = image.read_manifest(&manifest)?;
         let parsed = ImageManifest::from_reader(image.manifest_bytes.as_slice())
@@ -118,6 +128,17 @@ impl LocalImage {
             .iter()
             .map(|l| blob_ref(&mpath, l.digest().as_ref(), l.size()))
             .collect::<Result<_, _>>()?;
+        image.layer_kinds = parsed
+            .layers()
+            .iter()
+            .map(|l| LayerKind {
+                media_type: l.media_type().to_string(),
+                role: l
+                    .annotations()
+                    .as_ref()
+                    .and_then(|a| a.get(super::layout::ANNOTATION_LAYER_ROLE).cloned()),
+            })
+            .collect();
         for blob in image.blobs() {
             let p = image.blob_path(&blob.digest);
             let len = std::fs::metadata(&p)

@@ -12,6 +12,7 @@ mod accept_corpus;
 mod accept_rails;
 mod accept_storage;
 mod acceptance_manifests;
+mod apply;
 mod blueprint_values;
 mod blueprints;
 mod boot;

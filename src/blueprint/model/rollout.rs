@@ -36,6 +36,12 @@ pub struct Rollout {
     pub engine: Engine,
     #[serde(default)]
     pub remediation: Remediation,
+    /// Boots an image applied in place may fail its verify before the node goes back to
+    /// the previous image by itself (`nodeimg apply`'s boot assessment; systemd-boot and
+    /// greenboot count 3).
+    #[serde(default = "three")]
+    #[schemars(range(min = 1, max = 10))]
+    pub boot_attempts: u32,
 }
 
 impl Default for Rollout {
@@ -172,6 +178,10 @@ fn default_sku_labels() -> Vec<LabelKey> {
 
 fn one() -> u32 {
     1
+}
+
+fn three() -> u32 {
+    3
 }
 
 fn default_budget() -> Budget {

@@ -174,6 +174,9 @@ impl<'a> Context<'a> {
         if boot.grubby {
             also.push(("sysinit.target", "nodeimg-kernel-args.service"));
         }
+        // Boot assessment of an image applied in place (`nodeimg apply`).
+        also.push(("sysinit.target", "nodeimg-boot-trial.service"));
+        also.push(("multi-user.target", "nodeimg-boot-bless.service"));
         let startup = startup::of(s, gpu.as_ref(), &cdi, &system, &also);
         let tolerations = tolerations::of(s);
         Ok(Self {

@@ -269,6 +269,12 @@ pub(super) fn of(
         }
     }
 
+    // A good boot is one whose verify passed (boot assessment).
+    links.push(Link {
+        path: format!("{UNIT_DIR}/boot-complete.target.requires/nodeimg-verify.service"),
+        target: format!("/{UNIT_DIR}/nodeimg-verify.service"),
+    });
+
     Startup {
         verify_after: before_verify,
         verify_wants: wants,

@@ -14,6 +14,7 @@ pub mod fault_host;
 pub mod fixture_tree;
 pub mod k8s_schema;
 pub mod nvidia_smi;
+pub mod oci;
 pub mod package;
 pub mod unit_root;
 pub mod variant;

@@ -1,0 +1,356 @@
+//! `nodeimg apply`: from an OCI image to a root that boots with it.
+//!
+//! Two ways, one transaction ([`transaction`]):
+//! - **onto a root** (`--root DIR`), for image pipelines: the layers land
+//!   in DIR by the OCI layer rules, then the distribution's post-apply
+//!   steps run inside DIR with DIR's own programs ([`steps`]) and the
+//!   pinned packages are checked ([`packages`]);
+//! - **in place** (`--in-place`), on a running node: the same, and then what
+//!   the change's impact asks ([`impact`], the class `diff` and `rollout
+//!   plan` report): `live` and `drain` reload and restart the units whose
+//!   files changed, `reboot` puts the new image on trial ([`trial`]) and
+//!   reboots; a boot whose verify fails `rollout.bootAttempts` times goes
+//!   back to the previous image by itself.
+//!
+//! Either way the previous state is kept for `--rollback`, a kill at any
+//! step is completed by the next run, and re-applying the current image
+//! changes nothing.
+
+pub mod entry;
+pub mod impact;
+pub mod packages;
+pub mod root;
+pub mod steps;
+pub mod transaction;
+pub mod trial;
+mod unpack;
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use self::entry::RelPath;
+use self::root::Root;
+use self::steps::{Family, Selection, StepLog};
+use self::transaction::{Outcome, State};
+use crate::diff::impact::Impact;
+use crate::package::layout_reader::LocalImage;
+
+/// Where the image's lock lies in a root.
+pub const LOCK: &str = "etc/nodeimg/blueprint.lock.json";
+
+/// What to do.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub root: PathBuf,
+    /// A running node: act on the change's impact.
+    pub in_place: bool,
+    pub steps: Selection,
+    /// Install missing pinned packages with the root's own package manager.
+    pub install_packages: bool,
+    /// In place, reboot-impact: stage and arm the trial, but leave the reboot to the caller.
+    pub no_reboot: bool,
+    /// In place: list runtime actions instead of running them.
+    pub print_actions: bool,
+}
+
+/// Why apply stopped without a verdict: the input cannot be used (exit 2),
+/// or the root could not be changed (exit 1, the journal says what is left).
+#[derive(Debug)]
+pub enum Error {
+    Unusable(String),
+    Failed(String),
+}
+
+/// What an apply or rollback did, for the text and JSON reports.
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub op: &'static str,
+    pub root: PathBuf,
+    pub image: Option<String>,
+    pub mode: &'static str,
+    #[serde(flatten)]
+    pub outcome: Outcome,
+    /// The change's impact (in place, with the lock of the image before).
+    pub impact: Option<Impact>,
+    pub reasons: Vec<String>,
+    pub steps: Vec<StepLog>,
+    pub packages: Option<Vec<packages::Pin>>,
+    /// Package installation, when asked.
+    pub installed: Option<StepLog>,
+    /// Runtime actions in place (daemon-reload, restarts).
+    pub actions: Vec<impact::ActionLog>,
+    /// A trial was armed and the node reboots (or is to be rebooted).
+    pub trial: Option<trial::Trial>,
+    pub reboot: bool,
+}
+
+impl Report {
+    /// Every step ran (or was not needed or skipped as asked), every pin
+    /// holds and every action succeeded.
+    pub fn passed(&self) -> bool {
+        !self.steps.iter().any(StepLog::failed)
+            && self
+                .packages
+                .as_ref()
+                .is_none_or(|p| p.iter().all(|p| p.ok))
+            && self.installed.as_ref().is_none_or(|s| !s.failed())
+            && self.actions.iter().all(|a| a.ok)
+    }
+}
+
+fn open(root: &Path) -> Result<State, Error> {
+    let root =
+        Root::new(root).map_err(|e| Error::Unusable(format!("--root {}: {e}", root.display())))?;
+    State::open(root).map_err(Error::Failed)
+}
+
+/// The family from the lock now in the root.
+fn family(root: &Root) -> Result<Option<Family>, String> {
+    let real = root
+        .locate(&RelPath::parse(LOCK).expect("constant"))
+        .map_err(|e| e.to_string())?;
+    let text = match crate::input::read_text(&real, 64 << 20) {
+        Ok(t) => t,
+        Err(e) if e.is_not_found() => return Ok(None),
+        Err(e) => return Err(format!("{}: {e}", real.display())),
+    };
+    let v: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", real.display()))?;
+    let distro = v
+        .pointer("/blueprint/os/distro")
+        .and_then(|d| d.as_str())
+        .unwrap_or_default();
+    Family::of_distro(distro).map(Some).ok_or_else(|| {
+        format!(
+            "{}: os.distro {distro:?} is not a family apply has steps for",
+            real.display()
+        )
+    })
+}
+
+/// Applies the OCI layout at `layout` to `options.root`.
+pub fn apply(layout: &Path, options: &Options) -> Result<Report, Error> {
+    let image = LocalImage::open(layout).map_err(|e| Error::Unusable(e.to_string()))?;
+    let state = open(&options.root)?;
+    let recovered = transaction::recover(&state).map_err(Error::Failed)?;
+    // The image before, as its lock says (for the impact in place).
+    let before = if options.in_place {
+        impact::Lock::read(&state.root).map_err(Error::Failed)?
+    } else {
+        None
+    };
+    let owners = state.root.owners();
+    let mut outcome = transaction::apply(&state, &image, &layout.display().to_string(), owners)
+        .map_err(|e| {
+            if e.contains("does not match its descriptor")
+                || e.starts_with("layer ")
+                || e.contains("the image touches")
+            {
+                Error::Unusable(e)
+            } else {
+                Error::Failed(e)
+            }
+        })?;
+    outcome.recovered = recovered;
+    let mut report = Report {
+        op: "apply",
+        root: state.root.dir().to_path_buf(),
+        image: Some(image.manifest.digest.to_string()),
+        mode: if options.in_place { "in-place" } else { "root" },
+        outcome,
+        impact: None,
+        reasons: Vec::new(),
+        steps: Vec::new(),
+        packages: None,
+        installed: None,
+        actions: Vec::new(),
+        trial: None,
+        reboot: false,
+    };
+    let pending = state.journal().map_err(Error::Failed)?.is_some();
+    // Nothing to do, unless steps are asked by name (`--only-steps`: a
+    // pipeline runs the boot loader once the root is on its disk).
+    if report.outcome.unchanged && !pending && options.steps.only.is_empty() {
+        return Ok(report);
+    }
+    finish(&state, options, &mut report, before)?;
+    Ok(report)
+}
+
+/// Goes back to the image before (`--rollback`).
+pub fn rollback(options: &Options) -> Result<Report, Error> {
+    let state = open(&options.root)?;
+    let recovered = transaction::recover(&state).map_err(Error::Failed)?;
+    let before = if options.in_place {
+        impact::Lock::read(&state.root).map_err(Error::Failed)?
+    } else {
+        None
+    };
+    let mut outcome = transaction::rollback(&state).map_err(Error::Unusable)?;
+    outcome.recovered = recovered;
+    let image = state
+        .current()
+        .map_err(Error::Failed)?
+        .map(|c| c.image.manifest.to_string());
+    let mut report = Report {
+        op: "rollback",
+        root: state.root.dir().to_path_buf(),
+        image,
+        mode: if options.in_place { "in-place" } else { "root" },
+        outcome,
+        impact: None,
+        reasons: Vec::new(),
+        steps: Vec::new(),
+        packages: None,
+        installed: None,
+        actions: Vec::new(),
+        trial: None,
+        reboot: false,
+    };
+    trial::clear(&state).map_err(Error::Failed)?;
+    finish(&state, options, &mut report, before)?;
+    Ok(report)
+}
+
+/// Completes an interrupted apply or rollback and runs its steps (`--recover`).
+pub fn recover(options: &Options) -> Result<Report, Error> {
+    let state = open(&options.root)?;
+    let recovered = transaction::recover(&state).map_err(Error::Failed)?;
+    let image = state
+        .current()
+        .map_err(Error::Failed)?
+        .map(|c| c.image.manifest.to_string());
+    let mut report = Report {
+        op: "recover",
+        root: state.root.dir().to_path_buf(),
+        image,
+        mode: if options.in_place { "in-place" } else { "root" },
+        outcome: Outcome {
+            recovered,
+            ..Outcome::default()
+        },
+        impact: None,
+        reasons: Vec::new(),
+        steps: Vec::new(),
+        packages: None,
+        installed: None,
+        actions: Vec::new(),
+        trial: None,
+        reboot: false,
+    };
+    if recovered.is_some() {
+        finish(&state, options, &mut report, None)?;
+    }
+    Ok(report)
+}
+
+/// After the files are in place: steps, packages, then in place the
+/// impact's actions or the trial and reboot. The journal is removed only
+/// when every step ran, so a failed step is run again by the next apply.
+fn finish(
+    state: &State,
+    options: &Options,
+    report: &mut Report,
+    before: Option<impact::Lock>,
+) -> Result<(), Error> {
+    let root = &state.root;
+    let family = family(root).map_err(Error::Failed)?;
+    if let Some(family) = family {
+        report.steps = steps::run(family, root, &options.steps);
+        if options.install_packages
+            && let Some(pins) = packages::check(root, family).map_err(Error::Failed)?
+        {
+            report.installed = impact::install_packages(root, family, &pins);
+        }
+        report.packages = packages::check(root, family).map_err(Error::Failed)?;
+    }
+    if options.in_place {
+        let after = impact::Lock::read(root).map_err(Error::Failed)?;
+        let (class, reasons) = impact::of_change(before.as_ref(), after.as_ref(), &report.outcome);
+        report.impact = Some(class);
+        report.reasons = reasons;
+        if report.passed() {
+            match class {
+                Impact::Live | Impact::Drain => {
+                    report.actions = impact::act(root, &report.outcome, options.print_actions)
+                }
+                Impact::Reboot if report.op == "apply" => {
+                    let attempts = after
+                        .as_ref()
+                        .map_or(trial::DEFAULT_ATTEMPTS, |l| l.boot_attempts());
+                    report.trial = Some(
+                        trial::arm(state, report.image.as_deref().unwrap_or_default(), attempts)
+                            .map_err(Error::Failed)?,
+                    );
+                    report.reboot = true;
+                }
+                Impact::Reboot => report.reboot = true,
+            }
+        }
+    }
+    if report.passed() {
+        state.finish().map_err(Error::Failed)?;
+        if report.reboot && !options.no_reboot {
+            report
+                .actions
+                .push(impact::reboot(root, options.print_actions));
+        }
+    }
+    Ok(())
+}
+
+/// `--boot-trial`: counts this boot of an image on trial; past its
+/// attempts, rolls back, records why, and reboots.
+pub fn boot_trial(options: &Options) -> Result<(trial::Boot, Option<Report>), Error> {
+    let verdict = {
+        let state = open(&options.root)?;
+        transaction::recover(&state).map_err(Error::Failed)?;
+        let v = trial::count_boot(&state).map_err(Error::Failed)?;
+        let trial = trial::current(&state).map_err(Error::Failed)?;
+        if let (trial::Boot::Exhausted { boots }, Some(t)) = (&v, trial) {
+            let back_to = state
+                .undo()
+                .map_err(Error::Failed)?
+                .and_then(|u| u.before)
+                .map(|b| b.image.manifest.to_string());
+            let reason = format!(
+                "verify failed on each of {boots} boot(s) of this image; its last record and evidence are under /var/lib/nodeimg"
+            );
+            trial::fail(&state, &t, &reason, back_to).map_err(Error::Failed)?;
+        }
+        v
+    };
+    if matches!(verdict, trial::Boot::Exhausted { .. }) {
+        let mut report = rollback(&Options {
+            in_place: false,
+            ..options.clone()
+        })?;
+        report.mode = "in-place";
+        report.reboot = true;
+        if report.passed() && !options.no_reboot {
+            let root = Root::new(&options.root).map_err(|e| Error::Failed(e.to_string()))?;
+            report
+                .actions
+                .push(impact::reboot(&root, options.print_actions));
+        }
+        return Ok((verdict, Some(report)));
+    }
+    Ok((verdict, None))
+}
+
+/// `--boot-failed`: verify failed for good this boot; on trial, the next
+/// attempt is a reboot away. Returns whether a reboot was asked.
+pub fn boot_failed(options: &Options) -> Result<Option<impact::ActionLog>, Error> {
+    let state = open(&options.root)?;
+    if trial::current(&state).map_err(Error::Failed)?.is_none() {
+        return Ok(None);
+    }
+    Ok(Some(impact::reboot(&state.root, options.print_actions)))
+}
+
+/// `--bless`: this boot was good; the trial (if any) ends.
+pub fn bless(options: &Options) -> Result<Option<trial::Trial>, Error> {
+    let state = open(&options.root)?;
+    trial::bless(&state).map_err(Error::Failed)
+}

@@ -1,0 +1,191 @@
+//! `nodeimg apply`: an image onto a root or in place, rollback, recovery,
+//! and the boot-assessment hooks the rendered units run. The work is
+//! `crate::apply`'s; this file maps arguments to options and the report to
+//! text or JSON and the exit status.
+
+use std::path::PathBuf;
+
+use super::{Env, Exit, Failure, OrUnusable, Outcome};
+use crate::apply::{self, Error, Options, Report};
+use crate::cli::{ApplyArgs, Format};
+
+pub fn run(args: &ApplyArgs, env: &mut Env<'_>) -> Outcome {
+    let options = Options {
+        root: args.root.clone().unwrap_or_else(|| PathBuf::from("/")),
+        in_place: args.in_place,
+        steps: apply::steps::Selection {
+            skip: args.skip.clone(),
+            only: args.only_steps.clone(),
+        },
+        install_packages: args.install_packages,
+        no_reboot: args.no_reboot,
+        print_actions: args.print_actions,
+    };
+    let failed = |e: Error| match e {
+        Error::Unusable(m) => Failure::unusable(m),
+        Error::Failed(m) => Failure::negative(m),
+    };
+    if args.boot_trial {
+        let (verdict, report) = apply::boot_trial(&options).map_err(failed)?;
+        env.note(&format!(
+            "boot trial: {}",
+            serde_json::to_string(&verdict).unwrap_or_default()
+        ));
+        return match report {
+            Some(r) => show(&r, args.format, env),
+            None => Ok(Exit::Ok),
+        };
+    }
+    if args.boot_failed {
+        return match apply::boot_failed(&options).map_err(failed)? {
+            None => {
+                env.note("no image on trial: nothing to do");
+                Ok(Exit::Ok)
+            }
+            Some(a) => {
+                env.note(&format!(
+                    "image on trial failed verify this boot: {} ({})",
+                    a.command, a.detail
+                ));
+                Ok(if a.ok { Exit::Ok } else { Exit::Negative })
+            }
+        };
+    }
+    if args.bless {
+        match apply::bless(&options).map_err(failed)? {
+            Some(t) => env.note(&format!(
+                "boot good: image {} kept after {} boot(s)",
+                t.image, t.boots
+            )),
+            None => env.note("no image on trial: nothing to bless"),
+        }
+        return Ok(Exit::Ok);
+    }
+    let report = if args.rollback {
+        apply::rollback(&options)
+    } else if args.recover {
+        apply::recover(&options)
+    } else {
+        let layout = args
+            .layout
+            .as_ref()
+            .expect("clap requires one of the group");
+        apply::apply(layout, &options)
+    }
+    .map_err(failed)?;
+    show(&report, args.format, env)
+}
+
+fn show(report: &Report, format: Format, env: &mut Env<'_>) -> Outcome {
+    match format {
+        Format::Json => env.json(report)?,
+        Format::Text => text(report, env).unusable_at("cannot write the report")?,
+    }
+    Ok(if report.passed() {
+        Exit::Ok
+    } else {
+        Exit::Negative
+    })
+}
+
+fn text(r: &Report, env: &mut Env<'_>) -> std::io::Result<()> {
+    let s = env.style;
+    let o = &r.outcome;
+    if let Some(op) = o.recovered {
+        writeln!(env.out, "completed an interrupted {op:?} first")?;
+    }
+    let image = r.image.as_deref().unwrap_or("(no image)");
+    if o.unchanged {
+        writeln!(
+            env.out,
+            "{} {image} is already applied to {}: nothing changed",
+            s.ok("ok"),
+            r.root.display()
+        )?;
+        if r.steps.is_empty() {
+            return Ok(());
+        }
+    } else {
+        writeln!(
+            env.out,
+            "{} {image} → {} ({}): {} path(s) put, {} removed, {} saved for rollback",
+            r.op,
+            r.root.display(),
+            r.mode,
+            o.put.len(),
+            o.removed.len(),
+            o.saved
+        )?;
+    }
+    for k in &o.kept {
+        writeln!(env.out, "  kept {k}: it holds files nodeimg did not write")?;
+    }
+    for step in &r.steps {
+        let tag = match step.status {
+            "ran" => s.ok("ran    "),
+            "failed" | "missing" => s.error(&format!("{:<7}", step.status)),
+            other => s.dim(&format!("{other:<7}")),
+        };
+        let exit = step.exit.map(|c| format!(" exit {c}")).unwrap_or_default();
+        writeln!(
+            env.out,
+            "  step {:<11} {tag} {}{exit} {} ms",
+            step.id, step.command, step.millis
+        )?;
+        if step.status != "ran" || step.failed() {
+            writeln!(env.out, "       {}", s.dim(&step.detail))?;
+        }
+    }
+    if let Some(log) = &r.installed {
+        writeln!(
+            env.out,
+            "  packages: {} ({}) {}",
+            log.command, log.status, log.detail
+        )?;
+    }
+    for pin in r.packages.iter().flatten() {
+        if pin.ok {
+            env.detail(&format!(
+                "  pin ok: {} ({})",
+                pin.packages.join(" "),
+                pin.why
+            ));
+        } else {
+            writeln!(env.out, "  {} {}: {}", s.error("pin"), pin.why, pin.detail)?;
+        }
+    }
+    if let Some(i) = r.impact {
+        writeln!(
+            env.out,
+            "  impact: {} — {}",
+            i.as_str(),
+            r.reasons.join("; ")
+        )?;
+    }
+    for a in &r.actions {
+        let tag = if a.ok { s.ok("ok") } else { s.error("failed") };
+        writeln!(env.out, "  {tag} {} ({})", a.command, a.because.join(", "))?;
+        if !a.ok || !a.detail.is_empty() {
+            writeln!(env.out, "       {}", s.dim(&a.detail))?;
+        }
+    }
+    if let Some(t) = &r.trial {
+        writeln!(
+            env.out,
+            "  on trial: {} boot(s) to pass verify, else back to the image before",
+            t.attempts
+        )?;
+    }
+    if r.reboot {
+        writeln!(
+            env.out,
+            "  reboot: {}",
+            if r.actions.iter().any(|a| a.command.ends_with("reboot")) {
+                "asked"
+            } else {
+                "left to the caller (--no-reboot)"
+            }
+        )?;
+    }
+    Ok(())
+}
