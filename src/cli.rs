@@ -710,15 +710,21 @@ pub struct ApplyArgs {
     /// Boot assessment: this boot was good (boot-complete.target); the trial ends.
     #[arg(long, hide_short_help = true, conflicts_with_all = ["layout", "rollback", "recover", "boot_trial", "boot_failed"])]
     pub bless: bool,
-    /// Leave out a post-apply step (trust-store, units, initramfs, boot-loader); repeatable.
-    #[arg(long, value_name = "STEP", value_parser = clap::builder::PossibleValuesParser::new(crate::apply::steps::STEP_IDS))]
+    /// Leave out a post-apply step (trust-store, units, initramfs, boot-loader); repeatable,
+    /// or comma-separated in NODEIMG_APPLY_SKIP (which the boot-assessment unit reads from
+    /// /etc/nodeimg/apply.env).
+    #[arg(long, value_name = "STEP", env = "NODEIMG_APPLY_SKIP", value_delimiter = ',', value_parser = clap::builder::PossibleValuesParser::new(crate::apply::steps::STEP_IDS))]
     pub skip: Vec<String>,
     /// Run only these post-apply steps (comma-separated).
     #[arg(long, value_name = "STEP,...", value_delimiter = ',', value_parser = clap::builder::PossibleValuesParser::new(crate::apply::steps::STEP_IDS))]
     pub only_steps: Vec<String>,
     /// Install the pinned packages the root lacks with its own package manager.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "no_package_check")]
     pub install_packages: bool,
+    /// Do not judge the pinned packages (a root whose packages are not the node's, or a
+    /// pipeline that installs them after apply); verify still checks the versions at boot.
+    #[arg(long, env = "NODEIMG_APPLY_NO_PACKAGE_CHECK", value_parser = clap::builder::BoolishValueParser::new())]
+    pub no_package_check: bool,
     /// In place: arm the trial of a reboot change but do not reboot.
     #[arg(long)]
     pub no_reboot: bool,

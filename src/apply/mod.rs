@@ -52,6 +52,9 @@ pub struct Options {
     pub no_reboot: bool,
     /// In place: list runtime actions instead of running them.
     pub print_actions: bool,
+    /// Judge the pinned packages (off: a root whose packages are not the
+    /// node's, or a pipeline that installs them after apply).
+    pub check_packages: bool,
 }
 
 /// Why apply stopped without a verdict: the input cannot be used (exit 2),
@@ -140,6 +143,7 @@ pub fn apply(layout: &Path, options: &Options) -> Result<Report, Error> {
     } else {
         None
     };
+    let had_image = state.current().map_err(Error::Failed)?.is_some();
     let owners = state.root.owners();
     let mut outcome = transaction::apply(&state, &image, &layout.display().to_string(), owners)
         .map_err(|e| {
@@ -174,7 +178,7 @@ pub fn apply(layout: &Path, options: &Options) -> Result<Report, Error> {
     if report.outcome.unchanged && !pending && options.steps.only.is_empty() {
         return Ok(report);
     }
-    finish(&state, options, &mut report, before)?;
+    finish(&state, options, &mut report, before, had_image)?;
     Ok(report)
 }
 
@@ -209,7 +213,7 @@ pub fn rollback(options: &Options) -> Result<Report, Error> {
         reboot: false,
     };
     trial::clear(&state).map_err(Error::Failed)?;
-    finish(&state, options, &mut report, before)?;
+    finish(&state, options, &mut report, before, true)?;
     Ok(report)
 }
 
@@ -240,7 +244,7 @@ pub fn recover(options: &Options) -> Result<Report, Error> {
         reboot: false,
     };
     if recovered.is_some() {
-        finish(&state, options, &mut report, None)?;
+        finish(&state, options, &mut report, None, false)?;
     }
     Ok(report)
 }
@@ -253,17 +257,33 @@ fn finish(
     options: &Options,
     report: &mut Report,
     before: Option<impact::Lock>,
+    before_image: bool,
 ) -> Result<(), Error> {
     let root = &state.root;
     let family = family(root).map_err(Error::Failed)?;
     if let Some(family) = family {
-        report.steps = steps::run(family, root, &options.steps);
-        if options.install_packages
-            && let Some(pins) = packages::check(root, family).map_err(Error::Failed)?
-        {
-            report.installed = impact::install_packages(root, family, &pins);
+        let mut selection = options.steps.clone();
+        // On a root that had an image, only the steps whose inputs changed.
+        if before_image && report.outcome.recovered.is_none() && selection.only.is_empty() {
+            selection.changed = Some(
+                report
+                    .outcome
+                    .put
+                    .iter()
+                    .chain(&report.outcome.removed)
+                    .map(|p| p.as_str().to_string())
+                    .collect(),
+            );
         }
-        report.packages = packages::check(root, family).map_err(Error::Failed)?;
+        report.steps = steps::run(family, root, &selection);
+        if options.check_packages {
+            if options.install_packages
+                && let Some(pins) = packages::check(root, family).map_err(Error::Failed)?
+            {
+                report.installed = impact::install_packages(root, family, &pins);
+            }
+            report.packages = packages::check(root, family).map_err(Error::Failed)?;
+        }
     }
     if options.in_place {
         let after = impact::Lock::read(root).map_err(Error::Failed)?;
@@ -303,40 +323,54 @@ fn finish(
 /// `--boot-trial`: counts this boot of an image on trial; past its
 /// attempts, rolls back, records why, and reboots.
 pub fn boot_trial(options: &Options) -> Result<(trial::Boot, Option<Report>), Error> {
-    let verdict = {
+    let (verdict, exhausted) = {
         let state = open(&options.root)?;
         transaction::recover(&state).map_err(Error::Failed)?;
-        let v = trial::count_boot(&state).map_err(Error::Failed)?;
-        let trial = trial::current(&state).map_err(Error::Failed)?;
-        if let (trial::Boot::Exhausted { boots }, Some(t)) = (&v, trial) {
-            let back_to = state
-                .undo()
-                .map_err(Error::Failed)?
-                .and_then(|u| u.before)
-                .map(|b| b.image.manifest.to_string());
-            let reason = format!(
-                "verify failed on each of {boots} boot(s) of this image; its last record and evidence are under /var/lib/nodeimg"
-            );
-            trial::fail(&state, &t, &reason, back_to).map_err(Error::Failed)?;
-        }
-        v
+        let verdict = trial::count_boot(&state).map_err(Error::Failed)?;
+        let exhausted = match verdict {
+            trial::Boot::Exhausted { .. } => {
+                let trial = trial::current(&state).map_err(Error::Failed)?;
+                let back_to = state
+                    .undo()
+                    .map_err(Error::Failed)?
+                    .and_then(|u| u.before)
+                    .map(|b| b.image.manifest.to_string());
+                trial.map(|t| (t, back_to))
+            }
+            _ => None,
+        };
+        (verdict, exhausted)
     };
-    if matches!(verdict, trial::Boot::Exhausted { .. }) {
-        let mut report = rollback(&Options {
-            in_place: false,
-            ..options.clone()
-        })?;
-        report.mode = "in-place";
-        report.reboot = true;
-        if report.passed() && !options.no_reboot {
-            let root = Root::new(&options.root).map_err(|e| Error::Failed(e.to_string()))?;
-            report
-                .actions
-                .push(impact::reboot(&root, options.print_actions));
-        }
-        return Ok((verdict, Some(report)));
+    let Some((on_trial, back_to)) = exhausted else {
+        return Ok((verdict, None));
+    };
+    // Back to the image before, then the verdict: a rollback that fails
+    // leaves the trial as it is, and the next boot tries again.
+    let mut report = rollback(&Options {
+        in_place: false,
+        ..options.clone()
+    })?;
+    report.mode = "in-place";
+    report.reboot = true;
+    {
+        let state = open(&options.root)?;
+        let reason = format!(
+            "verify failed on each of {} boot(s) of this image; its last record and evidence are under /var/lib/nodeimg",
+            on_trial.boots
+        );
+        trial::fail(&state, &on_trial, &reason, back_to).map_err(Error::Failed)?;
+        report.trial = Some(on_trial);
     }
-    Ok((verdict, None))
+    // The files are back: reboot into them whatever the steps or pins say
+    // (the previous image's own verify judges that boot; staying on the
+    // image that failed is never better).
+    if !options.no_reboot {
+        let root = Root::new(&options.root).map_err(|e| Error::Failed(e.to_string()))?;
+        report
+            .actions
+            .push(impact::reboot(&root, options.print_actions));
+    }
+    Ok((verdict, Some(report)))
 }
 
 /// `--boot-failed`: verify failed for good this boot; on trial, the next

@@ -61,6 +61,40 @@ pub struct Step {
     pub why: &'static str,
 }
 
+/// The paths each step reads (prefixes relative to the root): on a root
+/// that already had an image, a step runs only when the apply changed one
+/// of them (a sysctl change does not rebuild the initramfs).
+pub fn inputs(id: &str) -> &'static [&'static str] {
+    match id {
+        "trust-store" => &[
+            "usr/local/share/ca-certificates/",
+            "etc/pki/ca-trust/source/anchors/",
+        ],
+        "units" => &[
+            "usr/lib/systemd/system-preset/",
+            "etc/systemd/system/",
+            "usr/lib/systemd/system/",
+        ],
+        "initramfs" => &[
+            "etc/modprobe.d/",
+            "etc/modules-load.d/",
+            "etc/initramfs-tools/",
+            "etc/dracut.conf.d/",
+            "boot/",
+            "lib/modules/",
+            "usr/lib/modules/",
+        ],
+        "boot-loader" => &[
+            "etc/default/grub",
+            "etc/systemd/system/nodeimg-kernel-args.service",
+            "boot/",
+            "lib/modules/",
+            "usr/lib/modules/",
+        ],
+        _ => &[],
+    }
+}
+
 #[rustfmt::skip]
 pub const STEPS: &[Step] = &[
     Step { id: "trust-store", family: Family::Debian, program: "update-ca-certificates", args: &[], package: "ca-certificates", mounts: false, why: "the CAs under usr/local/share/ca-certificates join /etc/ssl/certs" },
@@ -99,6 +133,9 @@ pub struct Selection {
     pub skip: Vec<String>,
     /// Only these (empty: all).
     pub only: Vec<String>,
+    /// The paths the apply changed; `None`: every step runs (a first
+    /// apply, a recovery, steps asked by name).
+    pub changed: Option<Vec<String>>,
 }
 
 impl Selection {
@@ -178,6 +215,16 @@ pub fn run(family: Family, root: &Root, selection: &Selection) -> Vec<StepLog> {
         if !selection.wants(step.id) {
             log.status = "skipped";
             log.detail = "skipped as asked".into();
+            logs.push(log);
+            continue;
+        }
+        if let Some(changed) = &selection.changed
+            && !changed
+                .iter()
+                .any(|p| inputs(step.id).iter().any(|i| p.starts_with(i)))
+        {
+            log.status = "not-needed";
+            log.detail = "the apply changed none of the files it reads".into();
             logs.push(log);
             continue;
         }

@@ -16,10 +16,12 @@ pub fn run(args: &ApplyArgs, env: &mut Env<'_>) -> Outcome {
         steps: apply::steps::Selection {
             skip: args.skip.clone(),
             only: args.only_steps.clone(),
+            changed: None,
         },
         install_packages: args.install_packages,
         no_reboot: args.no_reboot,
         print_actions: args.print_actions,
+        check_packages: !args.no_package_check,
     };
     let failed = |e: Error| match e {
         Error::Unusable(m) => Failure::unusable(m),

@@ -35,7 +35,9 @@ impl RootVersions {
 
 pub fn script() -> Command {
     let mut c = Command::new(root().join("scripts/boot-test"));
-    c.env_remove("NODEIMG_BOOT_NVIDIA_SMI_XML");
+    c.env_remove("NODEIMG_BOOT_NVIDIA_SMI_XML")
+        // `prepare` applies images with this very nodeimg.
+        .env("NODEIMG", env!("CARGO_BIN_EXE_nodeimg"));
     c
 }
 
