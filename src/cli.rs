@@ -725,6 +725,10 @@ pub struct ApplyArgs {
     /// pipeline that installs them after apply); verify still checks the versions at boot.
     #[arg(long, env = "NODEIMG_APPLY_NO_PACKAGE_CHECK", value_parser = clap::builder::BoolishValueParser::new())]
     pub no_package_check: bool,
+    /// Onto a root: leave out the static check of the applied root (units' programs, the
+    /// pinned kernel and its driver module, boot entries, initramfs, trust store).
+    #[arg(long)]
+    pub no_root_check: bool,
     /// In place: arm the trial of a reboot change but do not reboot.
     #[arg(long)]
     pub no_reboot: bool,

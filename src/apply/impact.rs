@@ -47,6 +47,10 @@ impl Lock {
             })
     }
 
+    pub fn spec(&self) -> &crate::blueprint::Spec {
+        self.0.spec()
+    }
+
     /// `rollout.bootAttempts`, or the default.
     pub fn boot_attempts(&self) -> u32 {
         self.0

@@ -16,6 +16,7 @@
 //! step is completed by the next run, and re-applying the current image
 //! changes nothing.
 
+pub mod check;
 pub mod entry;
 pub mod impact;
 pub mod packages;
@@ -55,6 +56,8 @@ pub struct Options {
     /// Judge the pinned packages (off: a root whose packages are not the
     /// node's, or a pipeline that installs them after apply).
     pub check_packages: bool,
+    /// Check the applied root statically (onto a root only).
+    pub check_root: bool,
 }
 
 /// Why apply stopped without a verdict: the input cannot be used (exit 2),
@@ -81,6 +84,8 @@ pub struct Report {
     pub packages: Option<Vec<packages::Pin>>,
     /// Package installation, when asked.
     pub installed: Option<StepLog>,
+    /// The static check of the applied root (onto a root, not in place).
+    pub root_checks: Vec<check::RootCheck>,
     /// Runtime actions in place (daemon-reload, restarts).
     pub actions: Vec<impact::ActionLog>,
     /// A trial was armed and the node reboots (or is to be rebooted).
@@ -99,6 +104,7 @@ impl Report {
                 .is_none_or(|p| p.iter().all(|p| p.ok))
             && self.installed.as_ref().is_none_or(|s| !s.failed())
             && self.actions.iter().all(|a| a.ok)
+            && !self.root_checks.iter().any(check::RootCheck::failed)
     }
 }
 
@@ -168,6 +174,7 @@ pub fn apply(layout: &Path, options: &Options) -> Result<Report, Error> {
         steps: Vec::new(),
         packages: None,
         installed: None,
+        root_checks: Vec::new(),
         actions: Vec::new(),
         trial: None,
         reboot: false,
@@ -208,6 +215,7 @@ pub fn rollback(options: &Options) -> Result<Report, Error> {
         steps: Vec::new(),
         packages: None,
         installed: None,
+        root_checks: Vec::new(),
         actions: Vec::new(),
         trial: None,
         reboot: false,
@@ -239,6 +247,7 @@ pub fn recover(options: &Options) -> Result<Report, Error> {
         steps: Vec::new(),
         packages: None,
         installed: None,
+        root_checks: Vec::new(),
         actions: Vec::new(),
         trial: None,
         reboot: false,
@@ -283,6 +292,18 @@ fn finish(
                 report.installed = impact::install_packages(root, family, &pins);
             }
             report.packages = packages::check(root, family).map_err(Error::Failed)?;
+        }
+        // Before the pipeline seals the root: what a boot of it needs.
+        if !options.in_place
+            && options.check_root
+            && let Some(lock) = impact::Lock::read(root).map_err(Error::Failed)?
+        {
+            let entries = state
+                .current()
+                .map_err(Error::Failed)?
+                .map(|c| c.entries)
+                .unwrap_or_default();
+            report.root_checks = check::run(root, family, &lock, &entries, &report.steps);
         }
     }
     if options.in_place {

@@ -22,6 +22,7 @@ pub fn run(args: &ApplyArgs, env: &mut Env<'_>) -> Outcome {
         no_reboot: args.no_reboot,
         print_actions: args.print_actions,
         check_packages: !args.no_package_check,
+        check_root: !args.no_root_check,
     };
     let failed = |e: Error| match e {
         Error::Unusable(m) => Failure::unusable(m),
@@ -154,6 +155,20 @@ fn text(r: &Report, env: &mut Env<'_>) -> std::io::Result<()> {
             ));
         } else {
             writeln!(env.out, "  {} {}: {}", s.error("pin"), pin.why, pin.detail)?;
+        }
+    }
+    for c in &r.root_checks {
+        match c.status {
+            "pass" => env.detail(&format!("  check ok: {} ({})", c.id, c.detail)),
+            "fail" => writeln!(
+                env.out,
+                "  {} {} ({}): {}",
+                s.error("check"),
+                c.id,
+                c.field,
+                c.detail
+            )?,
+            _ => writeln!(env.out, "  check {} not judged: {}", c.id, s.dim(&c.detail))?,
         }
     }
     if let Some(i) = r.impact {

@@ -97,6 +97,26 @@ fn base_root(dir: &Path) -> PathBuf {
         .unwrap()
         .set_times(old)
         .unwrap();
+    // What the debian12-cpu example's kernel package and util-linux put there, for the
+    // static check of the root (the pinned kernel, the programs of the units it enables).
+    std::fs::create_dir_all(root.join("usr/lib/modules/6.1.0-50-amd64")).unwrap();
+    std::fs::create_dir_all(root.join("boot")).unwrap();
+    std::fs::write(root.join("boot/vmlinuz-6.1.0-50-amd64"), "kernel\n").unwrap();
+    std::fs::create_dir_all(root.join("usr/sbin")).unwrap();
+    std::fs::write(root.join("usr/sbin/swapoff"), "#!/bin/sh\n").unwrap();
+    std::fs::set_permissions(
+        root.join("usr/sbin/swapoff"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    for p in ["boot/vmlinuz-6.1.0-50-amd64", "usr/sbin/swapoff"] {
+        std::fs::File::options()
+            .write(true)
+            .open(root.join(p))
+            .unwrap()
+            .set_times(old)
+            .unwrap();
+    }
     root
 }
 
@@ -272,6 +292,66 @@ fn pinned_packages_are_judged_from_the_roots_own_database() {
         out.contains("runtime.containerd.version") && out.contains("containerd 2.1.4-1"),
         "{out}"
     );
+}
+
+#[test]
+fn the_applied_root_is_checked_for_its_kernel_and_the_programs_its_units_run() {
+    let t = tempfile::tempdir().unwrap();
+    let root = base_root(t.path());
+    dpkg_status(&root, "1.7.24~ds1-6+b4");
+    std::fs::remove_file(root.join("usr/sbin/swapoff")).unwrap();
+    std::fs::remove_dir(root.join("usr/lib/modules/6.1.0-50-amd64")).unwrap();
+    let image = build(t.path(), "img", &example("debian12-cpu"));
+    let mut args = vec![
+        image.to_str().unwrap(),
+        "--root",
+        root.to_str().unwrap(),
+        "--format",
+        "json",
+    ];
+    args.extend(SKIP_STEPS);
+    let o = apply(&args);
+    assert_eq!(o.status.code(), Some(1));
+    let report = json(&o);
+    let checks: BTreeMap<String, (String, String, String)> = report["root_checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["id"].as_str().unwrap().to_string(),
+                (
+                    c["status"].as_str().unwrap().to_string(),
+                    c["field"].as_str().unwrap().to_string(),
+                    c["detail"].as_str().unwrap().to_string(),
+                ),
+            )
+        })
+        .collect();
+    let (status, field, detail) = &checks["kernel.installed"];
+    assert_eq!((status.as_str(), field.as_str()), ("fail", "os.kernel"));
+    assert!(
+        detail.contains("/lib/modules/6.1.0-50-amd64") && !detail.contains("vmlinuz"),
+        "{detail}"
+    );
+    let (status, _, detail) = &checks["units.programs"];
+    assert_eq!(status, "fail");
+    assert!(
+        detail.contains("/usr/sbin/swapoff (run by /etc/systemd/system/nodeimg-swapoff.service)"),
+        "{detail}"
+    );
+    // Skipped steps leave their checks unjudged, never passed.
+    assert_eq!(checks["boot.entries-carry-args"].0, "not-judged");
+    // With them back, the check passes.
+    std::fs::create_dir(root.join("usr/lib/modules/6.1.0-50-amd64")).unwrap();
+    std::fs::write(root.join("usr/sbin/swapoff"), "#!/bin/sh\n").unwrap();
+    std::fs::set_permissions(
+        root.join("usr/sbin/swapoff"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let o = apply(&args);
+    assert!(o.status.success(), "{}", stdout(&o));
 }
 
 #[test]

@@ -1408,3 +1408,79 @@ fn boot_an_image_whose_verify_fails_goes_back_by_itself_after_its_attempts() {
         "the previous image's lock is back"
     );
 }
+
+/// The pipeline's last steps on the root's own disk: `scripts/boot-test disk` copies a
+/// prepared GPU node's root (the H100 Debian example, whose kernel pin is the test
+/// root's kernel) onto an ext4 image and runs `nodeimg apply --only-steps
+/// initramfs,boot-loader` inside it, as a pipeline does once the disk is mounted; then
+/// apply's static check judges the real root: the pinned kernel is installed, every
+/// grub.cfg entry carries the blueprint's arguments, the initramfs (listed with the
+/// root's own lsinitramfs) holds the image's modprobe.d files — and
+/// the NVIDIA module is missing for that kernel (the driver here is stand-in programs),
+/// which the check names with its field.
+#[test]
+#[ignore = "opt-in suite `boot`: boots a Debian 12 root under systemd-nspawn (root, mmdebstrap, systemd-container; cargo test -- --ignored boot::)"]
+fn boot_disk_steps_by_apply_and_the_static_check_of_the_root() {
+    let versions = root_versions();
+    let bp = example("h100-sxm-debian");
+    assert_eq!(
+        get(&bp, &["os", "kernel"]).as_str(),
+        Some(versions.kernel.as_str())
+    );
+    let node = Node::build(&bp, true);
+    let mut c = script();
+    c.arg("disk").arg(node.dir.path());
+    run(c);
+    let report = read_json(&node.dir.path().join("apply-disk.json"));
+    let status = |list: &str, id: &str| {
+        report[list]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["id"] == id)
+            .map(|s| s["status"].as_str().unwrap().to_string())
+            .unwrap_or_else(|| panic!("no {id} in {report}"))
+    };
+    assert_eq!(status("steps", "initramfs"), "ran", "{report}");
+    assert_eq!(status("steps", "boot-loader"), "ran", "{report}");
+    assert_eq!(status("steps", "trust-store"), "skipped", "{report}");
+    assert_eq!(
+        status("root_checks", "kernel.installed"),
+        "pass",
+        "{report}"
+    );
+    assert_eq!(
+        status("root_checks", "boot.entries-carry-args"),
+        "pass",
+        "{report}"
+    );
+    assert_eq!(
+        status("root_checks", "initramfs.holds-module-policy"),
+        "pass",
+        "{report}"
+    );
+    assert_eq!(
+        status("root_checks", "driver.module-for-kernel"),
+        "fail",
+        "{report}"
+    );
+    let driver = report["root_checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "driver.module-for-kernel")
+        .unwrap();
+    assert_eq!(driver["field"], "accelerators.driver.version");
+    assert!(
+        driver["detail"]
+            .as_str()
+            .unwrap()
+            .contains(&versions.kernel),
+        "{driver}"
+    );
+    let grub = std::fs::read_to_string(node.dir.path().join("grub.cfg")).unwrap();
+    assert!(
+        grub.contains("iommu=pt") || grub.lines().any(|l| l.trim_start().starts_with("linux")),
+        "{grub}"
+    );
+}
