@@ -94,6 +94,31 @@ pub struct Report {
 }
 
 impl Report {
+    fn new(
+        op: &'static str,
+        state: &State,
+        image: Option<String>,
+        options: &Options,
+        outcome: Outcome,
+    ) -> Self {
+        Report {
+            op,
+            root: state.root.dir().to_path_buf(),
+            image,
+            mode: if options.in_place { "in-place" } else { "root" },
+            outcome,
+            impact: None,
+            reasons: Vec::new(),
+            steps: Vec::new(),
+            packages: None,
+            installed: None,
+            root_checks: Vec::new(),
+            actions: Vec::new(),
+            trial: None,
+            reboot: false,
+        }
+    }
+
     /// Every step ran (or was not needed or skipped as asked), every pin
     /// holds and every action succeeded.
     pub fn passed(&self) -> bool {
@@ -163,28 +188,13 @@ pub fn apply(layout: &Path, options: &Options) -> Result<Report, Error> {
             }
         })?;
     outcome.recovered = recovered;
-    let mut report = Report {
-        op: "apply",
-        root: state.root.dir().to_path_buf(),
-        image: Some(image.manifest.digest.to_string()),
-        mode: if options.in_place { "in-place" } else { "root" },
+    let mut report = Report::new(
+        "apply",
+        &state,
+        Some(image.manifest.digest.to_string()),
+        options,
         outcome,
-        impact: None,
-        reasons: Vec::new(),
-        steps: Vec::new(),
-        packages: None,
-        installed: None,
-        root_checks: Vec::new(),
-        actions: Vec::new(),
-        trial: None,
-        reboot: false,
-    };
-    let pending = state.journal().map_err(Error::Failed)?.is_some();
-    // Nothing to do, unless steps are asked by name (`--only-steps`: a
-    // pipeline runs the boot loader once the root is on its disk).
-    if report.outcome.unchanged && !pending && options.steps.only.is_empty() {
-        return Ok(report);
-    }
+    );
     finish(&state, options, &mut report, before, had_image)?;
     Ok(report)
 }
@@ -204,22 +214,7 @@ pub fn rollback(options: &Options) -> Result<Report, Error> {
         .current()
         .map_err(Error::Failed)?
         .map(|c| c.image.manifest.to_string());
-    let mut report = Report {
-        op: "rollback",
-        root: state.root.dir().to_path_buf(),
-        image,
-        mode: if options.in_place { "in-place" } else { "root" },
-        outcome,
-        impact: None,
-        reasons: Vec::new(),
-        steps: Vec::new(),
-        packages: None,
-        installed: None,
-        root_checks: Vec::new(),
-        actions: Vec::new(),
-        trial: None,
-        reboot: false,
-    };
+    let mut report = Report::new("rollback", &state, image, options, outcome);
     trial::clear(&state).map_err(Error::Failed)?;
     finish(&state, options, &mut report, before, true)?;
     Ok(report)
@@ -233,25 +228,16 @@ pub fn recover(options: &Options) -> Result<Report, Error> {
         .current()
         .map_err(Error::Failed)?
         .map(|c| c.image.manifest.to_string());
-    let mut report = Report {
-        op: "recover",
-        root: state.root.dir().to_path_buf(),
+    let mut report = Report::new(
+        "recover",
+        &state,
         image,
-        mode: if options.in_place { "in-place" } else { "root" },
-        outcome: Outcome {
+        options,
+        Outcome {
             recovered,
             ..Outcome::default()
         },
-        impact: None,
-        reasons: Vec::new(),
-        steps: Vec::new(),
-        packages: None,
-        installed: None,
-        root_checks: Vec::new(),
-        actions: Vec::new(),
-        trial: None,
-        reboot: false,
-    };
+    );
     if recovered.is_some() {
         finish(&state, options, &mut report, None, false)?;
     }
@@ -269,11 +255,19 @@ fn finish(
     before_image: bool,
 ) -> Result<(), Error> {
     let root = &state.root;
+    // The current image again, nothing pending: no step and no action runs
+    // (unless steps are asked by name: `--only-steps boot-loader` once the
+    // root is on its disk); the pins and the root are judged again, so a
+    // fixed package is seen.
+    let pending = state.journal().map_err(Error::Failed)?.is_some();
+    let nothing = report.outcome.unchanged && !pending && options.steps.only.is_empty();
     let family = family(root).map_err(Error::Failed)?;
     if let Some(family) = family {
         let mut selection = options.steps.clone();
-        // On a root that had an image, only the steps whose inputs changed.
-        if before_image && report.outcome.recovered.is_none() && selection.only.is_empty() {
+        if nothing {
+            selection.changed = Some(Vec::new());
+        } else if before_image && report.outcome.recovered.is_none() && selection.only.is_empty() {
+            // On a root that had an image, only the steps whose inputs changed.
             selection.changed = Some(
                 report
                     .outcome
@@ -306,9 +300,35 @@ fn finish(
             report.root_checks = check::run(root, family, &lock, &entries, &report.steps);
         }
     }
-    if options.in_place {
+    if options.in_place && !nothing {
         let after = impact::Lock::read(root).map_err(Error::Failed)?;
-        let (class, reasons) = impact::of_change(before.as_ref(), after.as_ref(), &report.outcome);
+        // Decided once per apply and kept until it is done: a rerun after a
+        // failed step or pin sees the new lock on both sides, not the change.
+        let pending_impact = state.dir().join("impact.json");
+        let kept: Option<(Impact, Vec<String>, Outcome)> = match report.outcome.recovered {
+            Some(_) => crate::input::read(&pending_impact, 64 << 20)
+                .ok()
+                .and_then(|b| {
+                    serde_json::from_slice::<(Impact, Vec<String>, serde_json::Value)>(&b).ok()
+                })
+                .and_then(|(i, r, o)| Some((i, r, transaction::outcome_from(o)?))),
+            None => None,
+        };
+        let (class, reasons) = match kept {
+            Some((i, r, o)) => {
+                report.outcome.put = o.put;
+                report.outcome.removed = o.removed;
+                (i, r)
+            }
+            None => {
+                let (i, r) = impact::of_change(before.as_ref(), after.as_ref(), &report.outcome);
+                let bytes = serde_json::to_vec(&(i, &r, &report.outcome))
+                    .map_err(|e| Error::Failed(e.to_string()))?;
+                crate::atomic::write_file(&pending_impact, &bytes)
+                    .map_err(|e| Error::Failed(format!("{}: {e}", pending_impact.display())))?;
+                (i, r)
+            }
+        };
         report.impact = Some(class);
         report.reasons = reasons;
         if report.passed() {
@@ -330,13 +350,16 @@ fn finish(
             }
         }
     }
-    if report.passed() {
+    // Every step ran: the transaction is complete (pins and root checks
+    // are verdicts, judged again by every apply, not work left to do).
+    if !report.steps.iter().any(StepLog::failed) && (!options.in_place || report.passed()) {
+        let _ = std::fs::remove_file(state.dir().join("impact.json"));
         state.finish().map_err(Error::Failed)?;
-        if report.reboot && !options.no_reboot {
-            report
-                .actions
-                .push(impact::reboot(root, options.print_actions));
-        }
+    }
+    if report.passed() && report.reboot && !options.no_reboot {
+        report
+            .actions
+            .push(impact::reboot(root, options.print_actions));
     }
     Ok(())
 }

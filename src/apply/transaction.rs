@@ -132,6 +132,22 @@ pub struct Outcome {
     pub recovered: Option<Op>,
 }
 
+/// The changed paths of an earlier run's [`Outcome`], as its JSON keeps them.
+pub fn outcome_from(v: serde_json::Value) -> Option<Outcome> {
+    let paths = |key: &str| -> Option<Vec<RelPath>> {
+        v.get(key)?
+            .as_array()?
+            .iter()
+            .map(|p| p.as_str().and_then(|s| RelPath::parse(s).ok()))
+            .collect()
+    };
+    Some(Outcome {
+        put: paths("put")?,
+        removed: paths("removed")?,
+        ..Outcome::default()
+    })
+}
+
 /// The state folder of a root.
 pub struct State {
     pub root: Root,

@@ -105,9 +105,6 @@ fn text(r: &Report, env: &mut Env<'_>) -> std::io::Result<()> {
             s.ok("ok"),
             r.root.display()
         )?;
-        if r.steps.is_empty() {
-            return Ok(());
-        }
     } else {
         writeln!(
             env.out,
@@ -123,7 +120,11 @@ fn text(r: &Report, env: &mut Env<'_>) -> std::io::Result<()> {
     for k in &o.kept {
         writeln!(env.out, "  kept {k}: it holds files nodeimg did not write")?;
     }
-    for step in &r.steps {
+    let quiet_steps = o.unchanged
+        && r.steps
+            .iter()
+            .all(|s| s.status == "not-needed" || s.status == "skipped");
+    for step in r.steps.iter().filter(|_| !quiet_steps) {
         let tag = match step.status {
             "ran" => s.ok("ran    "),
             "failed" | "missing" => s.error(&format!("{:<7}", step.status)),

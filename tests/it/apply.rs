@@ -412,21 +412,29 @@ fn applying_the_current_image_again_changes_nothing() {
     );
 }
 
+/// A Debian root holding the debian12-cpu image (`a`, applied as a pipeline does),
+/// and the image of an edited copy (`b`) to apply next.
+fn on_a_with_next(t: &Path, edit: impl Fn(&mut serde_json::Value)) -> (PathBuf, PathBuf, PathBuf) {
+    let root = base_root(t);
+    dpkg_status(&root, "1.7.24~ds1-6+b4");
+    let a = build(t, "a", &example("debian12-cpu"));
+    let b = build(t, "b", &edited(t, "b", "debian12-cpu", edit));
+    let mut args = vec![a.to_str().unwrap(), "--root", root.to_str().unwrap()];
+    args.extend(SKIP_STEPS);
+    assert!(apply(&args).status.success());
+    (root, a, b)
+}
+
 #[test]
 fn a_second_image_in_place_and_back_with_the_impact_diff_gives() {
     let t = tempfile::tempdir().unwrap();
-    let root = base_root(t.path());
-    dpkg_status(&root, "1.7.24~ds1-6+b4");
-    let r = root.to_str().unwrap();
-    let a = build(t.path(), "a", &example("debian12-cpu"));
-    let bp_b = edited(t.path(), "b", "debian12-cpu", |v| {
+    let edit = |v: &mut serde_json::Value| {
         v["metadata"]["version"] = "2026.12.2".into();
         v["security"]["sysctls"]["kernel.panic"] = 30.into();
-    });
-    let b = build(t.path(), "b", &bp_b);
-    let mut args = vec![a.to_str().unwrap(), "--root", r];
-    args.extend(SKIP_STEPS);
-    assert!(apply(&args).status.success());
+    };
+    let (root, _, b) = on_a_with_next(t.path(), edit);
+    let bp_b = t.path().join("b.yaml");
+    let r = root.to_str().unwrap();
     let on_a = snapshot(&root);
 
     let mut args = vec![
@@ -497,11 +505,7 @@ fn a_second_image_in_place_and_back_with_the_impact_diff_gives() {
 #[test]
 fn a_reboot_change_is_on_trial_and_goes_back_by_itself_after_its_attempts() {
     let t = tempfile::tempdir().unwrap();
-    let root = base_root(t.path());
-    dpkg_status(&root, "1.7.24~ds1-6+b4");
-    let r = root.to_str().unwrap();
-    let a = build(t.path(), "a", &example("debian12-cpu"));
-    let bp = edited(t.path(), "b", "debian12-cpu", |v| {
+    let (root, _, b) = on_a_with_next(t.path(), |v| {
         v["metadata"]["version"] = "2026.12.3".into();
         v["boot"]["kernelArgs"]["required"]
             .as_array_mut()
@@ -509,10 +513,7 @@ fn a_reboot_change_is_on_trial_and_goes_back_by_itself_after_its_attempts() {
             .push("nowatchdog".into());
         v["rollout"] = serde_json::json!({"bootAttempts": 2});
     });
-    let b = build(t.path(), "b", &bp);
-    let mut args = vec![a.to_str().unwrap(), "--root", r];
-    args.extend(SKIP_STEPS);
-    assert!(apply(&args).status.success());
+    let r = root.to_str().unwrap();
     let on_a = snapshot(&root);
     let mut args = vec![
         b.to_str().unwrap(),
@@ -819,4 +820,52 @@ fn a_kill_at_every_step_is_completed_by_the_next_run() {
         back.remove("var/lib/nodeimg");
         assert_eq!(before, back, "{point}: rolled back whole after a kill");
     }
+}
+
+#[test]
+fn a_rerun_after_a_failed_pin_keeps_the_impact_of_the_change() {
+    let t = tempfile::tempdir().unwrap();
+    let (root, _, b) = on_a_with_next(t.path(), |v| {
+        v["metadata"]["version"] = "2026.12.4".into();
+        v["boot"]["kernelArgs"]["required"]
+            .as_array_mut()
+            .unwrap()
+            .push("nowatchdog".into());
+    });
+    let r = root.to_str().unwrap();
+    // containerd at another version: the pin fails, nothing is armed or rebooted.
+    dpkg_status(&root, "2.1.4-1");
+    let mut args = vec![
+        b.to_str().unwrap(),
+        "--root",
+        r,
+        "--in-place",
+        "--print-actions",
+        "--format",
+        "json",
+    ];
+    args.extend(SKIP_STEPS);
+    let o = apply(&args);
+    let report = json(&o);
+    assert_eq!(o.status.code(), Some(1), "{report}");
+    assert_eq!(report["impact"], "reboot");
+    assert!(
+        report["trial"].is_null() && report["actions"].as_array().unwrap().is_empty(),
+        "{report}"
+    );
+    // Fixed: the rerun applies the same image, and still knows it needs a reboot.
+    dpkg_status(&root, "1.7.24~ds1-6+b4");
+    let o = apply(&args);
+    let report = json(&o);
+    assert!(o.status.success(), "{report}");
+    assert_eq!(report["impact"], "reboot", "{report}");
+    assert_eq!(report["trial"]["attempts"], 3, "{report}");
+    assert!(!root.join("var/lib/nodeimg/apply/impact.json").exists());
+    // And once done, the same image again changes and arms nothing.
+    let o = apply(&args);
+    let report = json(&o);
+    assert!(
+        o.status.success() && report["unchanged"] == true && report["trial"].is_null(),
+        "{report}"
+    );
 }
