@@ -408,29 +408,13 @@ fn initramfs(root: &Root, family: Family, kernel: &str, policy: &[&str]) -> Root
 }
 
 fn run_in(root: &Root, argv: &[&str]) -> Result<String, String> {
-    let mut c = if root.is_host() {
-        let mut c = std::process::Command::new(argv[0]);
-        c.args(&argv[1..]);
-        c
-    } else {
-        let mut c = std::process::Command::new("chroot");
-        c.arg(root.dir()).args(argv);
-        c
-    };
-    let o = c
-        .env(
-            "PATH",
-            "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-        )
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|e| e.to_string())?;
-    if !o.status.success() {
-        return Err(String::from_utf8_lossy(&o.stderr)
-            .trim()
-            .chars()
-            .take(500)
-            .collect());
+    let argv: Vec<String> = argv.iter().map(|a| a.to_string()).collect();
+    match super::steps::execute(root, &argv, false, 64 << 20)? {
+        (Some(0), listing) => Ok(listing),
+        (code, out) => Err(format!(
+            "exit {}: {}",
+            code.map_or("by a signal".to_string(), |c| c.to_string()),
+            out.chars().take(500).collect::<String>()
+        )),
     }
-    Ok(String::from_utf8_lossy(&o.stdout).into_owned())
 }

@@ -11,7 +11,6 @@
 //! through `nsenter --target 1` when it is the host's root mounted in a
 //! container (the system-upgrade-controller's `/host`).
 
-use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
@@ -19,7 +18,7 @@ use serde::Serialize;
 
 use super::entry::RelPath;
 use super::root::Root;
-use super::steps::{Family, StepLog};
+use super::steps::Family;
 use super::transaction::Outcome;
 use crate::blueprint::Blueprint;
 use crate::diff::impact::Impact;
@@ -47,6 +46,15 @@ impl Lock {
             })
     }
 
+    /// The distribution family whose steps the image's root takes.
+    pub fn family(&self) -> Family {
+        if self.0.spec().os.distro.is_rhel_family() {
+            Family::Rhel
+        } else {
+            Family::Debian
+        }
+    }
+
     pub fn spec(&self) -> &crate::blueprint::Spec {
         self.0.spec()
     }
@@ -59,6 +67,17 @@ impl Lock {
             .as_ref()
             .map_or(super::trial::DEFAULT_ATTEMPTS, |r| r.boot_attempts)
     }
+}
+
+/// The impact decided for an in-place apply and the paths it changed,
+/// kept (`impact.json`) until its actions or trial have happened.
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Decided {
+    pub impact: Impact,
+    pub reasons: Vec<String>,
+    pub put: Vec<RelPath>,
+    pub removed: Vec<RelPath>,
 }
 
 /// The impact of going from `before` to `after`, with the reasons `diff`
@@ -243,122 +262,4 @@ fn run(root: &Root, argv: &[String], because: Vec<String>, print: bool) -> Actio
             detail: format!("cannot run {}: {e}", argv[0]),
         },
     }
-}
-
-/// Installs the failing pins' packages with the root's own package
-/// manager (`--install-packages`); the image's holds keep the version.
-pub fn install_packages(
-    root: &Root,
-    family: Family,
-    pins: &[super::packages::Pin],
-) -> Option<StepLog> {
-    let (names, by_pattern) = super::packages::to_install(pins);
-    if names.is_empty() && by_pattern.is_empty() {
-        return None;
-    }
-    let start = Instant::now();
-    let mut argv: Vec<String> = match family {
-        Family::Debian => vec![
-            "apt-get".into(),
-            "install".into(),
-            "-y".into(),
-            "-q".into(),
-            "--no-install-recommends".into(),
-        ],
-        Family::Rhel => vec!["dnf".into(), "install".into(), "-y".into()],
-    };
-    argv.extend(names.iter().cloned());
-    let mut log = StepLog {
-        id: "packages",
-        command: argv.join(" "),
-        status: "ran",
-        exit: None,
-        millis: 0,
-        detail: String::new(),
-    };
-    if names.is_empty() {
-        log.status = "failed";
-    } else {
-        let mut update = match family {
-            Family::Debian => Some(chroot(root, &["apt-get", "update", "-q"])),
-            Family::Rhel => None,
-        };
-        let ran = update
-            .as_mut()
-            .map_or(Ok(true), |c| c.status().map(|s| s.success()))
-            .and_then(|ok| {
-                if !ok {
-                    return Ok(None);
-                }
-                chroot(root, &argv.iter().map(String::as_str).collect::<Vec<_>>())
-                    .output()
-                    .map(Some)
-            });
-        match ran {
-            Ok(Some(o)) => {
-                log.exit = o.status.code();
-                if !o.status.success() {
-                    log.status = "failed";
-                }
-                let text = String::from_utf8_lossy(&o.stderr);
-                log.detail = text
-                    .chars()
-                    .rev()
-                    .take(2048)
-                    .collect::<Vec<_>>()
-                    .into_iter()
-                    .rev()
-                    .collect();
-            }
-            Ok(None) => {
-                log.status = "failed";
-                log.detail = "apt-get update failed inside the root".into();
-            }
-            Err(e) => {
-                log.status = "failed";
-                log.detail = format!(
-                    "cannot run the package manager in {}: {e}",
-                    root.dir().display()
-                );
-            }
-        }
-    }
-    if !by_pattern.is_empty() {
-        log.status = "failed";
-        log.detail = format!(
-            "{}; pinned by pattern only, name the package to install: {}",
-            log.detail,
-            by_pattern.join("; ")
-        );
-    }
-    log.millis = start.elapsed().as_millis();
-    Some(log)
-}
-
-fn chroot(root: &Root, argv: &[&str]) -> Command {
-    let mut c = if root.is_host() {
-        let mut c = Command::new(argv[0]);
-        c.args(&argv[1..]);
-        c
-    } else {
-        let mut c = Command::new("chroot");
-        c.arg(root.dir()).args(argv);
-        c
-    };
-    c.env("DEBIAN_FRONTEND", "noninteractive")
-        .env(
-            "PATH",
-            "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-        )
-        .stdin(std::process::Stdio::null());
-    c
-}
-
-/// The changed paths' rows, for tests and the README.
-pub fn action_for(path: &Path) -> Option<Action> {
-    let p = path.to_string_lossy();
-    ACTIONS
-        .iter()
-        .find(|(prefix, _)| p.starts_with(prefix))
-        .map(|(_, a)| *a)
 }

@@ -30,9 +30,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use self::entry::RelPath;
 use self::root::Root;
-use self::steps::{Family, Selection, StepLog};
+use self::steps::{Selection, StepLog};
 use self::transaction::{Outcome, State};
 use crate::diff::impact::Impact;
 use crate::package::layout_reader::LocalImage;
@@ -139,30 +138,6 @@ fn open(root: &Path) -> Result<State, Error> {
     State::open(root).map_err(Error::Failed)
 }
 
-/// The family from the lock now in the root.
-fn family(root: &Root) -> Result<Option<Family>, String> {
-    let real = root
-        .locate(&RelPath::parse(LOCK).expect("constant"))
-        .map_err(|e| e.to_string())?;
-    let text = match crate::input::read_text(&real, 64 << 20) {
-        Ok(t) => t,
-        Err(e) if e.is_not_found() => return Ok(None),
-        Err(e) => return Err(format!("{}: {e}", real.display())),
-    };
-    let v: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", real.display()))?;
-    let distro = v
-        .pointer("/blueprint/os/distro")
-        .and_then(|d| d.as_str())
-        .unwrap_or_default();
-    Family::of_distro(distro).map(Some).ok_or_else(|| {
-        format!(
-            "{}: os.distro {distro:?} is not a family apply has steps for",
-            real.display()
-        )
-    })
-}
-
 /// Applies the OCI layout at `layout` to `options.root`.
 pub fn apply(layout: &Path, options: &Options) -> Result<Report, Error> {
     let image = LocalImage::open(layout).map_err(|e| Error::Unusable(e.to_string()))?;
@@ -177,15 +152,9 @@ pub fn apply(layout: &Path, options: &Options) -> Result<Report, Error> {
     let had_image = state.current().map_err(Error::Failed)?.is_some();
     let owners = state.root.owners();
     let mut outcome = transaction::apply(&state, &image, &layout.display().to_string(), owners)
-        .map_err(|e| {
-            if e.contains("does not match its descriptor")
-                || e.starts_with("layer ")
-                || e.contains("the image touches")
-            {
-                Error::Unusable(e)
-            } else {
-                Error::Failed(e)
-            }
+        .map_err(|f| match f {
+            transaction::Failure::Image(e) => Error::Unusable(e),
+            transaction::Failure::Root(e) => Error::Failed(e),
         })?;
     outcome.recovered = recovered;
     let mut report = Report::new(
@@ -261,8 +230,9 @@ fn finish(
     // fixed package is seen.
     let pending = state.journal().map_err(Error::Failed)?.is_some();
     let nothing = report.outcome.unchanged && !pending && options.steps.only.is_empty();
-    let family = family(root).map_err(Error::Failed)?;
-    if let Some(family) = family {
+    // The image's lock, read once: its family's steps, the root checks, the impact.
+    let after = impact::Lock::read(root).map_err(Error::Failed)?;
+    if let Some(family) = after.as_ref().map(impact::Lock::family) {
         let mut selection = options.steps.clone();
         if nothing {
             selection.changed = Some(Vec::new());
@@ -283,54 +253,57 @@ fn finish(
             if options.install_packages
                 && let Some(pins) = packages::check(root, family).map_err(Error::Failed)?
             {
-                report.installed = impact::install_packages(root, family, &pins);
+                report.installed = packages::install(root, family, &pins);
             }
             report.packages = packages::check(root, family).map_err(Error::Failed)?;
         }
         // Before the pipeline seals the root: what a boot of it needs.
         if !options.in_place
             && options.check_root
-            && let Some(lock) = impact::Lock::read(root).map_err(Error::Failed)?
+            && let Some(lock) = &after
         {
             let entries = state
                 .current()
                 .map_err(Error::Failed)?
                 .map(|c| c.entries)
                 .unwrap_or_default();
-            report.root_checks = check::run(root, family, &lock, &entries, &report.steps);
+            report.root_checks = check::run(root, family, lock, &entries, &report.steps);
         }
     }
     if options.in_place && !nothing {
-        let after = impact::Lock::read(root).map_err(Error::Failed)?;
         // Decided once per apply and kept until it is done: a rerun after a
         // failed step or pin sees the new lock on both sides, not the change.
         let pending_impact = state.dir().join("impact.json");
-        let kept: Option<(Impact, Vec<String>, Outcome)> = match report.outcome.recovered {
-            Some(_) => crate::input::read(&pending_impact, 64 << 20)
-                .ok()
-                .and_then(|b| {
-                    serde_json::from_slice::<(Impact, Vec<String>, serde_json::Value)>(&b).ok()
-                })
-                .and_then(|(i, r, o)| Some((i, r, transaction::outcome_from(o)?))),
-            None => None,
-        };
-        let (class, reasons) = match kept {
-            Some((i, r, o)) => {
-                report.outcome.put = o.put;
-                report.outcome.removed = o.removed;
-                (i, r)
+        let kept = report
+            .outcome
+            .recovered
+            .and_then(|_| crate::input::read(&pending_impact, 64 << 20).ok())
+            .and_then(|b| serde_json::from_slice::<impact::Decided>(&b).ok());
+        let decided = match kept {
+            Some(d) => {
+                report.outcome.put = d.put.clone();
+                report.outcome.removed = d.removed.clone();
+                d
             }
             None => {
-                let (i, r) = impact::of_change(before.as_ref(), after.as_ref(), &report.outcome);
-                let bytes = serde_json::to_vec(&(i, &r, &report.outcome))
-                    .map_err(|e| Error::Failed(e.to_string()))?;
+                let (impact, reasons) =
+                    impact::of_change(before.as_ref(), after.as_ref(), &report.outcome);
+                let d = impact::Decided {
+                    impact,
+                    reasons,
+                    put: report.outcome.put.clone(),
+                    removed: report.outcome.removed.clone(),
+                };
+                let bytes = serde_json::to_vec(&d).map_err(|e| Error::Failed(e.to_string()))?;
                 crate::atomic::write_file(&pending_impact, &bytes)
                     .map_err(|e| Error::Failed(format!("{}: {e}", pending_impact.display())))?;
-                (i, r)
+                d
             }
         };
+        let class = decided.impact;
+        report.reasons = decided.reasons;
         report.impact = Some(class);
-        report.reasons = reasons;
+
         if report.passed() {
             match class {
                 Impact::Live | Impact::Drain => {

@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use super::entry::RelPath;
 use super::root::Root;
-use super::steps::Family;
+use super::steps::{Family, StepLog};
 
 /// One pin of the holds file and what the root has of it.
 #[derive(Debug, Clone, Serialize)]
@@ -264,6 +264,70 @@ pub fn to_install(pins: &[Pin]) -> (Vec<String>, Vec<String>) {
         }
     }
     (names, by_pattern)
+}
+
+/// Installs the failing pins' packages with the root's own package
+/// manager (`--install-packages`), inside the root with `/proc`, `/sys`
+/// and `/dev` bound in; the image's holds then keep the pinned version.
+pub fn install(root: &Root, family: Family, pins: &[Pin]) -> Option<StepLog> {
+    let (names, by_pattern) = to_install(pins);
+    if names.is_empty() && by_pattern.is_empty() {
+        return None;
+    }
+    let start = std::time::Instant::now();
+    let (update, install): (Option<&[&str]>, &[&str]) = match family {
+        Family::Debian => (
+            Some(&["apt-get", "update", "-q"]),
+            &["apt-get", "install", "-y", "-q", "--no-install-recommends"],
+        ),
+        Family::Rhel => (None, &["dnf", "install", "-y"]),
+    };
+    let mut argv: Vec<String> = install.iter().map(|a| a.to_string()).collect();
+    argv.extend(names.iter().cloned());
+    let mut log = StepLog {
+        id: "packages",
+        command: argv.join(" "),
+        status: "ran",
+        exit: None,
+        millis: 0,
+        detail: String::new(),
+    };
+    let run = |argv: &[String]| super::steps::execute(root, argv, true, 2048);
+    let outcome = if names.is_empty() {
+        Err(String::new())
+    } else {
+        match update.map(|u| run(&u.iter().map(|a| a.to_string()).collect::<Vec<_>>())) {
+            Some(Ok((Some(0), _))) | None => run(&argv),
+            Some(Ok((_, out))) => Err(format!(
+                "{} failed inside the root: {out}",
+                update.unwrap_or_default().join(" ")
+            )),
+            Some(Err(e)) => Err(e),
+        }
+    };
+    match outcome {
+        Ok((code, out)) => {
+            log.exit = code;
+            log.detail = out;
+            if code != Some(0) {
+                log.status = "failed";
+            }
+        }
+        Err(e) => {
+            log.status = "failed";
+            log.detail = e;
+        }
+    }
+    if !by_pattern.is_empty() {
+        log.status = "failed";
+        log.detail = format!(
+            "{}; pinned by pattern only, name the package to install: {}",
+            log.detail,
+            by_pattern.join("; ")
+        );
+    }
+    log.millis = start.elapsed().as_millis();
+    Some(log)
 }
 
 #[cfg(test)]

@@ -24,23 +24,12 @@ use serde::Serialize;
 use super::entry::RelPath;
 use super::root::Root;
 
-/// A distribution family, as the image's lock names its distribution.
+/// A distribution family (the image lock's `os.distro`: Debian and Ubuntu, or the RHEL family).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Family {
     Debian,
     Rhel,
-}
-
-impl Family {
-    /// From the lock's `os.distro`.
-    pub fn of_distro(distro: &str) -> Option<Family> {
-        match distro {
-            "debian" | "ubuntu" => Some(Family::Debian),
-            "rhel" | "rocky" | "almalinux" => Some(Family::Rhel),
-            _ => None,
-        }
-    }
 }
 
 /// Step ids, as `--skip` and `--only-steps` name them.
@@ -245,7 +234,7 @@ pub fn run(family: Family, root: &Root, selection: &Selection) -> Vec<StepLog> {
                         step.id
                     );
                 } else {
-                    match execute(root, &argv, step.mounts) {
+                    match execute(root, &argv, step.mounts, OUTPUT_TAIL) {
                         Ok((code, tail)) => {
                             log.exit = code;
                             log.detail = tail;
@@ -322,9 +311,16 @@ fn split_exec(line: &str) -> Result<Vec<String>, String> {
 }
 
 /// Runs `argv` inside the root (chroot unless the root is `/`), with
-/// `/proc`, `/sys` and `/dev` bound in when asked; returns the exit code
-/// and the end of its output.
-fn execute(root: &Root, argv: &[String], mounts: bool) -> Result<(Option<i32>, String), String> {
+/// `/proc`, `/sys` and `/dev` bound in when asked, within the step
+/// timeout; returns the exit code and the last `keep` bytes of its output.
+/// The one way apply runs a program of the root (steps, package
+/// installation, the static check's listings).
+pub(super) fn execute(
+    root: &Root,
+    argv: &[String],
+    mounts: bool,
+    keep: usize,
+) -> Result<(Option<i32>, String), String> {
     let _binds = if mounts && !root.is_host() {
         Some(Binds::new(root.dir())?)
     } else {
@@ -361,8 +357,8 @@ fn execute(root: &Root, argv: &[String], mounts: bool) -> Result<(Option<i32>, S
                         break;
                     }
                     buf.extend_from_slice(&chunk[..n]);
-                    if buf.len() > 4 * OUTPUT_TAIL {
-                        buf.drain(..buf.len() - OUTPUT_TAIL);
+                    if buf.len() > keep.saturating_mul(2).max(64 << 10) {
+                        buf.drain(..buf.len() - keep);
                     }
                 }
             }
@@ -403,7 +399,7 @@ fn execute(root: &Root, argv: &[String], mounts: bool) -> Result<(Option<i32>, S
     let tail: String = text
         .chars()
         .rev()
-        .take(OUTPUT_TAIL)
+        .take(keep)
         .collect::<Vec<_>>()
         .into_iter()
         .rev()

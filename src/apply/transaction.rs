@@ -132,22 +132,6 @@ pub struct Outcome {
     pub recovered: Option<Op>,
 }
 
-/// The changed paths of an earlier run's [`Outcome`], as its JSON keeps them.
-pub fn outcome_from(v: serde_json::Value) -> Option<Outcome> {
-    let paths = |key: &str| -> Option<Vec<RelPath>> {
-        v.get(key)?
-            .as_array()?
-            .iter()
-            .map(|p| p.as_str().and_then(|s| RelPath::parse(s).ok()))
-            .collect()
-    };
-    Some(Outcome {
-        put: paths("put")?,
-        removed: paths("removed")?,
-        ..Outcome::default()
-    })
-}
-
 /// The state folder of a root.
 pub struct State {
     pub root: Root,
@@ -306,16 +290,38 @@ pub fn apply(
     image: &LocalImage,
     source: &str,
     owners: bool,
-) -> Result<Outcome, String> {
-    let mut outcome = Outcome::default();
+) -> Result<Outcome, Failure> {
     let staging = state.path("staging");
-    remove_path(&staging)?;
-    remove_path(&state.path("next"))?;
-    fs::create_dir_all(&staging).map_err(|e| format!("{}: {e}", staging.display()))?;
-    let staged = unpack::unpack(image, &staging, owners).inspect_err(|_| {
-        let _ = remove_path(&staging);
-    })?;
+    let staged = stage(state, image, &staging, owners)?;
     kill_point("staged");
+    put(state, image, source, &staging, &staged).map_err(Failure::Root)
+}
+
+/// Why an apply stopped: the image cannot be used (nothing of the root
+/// was touched), or the root could not be changed (the journal says what
+/// the next run completes).
+#[derive(Debug)]
+pub enum Failure {
+    Image(String),
+    Root(String),
+}
+
+/// The image unpacked and checked into `staging`, or refused.
+fn stage(
+    state: &State,
+    image: &LocalImage,
+    staging: &Path,
+    owners: bool,
+) -> Result<Staged, Failure> {
+    remove_path(staging).map_err(Failure::Root)?;
+    remove_path(&state.path("next")).map_err(Failure::Root)?;
+    fs::create_dir_all(staging)
+        .map_err(|e| Failure::Root(format!("{}: {e}", staging.display())))?;
+    let refuse = |e: String| {
+        let _ = remove_path(staging);
+        Failure::Image(e)
+    };
+    let staged = unpack::unpack(image, staging, owners).map_err(refuse)?;
     let reserved = RelPath::parse(STATE_DIR).expect("constant path");
     if let Some(p) = staged
         .entries
@@ -324,21 +330,33 @@ pub fn apply(
         .chain(&staged.opaque)
         .find(|p| p.is_within(&reserved) || reserved.is_within(p))
     {
-        remove_path(&staging)?;
-        return Err(format!(
+        return Err(refuse(format!(
             "the image touches {p}, where apply keeps its own state"
-        ));
+        )));
     }
+    Ok(staged)
+}
+
+/// Saves what stands and puts the staged image in place.
+fn put(
+    state: &State,
+    image: &LocalImage,
+    source: &str,
+    staging: &Path,
+    staged: &Staged,
+) -> Result<Outcome, String> {
+    let staging = staging.to_path_buf();
+    let mut outcome = Outcome::default();
     let target = Applied {
         image: ImageId {
             manifest: image.manifest.digest.clone(),
             tag: image.tag.clone(),
             source: source.to_string(),
         },
-        entries: with_parents(&staged),
+        entries: with_parents(staged),
     };
     let current = state.current()?;
-    let changes = plan(state, &staged, &target, current.as_ref())?;
+    let changes = plan(state, staged, &target, current.as_ref())?;
     let same_image = current
         .as_ref()
         .is_some_and(|c| c.image.manifest == target.image.manifest);
