@@ -1484,3 +1484,93 @@ fn boot_disk_steps_by_apply_and_the_static_check_of_the_root() {
         "{grub}"
     );
 }
+
+/// Boot assessment, the good path: an image applied in place with reboot impact (a
+/// further forbidden kernel argument; the node's command line does not carry it, so
+/// verify passes) boots once on trial; verify passes, boot-complete.target is reached
+/// after it, and nodeimg-boot-bless.service runs after the target and ends the trial.
+/// The order is read back from systemd's own timestamps.
+#[test]
+#[ignore = "opt-in suite `boot`: boots a Debian 12 root under systemd-nspawn (root, mmdebstrap, systemd-container; cargo test -- --ignored boot::)"]
+fn boot_a_good_boot_of_an_image_on_trial_blesses_it_after_verify() {
+    let versions = root_versions();
+    let node = cpu_node(|_| {});
+    let mut next = container_variant("debian12-cpu", &versions);
+    set(
+        &mut next,
+        &["metadata", "version"],
+        Value::from("2026.12.92"),
+    );
+    let mut forbidden = get(&next, &["boot", "kernelArgs", "forbidden"])
+        .as_sequence()
+        .cloned()
+        .unwrap_or_default();
+    forbidden.push(Value::from("nodeimg.boot_test=forbidden"));
+    set(
+        &mut next,
+        &["boot", "kernelArgs", "forbidden"],
+        Value::Sequence(forbidden),
+    );
+    let layout = build_layout(&next, node.dir.path(), "next");
+    let o = Command::new(env!("CARGO_BIN_EXE_nodeimg"))
+        .args([
+            "apply",
+            "--in-place",
+            "--no-reboot",
+            "--no-package-check",
+            "--skip",
+            "initramfs",
+            "--skip",
+            "boot-loader",
+            "--format",
+            "json",
+            "--root",
+        ])
+        .arg(node.root())
+        .arg(&layout)
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_default();
+    assert!(
+        o.status.success(),
+        "{report}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(report["impact"], "reboot", "{report}");
+    node.write("/etc/nodeimg/apply.env", APPLY_ENV);
+    let boot = node.boot();
+    let why = boot.explain();
+    const TRIAL: &str = "nodeimg-boot-trial.service";
+    const BLESS: &str = "nodeimg-boot-bless.service";
+    eprintln!(
+        "boot order (s):\n{}",
+        boot.timeline(&[TRIAL, VERIFY, "boot-complete.target", BLESS, KUBELET])
+    );
+    assert_eq!(boot.prop(TRIAL, "Result"), "success", "{why}");
+    assert_eq!(boot.prop(VERIFY, "Result"), "success", "{why}");
+    assert_eq!(
+        boot.prop("boot-complete.target", "ActiveState"),
+        "active",
+        "{why}"
+    );
+    assert_eq!(boot.prop(BLESS, "Result"), "success", "{why}");
+    assert!(
+        boot.active_since(TRIAL) <= boot.started(VERIFY),
+        "the boot is counted before verify runs"
+    );
+    assert!(
+        boot.active_since(VERIFY) <= boot.active_since("boot-complete.target"),
+        "the boot is good only after verify passed"
+    );
+    assert!(
+        boot.active_since("boot-complete.target") <= boot.started(BLESS),
+        "blessed only once the boot is good"
+    );
+    let state = node.root().join("var/lib/nodeimg/apply");
+    assert!(!state.join("trial.json").exists(), "the trial ended");
+    assert!(!state.join("trial-failed.json").exists());
+    assert_eq!(
+        read_json(&state.join("current.json"))["image"]["manifest"],
+        manifest_digest(&layout).as_str()
+    );
+}
