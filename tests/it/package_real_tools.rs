@@ -12,7 +12,7 @@ use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -25,6 +25,7 @@ use nodeimg::package::{
 use nodeimg::tree::Tree;
 
 use crate::support::package::{meta, sha256};
+use crate::support::registry::{Registry, free_port};
 
 fn run(cmd: &mut Command) -> Output {
     let shown = format!("{cmd:?}");
@@ -251,72 +252,6 @@ fn gnu_tar_extracts_exactly_the_tree() {
         }
         let want = expected_tree(300_000, &dir.path().join(format!("src-{name}")));
         assert_eq!(tree_of(&dest), want, "{name}");
-    }
-}
-
-/// Debian's docker-registry on 127.0.0.1:<free port>, killed on drop.
-struct Registry {
-    child: Child,
-    port: u16,
-    _dir: tempfile::TempDir,
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-impl Registry {
-    fn start(htpasswd: Option<(&str, &str)>) -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let port = free_port();
-        let mut config = format!(
-            "version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: 127.0.0.1:{port}\n",
-            dir.path().join("data").display()
-        );
-        if let Some((user, pass)) = htpasswd {
-            let out = run_ok(Command::new("htpasswd").args(["-Bbn", user, pass]));
-            let file = dir.path().join("htpasswd");
-            std::fs::write(&file, &out.stdout).unwrap();
-            config.push_str(&format!(
-                "auth:\n  htpasswd:\n    realm: nodeimg-test\n    path: {}\n",
-                file.display()
-            ));
-        }
-        let cfg = dir.path().join("config.yml");
-        std::fs::write(&cfg, config).unwrap();
-        let child = Command::new("docker-registry")
-            .arg("serve")
-            .arg(&cfg)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("docker-registry is required for real-tools tests (apt-get install docker-registry)");
-        let r = Registry {
-            child,
-            port,
-            _dir: dir,
-        };
-        let deadline = Instant::now() + Duration::from_secs(15);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "docker-registry did not listen on {port}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        r
-    }
-}
-
-impl Drop for Registry {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

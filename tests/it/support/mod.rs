@@ -16,6 +16,7 @@ pub mod k8s_schema;
 pub mod nvidia_smi;
 pub mod oci;
 pub mod package;
+pub mod registry;
 pub mod unit_root;
 pub mod variant;
 pub mod verify_fixture;
