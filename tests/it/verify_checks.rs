@@ -8,9 +8,8 @@ use crate::support::fixture_tree::Tree;
 use crate::support::nvidia_smi::{RetiredPages, SmiGpu, SmiLog};
 use crate::support::verify_fixture::{self, BLUEPRINT};
 use nodeimg::blueprint::compat::Matrix;
-use nodeimg::verify::checks::{
-    self, Action, CheckResult, FaultClass, Phase, Selection, Severity, Verdict,
-};
+use nodeimg::fault::{Action, FaultClass, Severity};
+use nodeimg::verify::checks::{self, CheckResult, Phase, Selection, Verdict};
 
 struct Fixture {
     tree: Tree,

@@ -32,10 +32,11 @@
 
 use super::catalog::os::*;
 use super::matcher::Expect;
-use super::{Inputs, Observation, Results, Severity};
+use super::{Inputs, Observation, Results};
 use crate::blueprint::cmdline;
 use crate::blueprint::model::{CgroupMode, Vendor};
 use crate::blueprint::value::VersionReq;
+use crate::fault::Severity;
 use crate::render::context::Kernel;
 use crate::verify::fact::Fact;
 use crate::verify::facts::cgroup;
