@@ -1336,7 +1336,7 @@ fn blueprint_sysctls_gate_with_the_kernel_semantics() {
 /// (except those its own `security.sysctls` add, which verify asks for by name).
 #[test]
 fn the_sysctl_baseline_covers_every_example() {
-    use nodeimg::render::context::Kernel;
+    use nodeimg::blueprint::kernel::Kernel;
     use nodeimg::verify::facts::sysctl::BASELINE;
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("blueprints");
     let mut names: Vec<String> = std::fs::read_dir(&dir)
