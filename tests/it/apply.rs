@@ -1068,23 +1068,6 @@ fn an_image_is_applied_from_a_registry_by_digest_and_a_tag_alone_is_refused() {
     assert_eq!(after, snapshot(&root));
 }
 
-/// The static verifier with registry access (`scripts/build-verifier`), which the image
-/// needs to apply itself: `NODEIMG_STATIC_VERIFIER`, or where that script leaves it.
-#[cfg(feature = "push")]
-fn static_verifier() -> PathBuf {
-    let path = std::env::var_os("NODEIMG_STATIC_VERIFIER")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            crate::support::root().join("target/static/x86_64-unknown-linux-gnu/release/nodeimg")
-        });
-    assert!(
-        path.is_file(),
-        "{} is missing: run scripts/build-verifier (or set NODEIMG_STATIC_VERIFIER)",
-        path.display()
-    );
-    path
-}
-
 /// A bind mount, undone when dropped.
 #[cfg(feature = "push")]
 struct Bind(PathBuf);
@@ -1110,7 +1093,7 @@ fn the_node_image_applies_itself_from_its_own_container() {
         .arg("-o")
         .arg(&out)
         .arg("--verifier")
-        .arg(static_verifier())
+        .arg(crate::support::static_verifier())
         .arg("-q")
         .output()
         .unwrap();
@@ -1173,7 +1156,7 @@ fn the_node_image_applies_itself_from_its_own_container() {
     // What the Plan runs: the image's own nodeimg, the image by digest.
     let reference = format!("{name}@{digest}");
     let run = || {
-        let mut c = std::process::Command::new("chroot");
+        let mut c = std::process::Command::new("/usr/sbin/chroot");
         c.arg(&container)
             .args([
                 "/usr/local/bin/nodeimg",
@@ -1205,7 +1188,7 @@ fn the_node_image_applies_itself_from_its_own_container() {
     assert!(host.join("etc/nodeimg/blueprint.lock.json").is_file());
     assert_eq!(
         std::fs::read(host.join("usr/local/bin/nodeimg")).unwrap(),
-        std::fs::read(static_verifier()).unwrap(),
+        std::fs::read(crate::support::static_verifier()).unwrap(),
         "the image's nodeimg is on the host now"
     );
     assert_eq!(std::fs::read_dir(host.join("var/tmp")).unwrap().count(), 0);

@@ -649,6 +649,7 @@ fn pull_from(port: u16, image: &str, dest: &Path) -> Result<(), String> {
         insecure: true,
         timeout: Duration::from_secs(30),
         auth_files: Vec::new(),
+        ca_bundle: None,
     };
     nodeimg::package::pull::pull(&reference, dest, &opts)
         .map(|_| ())
