@@ -103,8 +103,8 @@ struct Reader<'a> {
     bytes: &'a [u8],
 }
 
-impl Reader<'_> {
-    fn slice(&self, offset: u64, len: u64) -> Result<&[u8], String> {
+impl<'a> Reader<'a> {
+    fn slice(&self, offset: u64, len: u64) -> Result<&'a [u8], String> {
         let start = usize::try_from(offset).map_err(|_| "offset out of range".to_string())?;
         let len = usize::try_from(len).map_err(|_| "length out of range".to_string())?;
         let end = start
@@ -211,6 +211,63 @@ pub fn inspect(bytes: &[u8]) -> Result<ElfInfo, String> {
         interpreter,
         glibc,
     })
+}
+
+/// The bytes of the section named `name` (`.dep-v0`), found through the
+/// section header table and its string table; `None` when the file has no
+/// such section (or no section table: a stripped binary keeps its table,
+/// `strip --strip-all` too, but a hand-made file may have none). A section
+/// that points outside the file is an error.
+pub fn section<'a>(bytes: &'a [u8], name: &str) -> Result<Option<&'a [u8]>, String> {
+    let r = Reader { bytes };
+    if r.slice(0, 4).ok() != Some(b"\x7fELF".as_slice()) {
+        return Err("not an ELF file".into());
+    }
+    let ident = r.slice(0, 16)?;
+    if ident[4] != 2 || ident[5] != 1 {
+        return Err("not a 64-bit little-endian ELF file".into());
+    }
+    let shoff = r.u64(40)?;
+    let shentsize = u64::from(r.u16(58)?);
+    let shnum = u64::from(r.u16(60)?);
+    let shstrndx = u64::from(r.u16(62)?);
+    if shoff == 0 || shnum == 0 {
+        return Ok(None);
+    }
+    if shentsize < 64 {
+        return Err(format!("section header size {shentsize} is too small"));
+    }
+    if shstrndx >= shnum {
+        return Err(format!(
+            "section name table {shstrndx} is not among the {shnum} sections"
+        ));
+    }
+    let header = |i: u64| -> Result<u64, String> {
+        shoff
+            .checked_add(i * shentsize)
+            .ok_or_else(|| "section header offset overflows".to_string())
+    };
+    // sh_name (u32 at 0), sh_type (u32 at 4), sh_offset (u64 at 24), sh_size (u64 at 32).
+    let names = header(shstrndx)?;
+    let (names_off, names_len) = (r.u64(names + 24)?, r.u64(names + 32)?);
+    r.slice(names_off, names_len)?;
+    const SHT_NOBITS: u32 = 8;
+    for i in 0..shnum {
+        let at = header(i)?;
+        let name_at = u64::from(r.u32(at)?);
+        if name_at >= names_len {
+            continue;
+        }
+        let limit = names_len - name_at;
+        if r.cstr(names_off + name_at, limit).ok().as_deref() != Some(name) {
+            continue;
+        }
+        if r.u32(at + 4)? == SHT_NOBITS {
+            return Ok(Some(&[]));
+        }
+        return r.slice(r.u64(at + 24)?, r.u64(at + 32)?).map(Some);
+    }
+    Ok(None)
 }
 
 /// File offset of a virtual address, through the `PT_LOAD` that maps it.
@@ -353,6 +410,25 @@ pub(crate) mod tests {
             b[a + 8..a + 16].copy_from_slice(&value.to_le_bytes());
         }
         b
+    }
+
+    #[test]
+    fn finds_a_named_section_as_readelf_does() {
+        // This test binary itself: the section table as readelf reads it.
+        let exe = std::env::current_exe().unwrap();
+        let bytes = std::fs::read(&exe).unwrap();
+        let text = section(&bytes, ".text").unwrap().expect(".text");
+        assert!(!text.is_empty());
+        assert_eq!(section(&bytes, ".no-such-section").unwrap(), None);
+        // A file without a section table has no sections; garbage is an error.
+        assert_eq!(section(&tiny_elf(62, &[]), ".dep-v0").unwrap(), None);
+        assert!(section(b"MZ", ".dep-v0").is_err());
+        // A section table pointing past the end is an error, not a panic.
+        let mut broken = tiny_elf(62, &[]);
+        broken[40..48].copy_from_slice(&(1u64 << 40).to_le_bytes());
+        broken[60..62].copy_from_slice(&3u16.to_le_bytes());
+        broken[58..60].copy_from_slice(&64u16.to_le_bytes());
+        assert!(section(&broken, ".dep-v0").is_err());
     }
 
     #[test]

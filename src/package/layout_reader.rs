@@ -1,5 +1,8 @@
-//! Reading an OCI image layout back for `nodeimg push`: index.json → the
-//! one image manifest → its config and layer blobs.
+//! Reading an OCI image layout back for `nodeimg push` and `apply`:
+//! index.json → the one image manifest → its config and layer blobs, and
+//! the referrers listed beside it (artifact manifests whose `subject` is the
+//! image, such as its SBOMs; see `referrer`). An index entry with an
+//! `artifactType` is a referrer, one without is an image.
 //!
 //! Every blob read is checked against its descriptor's size and digest, so
 //! a corrupted or hand-edited layout is refused before anything is
@@ -47,6 +50,15 @@ pub struct LocalImage {
     pub layers: Vec<BlobRef>,
     /// Each layer's media type and `dev.nodeimg.layer.role`, in the order of `layers`.
     pub layer_kinds: Vec<LayerKind>,
+    /// The referrers index.json lists beside the image (not yet read).
+    pub referrers: Vec<ReferrerEntry>,
+}
+
+/// A referrer's entry in index.json.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReferrerEntry {
+    pub artifact_type: String,
+    pub manifest: BlobRef,
 }
 
 /// How a layer is compressed, and what it holds by nodeimg's annotation.
@@ -81,15 +93,32 @@ impl LocalImage {
             .and_then(|b| {
                 ImageIndex::from_reader(b.as_slice()).map_err(|e| err(&index_path, e.to_string()))
             })?;
-        let [desc] = index.manifests().as_slice() else {
+        let (referrers, images): (Vec<_>, Vec<_>) = index
+            .manifests()
+            .iter()
+            .partition(|d| d.artifact_type().is_some());
+        let [desc] = images.as_slice() else {
             return Err(err(
                 &index_path,
                 format!(
-                    "holds {} manifests; push needs exactly one",
-                    index.manifests().len()
+                    "holds {} images (manifests without an artifactType); exactly one is needed",
+                    images.len()
                 ),
             ));
         };
+        let referrers = referrers
+            .iter()
+            .map(|d| {
+                Ok(ReferrerEntry {
+                    artifact_type: d
+                        .artifact_type()
+                        .as_ref()
+                        .map(|t| t.to_string())
+                        .unwrap_or_default(),
+                    manifest: blob_ref(&index_path, d.digest().as_ref(), d.size())?,
+                })
+            })
+            .collect::<Result<Vec<_>, LayoutError>>()?;
         if desc.media_type() != &MediaType::ImageManifest {
             return Err(err(
                 &index_path,
@@ -113,6 +142,7 @@ impl LocalImage {
             config: manifest.clone(),
             layers: Vec::new(),
             layer_kinds: Vec::new(),
+            referrers,
         };
         image.manifest_bytes = image.read_manifest(&manifest)?;
         let parsed = ImageManifest::from_reader(image.manifest_bytes.as_slice())
@@ -167,7 +197,7 @@ impl LocalImage {
 
     /// The manifest's bytes, checked against its descriptor's size (before anything is
     /// allocated: against the limit and the file's size) and digest.
-    fn read_manifest(&self, blob: &BlobRef) -> Result<Vec<u8>, LayoutError> {
+    pub fn read_manifest(&self, blob: &BlobRef) -> Result<Vec<u8>, LayoutError> {
         let path = self.blob_path(&blob.digest);
         let err = |message: String| LayoutError {
             path: path.clone(),
@@ -201,7 +231,8 @@ impl LocalImage {
         Ok(())
     }
 
-    fn check_blob<W: Write>(&self, blob: &BlobRef, sink: W) -> Result<W, LayoutError> {
+    /// Streams the blob into `sink`, checking its size and digest.
+    pub fn check_blob<W: Write>(&self, blob: &BlobRef, sink: W) -> Result<W, LayoutError> {
         let path = self.blob_path(&blob.digest);
         let err = |message: String| LayoutError {
             path: path.clone(),

@@ -91,10 +91,12 @@ fn build_with(tree: &Tree, ov: &Overlay, compression: Compression, out: &Path) -
         cache: true,
     };
     let verifier = Verifier::golden_stand_in();
+    let sbom = crate::support::package::sbom_source();
     let inputs = Inputs {
         config: tree,
         verifier: &verifier,
         overlay: Some(ov),
+        sbom: Some(&sbom),
     };
     package::build(inputs, &meta(), &opts, out, &mut Silent).unwrap()
 }
