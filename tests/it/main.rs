@@ -65,6 +65,7 @@ mod render_host;
 mod render_kubelet;
 mod robustness;
 mod rollout;
+mod sbom;
 mod rollout_properties;
 mod shm_policy;
 mod site_matrix;
