@@ -66,6 +66,7 @@ mod render_kubelet;
 mod robustness;
 mod rollout;
 mod sbom;
+mod sbom_validators;
 mod rollout_properties;
 mod shm_policy;
 mod site_matrix;
