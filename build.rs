@@ -160,8 +160,9 @@ fn crate_list(manifest_dir: &Path) -> Result<String, String> {
         let id = p["id"].as_str().ok_or("package without id")?.to_string();
         let source = match p["source"].as_str() {
             None => "local".to_string(),
-            Some(s) if s == "registry+https://github.com/rust-lang/crates.io-index"
-                || s == "sparse+https://index.crates.io/" =>
+            Some(s)
+                if s == "registry+https://github.com/rust-lang/crates.io-index"
+                    || s == "sparse+https://index.crates.io/" =>
             {
                 "crates.io".to_string()
             }
@@ -185,7 +186,10 @@ fn crate_list(manifest_dir: &Path) -> Result<String, String> {
     }
     // id → (dependency id, whether a normal (run-time) edge).
     let mut edges: HashMap<String, Vec<(String, bool)>> = HashMap::new();
-    for n in meta["resolve"]["nodes"].as_array().ok_or("no resolve graph")? {
+    for n in meta["resolve"]["nodes"]
+        .as_array()
+        .ok_or("no resolve graph")?
+    {
         let id = n["id"].as_str().ok_or("node without id")?.to_string();
         let mut out = Vec::new();
         for d in n["deps"].as_array().into_iter().flatten() {
@@ -224,7 +228,8 @@ fn crate_list(manifest_dir: &Path) -> Result<String, String> {
     };
     let mut order: Vec<&String> = all.iter().filter(|id| pkgs.contains_key(*id)).collect();
     order.sort_by_key(|id| key(id));
-    let index: BTreeMap<&String, usize> = order.iter().enumerate().map(|(i, id)| (*id, i)).collect();
+    let index: BTreeMap<&String, usize> =
+        order.iter().enumerate().map(|(i, id)| (*id, i)).collect();
     let mut packages = Vec::with_capacity(order.len());
     for id in &order {
         let p = &pkgs[*id];

@@ -37,7 +37,11 @@ fn blueprint_with_overlay(dir: &Path) -> PathBuf {
     .unwrap();
     std::os::unix::fs::symlink("conf.d/a.conf", ov.join("etc/site/current.conf")).unwrap();
     let text = std::fs::read_to_string(root().join("blueprints/cpu-minimal.yaml")).unwrap();
-    let text = text.replacen("\nkubernetes:", "\nfiles:\n  overlay: overlay\n\nkubernetes:", 1);
+    let text = text.replacen(
+        "\nkubernetes:",
+        "\nfiles:\n  overlay: overlay\n\nkubernetes:",
+        1,
+    );
     assert!(text.contains("overlay: overlay"));
     let bp = dir.join("bp.yaml");
     std::fs::write(&bp, text).unwrap();
@@ -53,7 +57,11 @@ fn build(bp: &Path, out: &Path, extra: &[&str]) -> std::process::Output {
 }
 
 fn blob(out: &Path, digest: &str) -> Vec<u8> {
-    std::fs::read(out.join("blobs/sha256").join(digest.strip_prefix("sha256:").unwrap())).unwrap()
+    std::fs::read(
+        out.join("blobs/sha256")
+            .join(digest.strip_prefix("sha256:").unwrap()),
+    )
+    .unwrap()
 }
 
 fn json_blob(out: &Path, digest: &str) -> Value {
@@ -63,7 +71,8 @@ fn json_blob(out: &Path, digest: &str) -> Value {
 /// Every regular file (sha256, mode) and link (target) of each layer, by
 /// role, read from the layer blobs the manifest lists.
 fn layer_contents(out: &Path) -> BTreeMap<String, BTreeMap<String, String>> {
-    let index: Value = serde_json::from_slice(&std::fs::read(out.join("index.json")).unwrap()).unwrap();
+    let index: Value =
+        serde_json::from_slice(&std::fs::read(out.join("index.json")).unwrap()).unwrap();
     let image = index["manifests"]
         .as_array()
         .unwrap()
@@ -73,13 +82,21 @@ fn layer_contents(out: &Path) -> BTreeMap<String, BTreeMap<String, String>> {
     let manifest = json_blob(out, image["digest"].as_str().unwrap());
     let mut all = BTreeMap::new();
     for l in manifest["layers"].as_array().unwrap() {
-        let role = l["annotations"]["dev.nodeimg.layer.role"].as_str().unwrap().to_string();
+        let role = l["annotations"]["dev.nodeimg.layer.role"]
+            .as_str()
+            .unwrap()
+            .to_string();
         let tar = zstd::decode_all(blob(out, l["digest"].as_str().unwrap()).as_slice()).unwrap();
         let mut files = BTreeMap::new();
         let mut archive = tar::Archive::new(tar.as_slice());
         for e in archive.entries().unwrap() {
             let mut e = e.unwrap();
-            let path = e.path().unwrap().to_string_lossy().trim_end_matches('/').to_string();
+            let path = e
+                .path()
+                .unwrap()
+                .to_string_lossy()
+                .trim_end_matches('/')
+                .to_string();
             match e.header().entry_type() {
                 tar::EntryType::Regular => {
                     let mut bytes = Vec::new();
@@ -87,7 +104,12 @@ fn layer_contents(out: &Path) -> BTreeMap<String, BTreeMap<String, String>> {
                     files.insert(path, sha256(&bytes));
                 }
                 tar::EntryType::Symlink => {
-                    let target = e.link_name().unwrap().unwrap().to_string_lossy().into_owned();
+                    let target = e
+                        .link_name()
+                        .unwrap()
+                        .unwrap()
+                        .to_string_lossy()
+                        .into_owned();
                     files.insert(path, format!("-> {target}"));
                 }
                 _ => {}
@@ -123,7 +145,10 @@ fn the_sbom_lists_every_file_of_every_layer_with_the_digest_of_the_layer_blob() 
         layers.keys().map(String::as_str).collect::<Vec<_>>(),
         ["config", "overlay", "verifier"]
     );
-    assert_eq!(layers["overlay"]["etc/site/current.conf"], "-> conf.d/a.conf");
+    assert_eq!(
+        layers["overlay"]["etc/site/current.conf"],
+        "-> conf.d/a.conf"
+    );
 
     // CycloneDX: every file and link of every layer, nothing else.
     let cdx = json_blob(&out, &attached[1].document.digest.to_string());
@@ -132,7 +157,12 @@ fn the_sbom_lists_every_file_of_every_layer_with_the_digest_of_the_layer_blob() 
         if c["type"] != "file" {
             continue;
         }
-        let path = c["name"].as_str().unwrap().strip_prefix('/').unwrap().to_string();
+        let path = c["name"]
+            .as_str()
+            .unwrap()
+            .strip_prefix('/')
+            .unwrap()
+            .to_string();
         let layer = prop(c, "layer").unwrap().to_string();
         let value = match prop(c, "link-target") {
             Some(t) => format!("-> {t}"),
@@ -159,7 +189,12 @@ fn the_sbom_lists_every_file_of_every_layer_with_the_digest_of_the_layer_blob() 
             .as_array()
             .unwrap()
             .iter()
-            .map(|c| (c["algorithm"].as_str().unwrap(), c["checksumValue"].as_str().unwrap()))
+            .map(|c| {
+                (
+                    c["algorithm"].as_str().unwrap(),
+                    c["checksumValue"].as_str().unwrap(),
+                )
+            })
             .collect();
         assert_eq!(sums["SHA1"].len(), 40, "{f}");
         let path = f["fileName"].as_str().unwrap().strip_prefix("./").unwrap();
@@ -183,14 +218,23 @@ fn the_sbom_lists_every_file_of_every_layer_with_the_digest_of_the_layer_blob() 
     };
     assert_eq!(package("SPDXRef-Layer-overlay")["filesAnalyzed"], false);
     assert_eq!(package("SPDXRef-OS")["name"], "debian");
-    assert_eq!(package("SPDXRef-OS")["primaryPackagePurpose"], "OPERATING-SYSTEM");
+    assert_eq!(
+        package("SPDXRef-OS")["primaryPackagePurpose"],
+        "OPERATING-SYSTEM"
+    );
     let rels = spdx["relationships"].as_array().unwrap();
     let generated = rels
         .iter()
-        .filter(|r| r["relationshipType"] == "GENERATED_FROM" && r["relatedSpdxElement"] == "SPDXRef-Blueprint")
+        .filter(|r| {
+            r["relationshipType"] == "GENERATED_FROM"
+                && r["relatedSpdxElement"] == "SPDXRef-Blueprint"
+        })
         .count();
     // The image, and every rendered file.
-    let rendered = layers["config"].values().filter(|v| v.starts_with("sha256:")).count();
+    let rendered = layers["config"]
+        .values()
+        .filter(|v| v.starts_with("sha256:"))
+        .count();
     assert_eq!(generated, rendered + 1);
 
     // Pinned packages, with package URLs for the blueprint's distribution.
@@ -206,11 +250,19 @@ fn the_sbom_lists_every_file_of_every_layer_with_the_digest_of_the_layer_blob() 
         "pkg:deb/debian/linux-image-6.1.0-27-amd64?arch=amd64&distro=debian-12",
         "pkg:cargo/serde@",
     ] {
-        assert!(purls.iter().any(|p| p.starts_with(want)), "{want} not in {purls:?}");
+        assert!(
+            purls.iter().any(|p| p.starts_with(want)),
+            "{want} not in {purls:?}"
+        );
     }
 
     let image = &cdx["metadata"]["component"];
-    assert!(image["purl"].as_str().unwrap().starts_with("pkg:oci/cpu-minimal@sha256%3A"));
+    assert!(
+        image["purl"]
+            .as_str()
+            .unwrap()
+            .starts_with("pkg:oci/cpu-minimal@sha256%3A")
+    );
     assert_eq!(image["type"], "container");
 
     // The verifier (this nodeimg, the default) with the crates it embeds:
@@ -221,7 +273,12 @@ fn the_sbom_lists_every_file_of_every_layer_with_the_digest_of_the_layer_blob() 
         .iter()
         .find(|c| c["bom-ref"] == "verifier")
         .unwrap();
-    let sum = verifier["hashes"].as_array().unwrap().iter().find(|h| h["alg"] == "SHA-256").unwrap();
+    let sum = verifier["hashes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["alg"] == "SHA-256")
+        .unwrap();
     assert_eq!(
         format!("sha256:{}", sum["content"].as_str().unwrap()),
         layers["verifier"]["usr/local/bin/nodeimg"]
@@ -233,10 +290,21 @@ fn the_sbom_lists_every_file_of_every_layer_with_the_digest_of_the_layer_blob() 
         .as_array()
         .unwrap()
         .iter()
-        .filter(|c| c["bom-ref"].as_str().is_some_and(|r| r.starts_with("pkg:cargo/") || r.starts_with("crate:")))
+        .filter(|c| {
+            c["bom-ref"]
+                .as_str()
+                .is_some_and(|r| r.starts_with("pkg:cargo/") || r.starts_with("crate:"))
+        })
         .count();
-    assert_eq!(crates + 1, embedded.packages.len(), "every crate but the root");
-    assert!(!purls.iter().any(|p| p.starts_with("pkg:cargo/proptest@")), "a dev-dependency is not compiled in");
+    assert_eq!(
+        crates + 1,
+        embedded.packages.len(),
+        "every crate but the root"
+    );
+    assert!(
+        !purls.iter().any(|p| p.starts_with("pkg:cargo/proptest@")),
+        "a dev-dependency is not compiled in"
+    );
 }
 
 #[test]
@@ -256,21 +324,33 @@ fn the_sbom_is_reproducible_and_optional_and_notes_a_verifier_without_crates() {
     assert_eq!(digests(&a), digests(&b));
     assert_eq!(digests(&a).len(), 2);
     // The provenance record names the SBOMs, for the node's record.
-    let prov: Value = serde_json::from_slice(&std::fs::read(a.join("provenance.json")).unwrap()).unwrap();
+    let prov: Value =
+        serde_json::from_slice(&std::fs::read(a.join("provenance.json")).unwrap()).unwrap();
     assert_eq!(prov["sbom"].as_array().unwrap().len(), 2);
 
     let c = dir.path().join("c");
     build(&bp, &c, &["--no-sbom"]);
     assert!(sbom::sbom_referrers(&c).unwrap().is_empty());
-    let index: Value = serde_json::from_slice(&std::fs::read(c.join("index.json")).unwrap()).unwrap();
+    let index: Value =
+        serde_json::from_slice(&std::fs::read(c.join("index.json")).unwrap()).unwrap();
     assert_eq!(index["manifests"].as_array().unwrap().len(), 1);
 
     let stand_in = dir.path().join("stand-in");
     std::fs::write(&stand_in, nodeimg::package::verifier::stand_in_elf()).unwrap();
     let d = dir.path().join("d");
     let o = build(&bp, &d, &["--verifier", stand_in.to_str().unwrap()]);
-    assert!(stderr(&o).contains("carries no list of its crates"), "{}", stderr(&o));
-    let cdx = json_blob(&d, &sbom::sbom_referrers(&d).unwrap()[1].document.digest.to_string());
+    assert!(
+        stderr(&o).contains("carries no list of its crates"),
+        "{}",
+        stderr(&o)
+    );
+    let cdx = json_blob(
+        &d,
+        &sbom::sbom_referrers(&d).unwrap()[1]
+            .document
+            .digest
+            .to_string(),
+    );
     assert!(!cdx.to_string().contains("pkg:cargo/"));
 }
 
@@ -285,7 +365,12 @@ fn a_referrer_for_another_image_or_a_hostile_document_is_refused() {
     // A document replaced by another (valid JSON) one: its digest no longer matches.
     let copy = |name: &str| {
         let to = dir.path().join(name);
-        let o = std::process::Command::new("cp").arg("-a").arg(&out).arg(&to).status().unwrap();
+        let o = std::process::Command::new("cp")
+            .arg("-a")
+            .arg(&out)
+            .arg(&to)
+            .status()
+            .unwrap();
         assert!(o.success());
         to
     };
@@ -294,7 +379,9 @@ fn a_referrer_for_another_image_or_a_hostile_document_is_refused() {
     let rewrite = |layout: &Path, document: &[u8], subject: Option<(&str, u64)>| {
         let doc = nodeimg::package::Digest::of(document);
         std::fs::write(layout.join("blobs/sha256").join(doc.hex()), document).unwrap();
-        let mpath = layout.join("blobs/sha256").join(attached[0].manifest.digest.hex());
+        let mpath = layout
+            .join("blobs/sha256")
+            .join(attached[0].manifest.digest.hex());
         let mut m: Value = serde_json::from_slice(&std::fs::read(&mpath).unwrap()).unwrap();
         m["layers"][0]["digest"] = Value::from(doc.to_string());
         m["layers"][0]["size"] = Value::from(document.len());
@@ -315,13 +402,24 @@ fn a_referrer_for_another_image_or_a_hostile_document_is_refused() {
 
     let other = copy("other-subject");
     let original = blob(&out, &attached[0].document.digest.to_string());
-    rewrite(&other, &original, Some((&format!("sha256:{}", "0".repeat(64)), 1143)));
+    rewrite(
+        &other,
+        &original,
+        Some((&format!("sha256:{}", "0".repeat(64)), 1143)),
+    );
     let e = first(&other).unwrap_err().to_string();
     assert!(e.contains("another subject"), "{e}");
 
     let deep = copy("deep");
     let nested = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
-    rewrite(&deep, format!("{{\"spdxVersion\":\"SPDX-2.3\",\"packages\":[{{\"SPDXID\":\"x\",\"a\":{nested}}}]}}").as_bytes(), None);
+    rewrite(
+        &deep,
+        format!(
+            "{{\"spdxVersion\":\"SPDX-2.3\",\"packages\":[{{\"SPDXID\":\"x\",\"a\":{nested}}}]}}"
+        )
+        .as_bytes(),
+        None,
+    );
     let a = first(&deep).unwrap();
     let e = sbom::check(&deep, &a).unwrap_err().to_string();
     assert!(e.contains("recursion limit"), "{e}");
@@ -329,17 +427,29 @@ fn a_referrer_for_another_image_or_a_hostile_document_is_refused() {
     let another = copy("another-image");
     let text = String::from_utf8(original.clone()).unwrap();
     let image_hex = {
-        let index: Value = serde_json::from_slice(&std::fs::read(out.join("index.json")).unwrap()).unwrap();
-        index["manifests"][0]["digest"].as_str().unwrap().strip_prefix("sha256:").unwrap().to_string()
+        let index: Value =
+            serde_json::from_slice(&std::fs::read(out.join("index.json")).unwrap()).unwrap();
+        index["manifests"][0]["digest"]
+            .as_str()
+            .unwrap()
+            .strip_prefix("sha256:")
+            .unwrap()
+            .to_string()
     };
-    rewrite(&another, text.replace(&image_hex, &"1".repeat(64)).as_bytes(), None);
+    rewrite(
+        &another,
+        text.replace(&image_hex, &"1".repeat(64)).as_bytes(),
+        None,
+    );
     let a = first(&another).unwrap();
     let e = sbom::check(&another, &a).unwrap_err().to_string();
     assert!(e.contains("describes the image sha256:111"), "{e}");
 
     // A document the manifest says is huge is refused before it is read.
     let huge = copy("huge");
-    let mpath = huge.join("blobs/sha256").join(attached[0].manifest.digest.hex());
+    let mpath = huge
+        .join("blobs/sha256")
+        .join(attached[0].manifest.digest.hex());
     let mut m: Value = serde_json::from_slice(&std::fs::read(&mpath).unwrap()).unwrap();
     m["layers"][0]["size"] = Value::from(sbom::attached::MAX_DOCUMENT_BYTES + 1);
     let bytes = serde_json::to_vec(&m).unwrap();
@@ -355,9 +465,13 @@ fn a_referrer_for_another_image_or_a_hostile_document_is_refused() {
 
     // A tampered document fails its digest.
     let tampered = copy("tampered");
-    let p = tampered.join("blobs/sha256").join(attached[1].document.digest.hex());
+    let p = tampered
+        .join("blobs/sha256")
+        .join(attached[1].document.digest.hex());
     let text = std::fs::read_to_string(&p).unwrap();
     std::fs::write(&p, text.replacen("\"nodeimg\"", "\"nodeimG\"", 1)).unwrap();
-    let e = sbom::check(&tampered, &sbom::sbom_referrers(&tampered).unwrap()[1]).unwrap_err().to_string();
+    let e = sbom::check(&tampered, &sbom::sbom_referrers(&tampered).unwrap()[1])
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("does not match"), "{e}");
 }

@@ -91,7 +91,8 @@ fn reference_validators_accept_the_sbom_of_every_example() {
         let o = nodeimg(&["build", bp.to_str().unwrap(), "-o", out.to_str().unwrap()]);
         assert_eq!(o.status.code(), Some(0), "{name}: {}", stderr(&o));
         for a in sbom::sbom_referrers(&out).unwrap() {
-            let doc = std::fs::read(out.join("blobs/sha256").join(a.document.digest.hex())).unwrap();
+            let doc =
+                std::fs::read(out.join("blobs/sha256").join(a.document.digest.hex())).unwrap();
             let file = dir.path().join(format!("{name}.{}", a.format.file_name()));
             std::fs::write(&file, doc).unwrap();
             match a.format {
@@ -111,13 +112,18 @@ fn reference_validators_accept_the_sbom_of_every_example() {
     // Both validators refuse a broken document: an SPDX file without its
     // SHA-1, a CycloneDX document with an unknown component type.
     let spdx = first_spdx.unwrap();
-    let mut doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&spdx).unwrap()).unwrap();
-    doc["files"][0]["checksums"].as_array_mut().unwrap().retain(|c| c["algorithm"] != "SHA1");
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&spdx).unwrap()).unwrap();
+    doc["files"][0]["checksums"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|c| c["algorithm"] != "SHA1");
     let broken = dir.path().join("broken.spdx.json");
     std::fs::write(&broken, serde_json::to_vec(&doc).unwrap()).unwrap();
     let (ok, text) = spdx_valid(&tools, &broken);
     assert!(!ok && text.contains("SHA1"), "{text}");
-    let mut doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&cdx_files[0]).unwrap()).unwrap();
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&cdx_files[0]).unwrap()).unwrap();
     doc["components"][0]["type"] = "layer".into();
     let broken = dir.path().join("broken.cdx.json");
     std::fs::write(&broken, serde_json::to_vec(&doc).unwrap()).unwrap();

@@ -207,7 +207,10 @@ impl<'de> Deserialize<'de> for IgnoredMap {
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str("a map")
             }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<IgnoredMap, A::Error> {
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> Result<IgnoredMap, A::Error> {
                 while m.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
                 Ok(IgnoredMap)
             }

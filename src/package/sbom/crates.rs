@@ -75,7 +75,11 @@ mod tests {
 
     #[test]
     fn a_corrupt_list_is_an_error_not_an_empty_one() {
-        for bad in [&b"not zlib"[..], &zlib(b"{\"packages\":[]}"), &zlib(b"[1,2")] {
+        for bad in [
+            &b"not zlib"[..],
+            &zlib(b"{\"packages\":[]}"),
+            &zlib(b"[1,2"),
+        ] {
             let err = read(&with_section(bad)).unwrap_err();
             assert!(err.contains(".dep-v0"), "{err}");
         }
@@ -85,7 +89,11 @@ mod tests {
         assert!(read(&with_section(&zlib(dangling))).is_err());
         // A zip bomb stops at the bound.
         let bomb = zlib(&vec![b' '; (MAX_JSON_BYTES + 10) as usize]);
-        assert!(read(&with_section(&bomb)).unwrap_err().contains("more than"));
+        assert!(
+            read(&with_section(&bomb))
+                .unwrap_err()
+                .contains("more than")
+        );
         let ok = br#"{"packages":[{"name":"a","version":"1.0.0","source":"local","root":true,"dependencies":[1]},{"name":"b","version":"2.0.1","source":"crates.io","kind":"build"}],"format":1}"#;
         let info = read(&with_section(&zlib(ok))).unwrap().unwrap();
         assert_eq!(info.packages.len(), 2);

@@ -187,14 +187,19 @@ pub fn write(c: &Contents<'_>) -> Vec<u8> {
     for l in &c.layers {
         let role = l.info.role.as_str();
         for item in &l.items {
-            let mut props = vec![prop("layer", role), prop("mode", format!("{:04o}", item.mode))];
+            let mut props = vec![
+                prop("layer", role),
+                prop("mode", format!("{:04o}", item.mode)),
+            ];
             let mut comp = json!({
                 "type": "file",
                 "bom-ref": format!("file:/{}", item.path),
                 "name": format!("/{}", item.path),
             });
             match &item.kind {
-                ItemKind::File { sha256: sum, sha1, .. } => {
+                ItemKind::File {
+                    sha256: sum, sha1, ..
+                } => {
                     let mut hashes = Vec::with_capacity(2);
                     if let Some(s1) = sha1 {
                         hashes.push(json!({"alg": "SHA-1", "content": s1}));

@@ -82,9 +82,7 @@ fn is_glob(s: &str) -> bool {
 
 /// The pins of the holds file at `path`, if it is one.
 pub fn read(path: &str, bytes: &[u8]) -> Option<Result<Pins, String>> {
-    let text = || {
-        std::str::from_utf8(bytes).map_err(|_| format!("/{path} is not UTF-8 text"))
-    };
+    let text = || std::str::from_utf8(bytes).map_err(|_| format!("/{path} is not UTF-8 text"));
     match path {
         APT_PINS => Some(text().map(apt)),
         DNF_VERSIONLOCK => Some(text().map(versionlock)),
@@ -310,7 +308,11 @@ mod tests {
         let patterns: Vec<&str> = pins.patterns.iter().map(|p| p.pattern.as_str()).collect();
         assert_eq!(
             patterns,
-            ["*nvidia*", "libxnvctrl*", "linux-modules-nvidia-*-6.1.0-27-amd64"]
+            [
+                "*nvidia*",
+                "libxnvctrl*",
+                "linux-modules-nvidia-*-6.1.0-27-amd64"
+            ]
         );
         assert_eq!(
             purl(&pins.packages[0], Distro::Ubuntu, "22.04", "amd64"),
@@ -339,7 +341,10 @@ mod tests {
                 "pkg:rpm/redhat/kernel@5.14.0-427.13.1.el9_4?arch=x86_64&distro=rhel-9.4",
             ]
         );
-        assert_eq!(pins.packages[2].why, "kernel 5.14.0-427.13.1.el9_4.x86_64 (os.kernel)");
+        assert_eq!(
+            pins.packages[2].why,
+            "kernel 5.14.0-427.13.1.el9_4.x86_64 (os.kernel)"
+        );
         assert_eq!(pins.patterns.len(), 1);
         assert_eq!(pins.patterns[0].pattern, "*nvidia*-580.105.08-*");
         assert!(read("etc/other", b"").is_none());

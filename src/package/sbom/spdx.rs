@@ -156,7 +156,12 @@ pub fn write(c: &Contents<'_>) -> Vec<u8> {
             continue;
         }
         for (i, item) in l.items.iter().enumerate() {
-            let ItemKind::File { sha256, sha1: Some(sha1), .. } = &item.kind else {
+            let ItemKind::File {
+                sha256,
+                sha1: Some(sha1),
+                ..
+            } = &item.kind
+            else {
                 continue;
             };
             let fid = format!("SPDXRef-File-{role}-{i}");
