@@ -213,20 +213,12 @@ pub fn inspect(bytes: &[u8]) -> Result<ElfInfo, String> {
     })
 }
 
-/// The bytes of the section named `name` (`.dep-v0`), found through the
-/// section header table and its string table; `None` when the file has no
-/// such section (or no section table: a stripped binary keeps its table,
-/// `strip --strip-all` too, but a hand-made file may have none). A section
-/// that points outside the file is an error.
+/// The bytes of the section named `name` (from the section headers, which `strip` keeps;
+/// a file without them, or without that section, gives `None`). Bounds-checked like
+/// everything here.
 pub fn section<'a>(bytes: &'a [u8], name: &str) -> Result<Option<&'a [u8]>, String> {
     let r = Reader { bytes };
-    if r.slice(0, 4).ok() != Some(b"\x7fELF".as_slice()) {
-        return Err("not an ELF file".into());
-    }
-    let ident = r.slice(0, 16)?;
-    if ident[4] != 2 || ident[5] != 1 {
-        return Err("not a 64-bit little-endian ELF file".into());
-    }
+    inspect(bytes)?;
     let shoff = r.u64(40)?;
     let shentsize = u64::from(r.u16(58)?);
     let shnum = u64::from(r.u16(60)?);
@@ -237,35 +229,33 @@ pub fn section<'a>(bytes: &'a [u8], name: &str) -> Result<Option<&'a [u8]>, Stri
     if shentsize < 64 {
         return Err(format!("section header size {shentsize} is too small"));
     }
-    if shstrndx >= shnum {
-        return Err(format!(
-            "section name table {shstrndx} is not among the {shnum} sections"
-        ));
-    }
-    let header = |i: u64| -> Result<u64, String> {
-        shoff
-            .checked_add(i * shentsize)
-            .ok_or_else(|| "section header offset overflows".to_string())
+    let header = |i: u64| -> Result<(u32, u64, u64), String> {
+        let at = shoff
+            .checked_add(
+                i.checked_mul(shentsize)
+                    .ok_or("section header offset overflows")?,
+            )
+            .ok_or("section header offset overflows")?;
+        // Elf64_Shdr: sh_name u32, sh_type u32, sh_flags u64, sh_addr u64, sh_offset u64,
+        // sh_size u64, …
+        Ok((r.u32(at)?, r.u64(at + 24)?, r.u64(at + 32)?))
     };
-    // sh_name (u32 at 0), sh_type (u32 at 4), sh_offset (u64 at 24), sh_size (u64 at 32).
-    let names = header(shstrndx)?;
-    let (names_off, names_len) = (r.u64(names + 24)?, r.u64(names + 32)?);
-    r.slice(names_off, names_len)?;
-    const SHT_NOBITS: u32 = 8;
-    for i in 0..shnum {
-        let at = header(i)?;
-        let name_at = u64::from(r.u32(at)?);
-        if name_at >= names_len {
+    let (_, names_at, names_len) = header(shstrndx)?;
+    for i in 0..shnum.min(MAX_ENTRIES as u64) {
+        let (name_off, offset, size) = header(i)?;
+        if u64::from(name_off) >= names_len {
             continue;
         }
-        let limit = names_len - name_at;
-        if r.cstr(names_off + name_at, limit).ok().as_deref() != Some(name) {
-            continue;
+        let found = r.cstr(
+            names_at + u64::from(name_off),
+            names_len - u64::from(name_off),
+        )?;
+        if found == name {
+            r.slice(offset, size)?;
+            // In range (checked just above), so the conversions hold.
+            let start = offset as usize;
+            return Ok(Some(&bytes[start..start + size as usize]));
         }
-        if r.u32(at + 4)? == SHT_NOBITS {
-            return Ok(Some(&[]));
-        }
-        return r.slice(r.u64(at + 24)?, r.u64(at + 32)?).map(Some);
     }
     Ok(None)
 }

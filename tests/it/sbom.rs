@@ -408,7 +408,7 @@ fn a_referrer_for_another_image_or_a_hostile_document_is_refused() {
         Some((&format!("sha256:{}", "0".repeat(64)), 1143)),
     );
     let e = first(&other).unwrap_err().to_string();
-    assert!(e.contains("another subject"), "{e}");
+    assert!(e.contains("not about the layout's image"), "{e}");
 
     let deep = copy("deep");
     let nested = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
@@ -445,12 +445,15 @@ fn a_referrer_for_another_image_or_a_hostile_document_is_refused() {
     let e = sbom::check(&another, &a).unwrap_err().to_string();
     assert!(e.contains("describes the image sha256:111"), "{e}");
 
-    // A document the manifest says is huge is refused before it is read.
+    // A document larger than the bound is refused before it is read (a
+    // sparse file of that size stands for it).
     let huge = copy("huge");
-    let mpath = huge
-        .join("blobs/sha256")
-        .join(attached[0].manifest.digest.hex());
+    let name = "f".repeat(64);
+    let f = std::fs::File::create(huge.join("blobs/sha256").join(&name)).unwrap();
+    f.set_len(sbom::attached::MAX_DOCUMENT_BYTES + 1).unwrap();
+    let mpath = huge.join("blobs/sha256").join(attached[0].manifest.digest.hex());
     let mut m: Value = serde_json::from_slice(&std::fs::read(&mpath).unwrap()).unwrap();
+    m["layers"][0]["digest"] = Value::from(format!("sha256:{name}"));
     m["layers"][0]["size"] = Value::from(sbom::attached::MAX_DOCUMENT_BYTES + 1);
     let bytes = serde_json::to_vec(&m).unwrap();
     let md = nodeimg::package::Digest::of(&bytes);

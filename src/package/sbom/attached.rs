@@ -23,7 +23,7 @@ use serde::de::IgnoredAny;
 use super::Format;
 use crate::package::digest::HashingReader;
 use crate::package::layout::BlobRef;
-use crate::package::layout_reader::{LayoutError, LocalImage, ReferrerEntry};
+use crate::package::layout_reader::{Attachment, LayoutError, LocalImage};
 
 /// Largest SBOM document read (an overlay of a million files makes a
 /// CycloneDX document of about 300 MB).
@@ -49,25 +49,27 @@ pub struct Attached {
 pub fn sbom_referrers(layout: &Path) -> Result<Vec<Attached>, LayoutError> {
     let image = LocalImage::open(layout)?;
     image
-        .referrers
+        .attachments
         .iter()
-        .filter_map(|r| Format::from_media_type(&r.artifact_type).map(|f| (f, r)))
-        .map(|(format, r)| attached(&image, format, r))
+        .filter_map(|a| {
+            let format = Format::from_media_type(a.artifact_type.as_deref()?)?;
+            Some((format, a))
+        })
+        .map(|(format, a)| attached(&image, format, a))
         .collect()
 }
 
 fn attached(
     image: &LocalImage,
     format: Format,
-    entry: &ReferrerEntry,
+    entry: &Attachment,
 ) -> Result<Attached, LayoutError> {
     let path = image.blob_path(&entry.manifest.digest);
     let err = |message: String| LayoutError {
         path: path.clone(),
         message,
     };
-    let bytes = image.read_manifest(&entry.manifest)?;
-    let m = ImageManifest::from_reader(bytes.as_slice())
+    let m = ImageManifest::from_reader(entry.manifest_bytes.as_slice())
         .map_err(|e| err(format!("not an artifact manifest: {e}")))?;
     let subject = m.subject().as_ref().ok_or_else(|| {
         err(format!(
