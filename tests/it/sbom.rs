@@ -451,7 +451,9 @@ fn a_referrer_for_another_image_or_a_hostile_document_is_refused() {
     let name = "f".repeat(64);
     let f = std::fs::File::create(huge.join("blobs/sha256").join(&name)).unwrap();
     f.set_len(sbom::attached::MAX_DOCUMENT_BYTES + 1).unwrap();
-    let mpath = huge.join("blobs/sha256").join(attached[0].manifest.digest.hex());
+    let mpath = huge
+        .join("blobs/sha256")
+        .join(attached[0].manifest.digest.hex());
     let mut m: Value = serde_json::from_slice(&std::fs::read(&mpath).unwrap()).unwrap();
     m["layers"][0]["digest"] = Value::from(format!("sha256:{name}"));
     m["layers"][0]["size"] = Value::from(sbom::attached::MAX_DOCUMENT_BYTES + 1);

@@ -121,6 +121,8 @@ mod tests {
         b[16..18].copy_from_slice(&3u16.to_le_bytes());
         b[18..20].copy_from_slice(&62u16.to_le_bytes());
         b[40..48].copy_from_slice(&sh_off.to_le_bytes());
+        // No program headers, of the standard size.
+        b[54..56].copy_from_slice(&56u16.to_le_bytes());
         b[58..60].copy_from_slice(&64u16.to_le_bytes());
         b[60..62].copy_from_slice(&3u16.to_le_bytes());
         b[62..64].copy_from_slice(&1u16.to_le_bytes());
