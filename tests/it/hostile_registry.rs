@@ -190,6 +190,7 @@ fn layout(dir: &Path) -> PathBuf {
         config: &t,
         verifier: &verifier,
         overlay: None,
+        sbom: None,
     };
     package::build(inputs, &meta, &BuildOptions::default(), &out, &mut Silent)
         .unwrap_or_else(|e| panic!("{e}"));
