@@ -13,6 +13,7 @@ pub mod diff;
 pub mod fault;
 pub mod input;
 pub mod k8s;
+pub mod overlay;
 pub mod package;
 pub mod render;
 pub mod rollout;
