@@ -9,12 +9,17 @@
 //!   blueprint, smaller messages than the threshold is defined at, a skipped DCGM plugin
 //!   of the required level, unvalidated NCCL results, host memory where GPUDirect is
 //!   declared) is `incomplete`. Either keeps the node from being accepted.
-//! - **Thresholds come from the topology** ([`threshold`]) or the
+//! - **Thresholds come from the topology** ([`threshold`](super::threshold)) or the
 //!   blueprint; where there is none the figure is still recorded and compared with the
 //!   node's previous record ([`regression`](super::regression)).
 //! - **Fault classes are verify's**: a GPU missing or failing a stress test is `device`,
 //!   slow NVLink/PCIe/NIC bandwidth is `link`, a device plugin that hands a Pod fewer
 //!   devices is `driver-daemon`, a failing framework step is `transient-application`.
+
+pub(super) mod context;
+mod policy;
+
+pub use policy::Policy;
 
 use super::dcgm::{DcgmDiag, DcgmTest, Status};
 use super::input::{Input, Output};
@@ -22,13 +27,13 @@ use super::nccl::NcclRun;
 use super::nvbandwidth::Nvbandwidth;
 use super::perftest::{Kind, PerftestRun};
 use super::probe::{Step, StepStatus, Suite};
-use super::threshold::{self, Figure, Threshold, Topology};
+use super::threshold::Figure;
 use crate::blueprint::Spec;
-use crate::blueprint::model::Vendor;
-use crate::blueprint::model::acceptance::{Acceptance, Test};
+use crate::blueprint::model::acceptance::Test;
 use crate::fault::{Action, FaultClass};
 use crate::k8s::Pod;
 use crate::verify::report::record::{self, Baseline, FigureValue, Finding, Layer, Run, Verdict};
+use context::{Ctx, F, at, fmt, not_run, probe_steps, round};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -47,79 +52,6 @@ pub const FRAMEWORK_STEPS: &[&str] = &[
     "checkpoint",
 ];
 
-/// What the blueprint asks of acceptance, resolved.
-#[derive(Debug, Clone)]
-pub struct Policy {
-    pub topology: Topology,
-    pub required: BTreeSet<Test>,
-    pub dcgm_level: u8,
-    pub multi_node_nodes: u32,
-    pub gpudirect: bool,
-    /// GPUDirect RDMA goes through DMA-BUF (NVIDIA, RDMA NICs, no OFED and so no
-    /// `nvidia_peermem`): perftest's CUDA runs must say `using DMA-BUF`.
-    pub dma_buf: bool,
-    /// `system.shmSize` in bytes: the smoke Pod's `/dev/shm` (the rendered Kyverno
-    /// policy's emptyDir) must be at least this large.
-    pub shm_bytes: Option<u64>,
-    pub tolerance_percent: f64,
-    thresholds: BTreeMap<Figure, Option<Threshold>>,
-}
-
-impl Policy {
-    pub fn new(blueprint: &Spec, settings: &Acceptance) -> Self {
-        let topology = Topology::of(blueprint);
-        let nvidia = topology.vendor == Some(Vendor::Nvidia);
-        let gpus = topology.vendor.is_some() && topology.gpus > 0;
-        let required: BTreeSet<Test> = match &settings.tests {
-            Some(tests) => tests.iter().copied().collect(),
-            None => Test::ALL
-                .into_iter()
-                .filter(|t| match t {
-                    Test::Kubernetes => true,
-                    Test::Smoke | Test::Framework => gpus,
-                    Test::Dcgm | Test::Nvbandwidth => gpus && nvidia,
-                    Test::Nccl => gpus && topology.gpus >= 2,
-                    Test::Rdma | Test::MultiNodeNccl => gpus && topology.rail_count() > 0,
-                    Test::Storage => settings.storage.is_some(),
-                })
-                .collect(),
-        };
-        let t = &settings.thresholds;
-        let overrides = [
-            (Figure::NcclAllReduceBusbw, t.nccl_all_reduce_busbw_gbps),
-            (Figure::NcclMultiNodeBusbw, t.nccl_multi_node_busbw_gbps),
-            (Figure::RdmaWrite, t.rdma_write_gbps),
-            (
-                Figure::NvbandwidthHostDevice,
-                t.nvbandwidth_host_device_gbps,
-            ),
-            (
-                Figure::NvbandwidthDeviceDevice,
-                t.nvbandwidth_device_device_gbps,
-            ),
-        ];
-        let thresholds = overrides
-            .into_iter()
-            .map(|(f, o)| (f, threshold::resolve(f, &topology, o)))
-            .collect();
-        Policy {
-            gpudirect: blueprint.network.affinity.gpu_nic_same_pcie_switch,
-            dma_buf: blueprint.gpudirect_dma_buf(),
-            shm_bytes: blueprint.system.shm_size.as_ref().map(|s| s.bytes()),
-            topology,
-            required,
-            dcgm_level: settings.dcgm.level,
-            multi_node_nodes: settings.multi_node.nodes,
-            tolerance_percent: settings.regression_tolerance_percent,
-            thresholds,
-        }
-    }
-
-    pub fn threshold(&self, figure: Figure) -> Option<&Threshold> {
-        self.thresholds.get(&figure).and_then(Option::as_ref)
-    }
-}
-
 /// Findings, figures and record sections from one set of outputs.
 #[derive(Debug, Clone)]
 pub struct Judgement {
@@ -133,22 +65,6 @@ pub struct Judgement {
     pub inference: Run<record::Framework>,
     /// The slowest GPU pair over NVLink, when measured.
     pub nvlink: Option<String>,
-}
-
-/// Builds findings without repeating the fixed parts.
-pub(super) struct Ctx<'a> {
-    pub(super) policy: &'a Policy,
-    node: Option<&'a str>,
-    findings: Vec<Finding>,
-    figures: BTreeMap<String, FigureValue>,
-}
-
-pub(super) struct F {
-    pub(super) id: Cow<'static, str>,
-    pub(super) layer: Layer,
-    pub(super) summary: &'static str,
-    pub(super) fault: FaultClass,
-    pub(super) action: Action,
 }
 
 /// The findings `accept` can produce, in report order (README table).
@@ -188,132 +104,21 @@ pub const FINDINGS: &[(&str, &str, &str)] = &[
     ("regression.<figure>", "(the figure's)", "a figure is no worse than the node's previous record beyond the tolerance"),
 ];
 
-impl Ctx<'_> {
-    pub(super) fn push(
-        &mut self,
-        f: &F,
-        subject: Option<String>,
-        verdict: Verdict,
-        expected: impl Into<String>,
-        observed: impl Into<String>,
-        evidence: Vec<String>,
-    ) {
-        self.findings.push(Finding {
-            id: f.id.to_string(),
-            layer: f.layer,
-            subject,
-            summary: f.summary.to_owned(),
-            verdict,
-            expected: expected.into(),
-            observed: observed.into(),
-            evidence,
-            fault: f.fault,
-            action: if verdict == Verdict::Fail {
-                f.action
-            } else {
-                Action::None
-            },
-        });
-    }
-
-    pub(super) fn figure(
-        &mut self,
-        key: String,
-        value: f64,
-        unit: &str,
-        higher_is_better: bool,
-        evidence: String,
-    ) {
-        self.figures.insert(
-            key,
-            FigureValue {
-                value: round(value),
-                unit: unit.to_owned(),
-                higher_is_better,
-                evidence,
-            },
-        );
-    }
-
-    fn required(&self, test: Test) -> bool {
-        self.policy.required.contains(&test)
-    }
-
-    fn gpus(&self) -> u32 {
-        self.policy.topology.gpus
-    }
-
-    /// A bandwidth at or above a threshold, or below it.
-    fn bandwidth(
-        &mut self,
-        f: &F,
-        figure: Figure,
-        subject: Option<String>,
-        value: f64,
-        scale: f64,
-        evidence: Vec<String>,
-    ) {
-        match self.policy.threshold(figure).cloned() {
-            Some(t) => {
-                let want = t.value * scale;
-                let verdict = if value >= want { Verdict::Pass } else { Verdict::Fail };
-                self.push(
-                    f,
-                    subject,
-                    verdict,
-                    format!(">= {} {} ({})", fmt(want), t.unit, t.source),
-                    format!("{} {}", fmt(value), t.unit),
-                    evidence,
-                );
-            }
-            None => self.push(
-                f,
-                subject,
-                Verdict::Pass,
-                format!(
-                    "no absolute threshold for this topology (set {}); judged against the previous record",
-                    figure.field()
-                ),
-                format!("{} {}", fmt(value), figure.unit()),
-                evidence,
-            ),
-        }
-    }
-}
-
-fn round(v: f64) -> f64 {
-    (v * 1e4).round() / 1e4
-}
-
-pub(super) fn fmt(v: f64) -> String {
-    let s = format!("{:.2}", v);
-    s.trim_end_matches('0').trim_end_matches('.').to_owned()
-}
-
-pub(super) fn at(path: &Path, line: usize) -> String {
-    format!("{}:{line}", path.display())
-}
-
 /// Judges every input against the policy. `node` is the node being accepted, when known.
 pub fn judge(inputs: &[Input], policy: &Policy, blueprint: &Spec, node: Option<&str>) -> Judgement {
-    let mut ctx = Ctx {
-        policy,
-        node,
-        findings: Vec::new(),
-        figures: BTreeMap::new(),
-    };
+    let mut ctx = Ctx::new(policy, node);
     let required = ctx.required(Test::Kubernetes);
     let kubernetes =
-        super::cluster::judge_inputs(&mut ctx.findings, inputs, blueprint, node, required);
+        crate::accept::cluster::judge_inputs(&mut ctx.findings, inputs, blueprint, node, required);
     let device_container = smoke(&mut ctx, inputs);
     let dcgm = dcgm(&mut ctx, inputs);
     let (nvbandwidth, nvlink) = nvbandwidth(&mut ctx, inputs);
     let nccl = nccl(&mut ctx, inputs);
     let rdma = rdma(&mut ctx, inputs);
-    let (ports, rails) = super::rails::judge_ports(&mut ctx, inputs, blueprint);
-    let gpu_nic = super::rails::judge_gpu_nic(&mut ctx, inputs, blueprint, &rails);
+    let (ports, rails) = crate::accept::rails::judge_ports(&mut ctx, inputs, blueprint);
+    let gpu_nic = crate::accept::rails::judge_gpu_nic(&mut ctx, inputs, blueprint, &rails);
     let settings = blueprint.acceptance.clone().unwrap_or_default();
-    let storage = super::storage::judge(&mut ctx, inputs, &settings);
+    let storage = crate::accept::storage::judge(&mut ctx, inputs, &settings);
     let (training, inference) = framework(&mut ctx, inputs);
     Judgement {
         findings: ctx.findings,
@@ -335,37 +140,7 @@ pub fn judge(inputs: &[Input], policy: &Policy, blueprint: &Spec, node: Option<&
     }
 }
 
-fn not_run(ctx: &mut Ctx<'_>, test: Test, f: &F, tool: &str) -> bool {
-    if ctx.required(test) {
-        ctx.push(
-            f,
-            None,
-            Verdict::NotRun,
-            format!("an output of {tool}"),
-            "none among the inputs",
-            Vec::new(),
-        );
-    }
-    false
-}
-
 // Layer 3 ------------------------------------------------------------------------------
-
-fn probe_steps(inputs: &[Input], suite: Suite) -> Vec<(&Path, &Step)> {
-    inputs
-        .iter()
-        .filter_map(|i| match &i.output {
-            Output::Probe(steps) => Some(
-                steps
-                    .iter()
-                    .filter(move |s| s.suite == suite)
-                    .map(move |s| (i.path.as_path(), s)),
-            ),
-            _ => None,
-        })
-        .flatten()
-        .collect()
-}
 
 fn smoke(ctx: &mut Ctx<'_>, inputs: &[Input]) -> Run<record::DeviceContainer> {
     const DEVICES: F = F {
