@@ -135,6 +135,17 @@ pub fn run(args: &BuildArgs, env: &mut Env<'_>) -> Outcome {
             output.display()
         ));
     }
+    // A rollout without a site applier runs the image as its own applier.
+    if let Some(rollout) = &bp.spec().rollout
+        && rollout.engine.applier.is_none()
+        && let Err(why) = verifier.self_applier()
+    {
+        env.note(&format!(
+            "note: rollout.engine.applier is unset, so `rollout plan` renders Plans that run this \
+             image as its own applier, but {why}: give a static verifier with registry access \
+             (scripts/build-verifier) with --verifier, or name the site's applier"
+        ));
+    }
     if let Some(staged) = cluster {
         render::write::write_tree(staged.path(), &rendered.cluster).unusable()?;
         staged.commit().unusable()?;

@@ -213,6 +213,53 @@ pub fn inspect(bytes: &[u8]) -> Result<ElfInfo, String> {
     })
 }
 
+/// The bytes of the section named `name` (from the section headers, which `strip` keeps;
+/// a file without them, or without that section, gives `None`). Bounds-checked like
+/// everything here.
+pub fn section<'a>(bytes: &'a [u8], name: &str) -> Result<Option<&'a [u8]>, String> {
+    let r = Reader { bytes };
+    inspect(bytes)?;
+    let shoff = r.u64(40)?;
+    let shentsize = u64::from(r.u16(58)?);
+    let shnum = u64::from(r.u16(60)?);
+    let shstrndx = u64::from(r.u16(62)?);
+    if shoff == 0 || shnum == 0 {
+        return Ok(None);
+    }
+    if shentsize < 64 {
+        return Err(format!("section header size {shentsize} is too small"));
+    }
+    let header = |i: u64| -> Result<(u32, u64, u64), String> {
+        let at = shoff
+            .checked_add(
+                i.checked_mul(shentsize)
+                    .ok_or("section header offset overflows")?,
+            )
+            .ok_or("section header offset overflows")?;
+        // Elf64_Shdr: sh_name u32, sh_type u32, sh_flags u64, sh_addr u64, sh_offset u64,
+        // sh_size u64, …
+        Ok((r.u32(at)?, r.u64(at + 24)?, r.u64(at + 32)?))
+    };
+    let (_, names_at, names_len) = header(shstrndx)?;
+    for i in 0..shnum.min(MAX_ENTRIES as u64) {
+        let (name_off, offset, size) = header(i)?;
+        if u64::from(name_off) >= names_len {
+            continue;
+        }
+        let found = r.cstr(
+            names_at + u64::from(name_off),
+            names_len - u64::from(name_off),
+        )?;
+        if found == name {
+            r.slice(offset, size)?;
+            // In range (checked just above), so the conversions hold.
+            let start = offset as usize;
+            return Ok(Some(&bytes[start..start + size as usize]));
+        }
+    }
+    Ok(None)
+}
+
 /// File offset of a virtual address, through the `PT_LOAD` that maps it.
 fn file_offset(segments: &[Segment], vaddr: u64) -> Result<u64, String> {
     segments
