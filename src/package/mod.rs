@@ -51,10 +51,10 @@ use crate::tree::Tree;
 
 pub use crate::overlay::Overlay;
 pub use compress::Compression;
+pub use digest::BlobRef;
 pub use digest::Digest;
 pub use error::PackageError;
 pub use layer::LayerInfo;
-pub use layout::BlobRef;
 pub use meta::{ImageMeta, Tag};
 pub use plan::LayerRole;
 pub use progress::{Meter, Progress, Silent};
