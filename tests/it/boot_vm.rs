@@ -309,7 +309,11 @@ fn boot_vm_an_image_whose_verify_fails_goes_back_by_itself_after_its_attempts() 
         "the example's kernel pin is not the test root's kernel"
     );
     // The VM's memory (QEMU -m 4096), the root's containerd.
-    set(&mut good, &["kubernetes", "capacity", "memory"], "4Gi".into());
+    set(
+        &mut good,
+        &["kubernetes", "capacity", "memory"],
+        "4Gi".into(),
+    );
     set(
         &mut good,
         &["runtime", "containerd", "version"],
@@ -338,14 +342,25 @@ fn boot_vm_an_image_whose_verify_fails_goes_back_by_itself_after_its_attempts() 
     // over a node whose trial is armed).
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_nodeimg"))
         .args(["apply", "--in-place", "--no-reboot", "--no-package-check"])
-        .args(["--skip", "initramfs", "--skip", "boot-loader", "--format", "json"])
+        .args([
+            "--skip",
+            "initramfs",
+            "--skip",
+            "boot-loader",
+            "--format",
+            "json",
+        ])
         .arg("--root")
         .arg(node.root())
         .arg(&layout)
         .output()
         .unwrap();
     let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_default();
-    assert!(o.status.success(), "{report}{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "{report}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     assert_eq!(report["impact"], "reboot", "{report}");
     assert_eq!(report["trial"]["attempts"], 2, "{report}");
     // Under TCG the initramfs and boot loader steps of the fallback would take minutes
@@ -361,7 +376,10 @@ fn boot_vm_an_image_whose_verify_fails_goes_back_by_itself_after_its_attempts() 
     let mut c = script();
     c.arg("vm-boots").arg(node.dir.path()).arg("6").arg("1800");
     let o = c.output().unwrap();
-    let boots: usize = String::from_utf8_lossy(&o.stdout).trim().parse().unwrap_or(0);
+    let boots: usize = String::from_utf8_lossy(&o.stdout)
+        .trim()
+        .parse()
+        .unwrap_or(0);
     let console = |n: usize| {
         std::fs::read_to_string(node.dir.path().join(format!("vm-console-{n}.log")))
             .unwrap_or_default()
@@ -399,18 +417,24 @@ fn boot_vm_an_image_whose_verify_fails_goes_back_by_itself_after_its_attempts() 
         serde_json::from_str(&read("var/lib/nodeimg/apply/current.json")).unwrap_or_default();
     let on_trial = mnt.join("var/lib/nodeimg/apply/trial.json").exists();
     let _ = std::process::Command::new("umount").arg(&mnt).status();
-    let _ = std::process::Command::new("losetup").args(["-d", &loop_dev]).status();
+    let _ = std::process::Command::new("losetup")
+        .args(["-d", &loop_dev])
+        .status();
     assert_eq!(failed["image"], digest.as_str(), "{failed}");
     assert_eq!(failed["boots"], 2, "{failed}");
     assert_eq!(failed["back_to"], previous.as_str(), "{failed}");
     assert!(!on_trial, "the trial is over");
     assert_eq!(current["image"]["manifest"], previous.as_str(), "{current}");
     // The last boot: the previous image's verify passed and the gate let kubelet start.
-    let verify: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(vm.join("verify.json")).unwrap_or_default(),
-    )
-    .unwrap_or_else(|e| panic!("verify.json: {e}\n{}", tail(&console(4), 80)));
-    assert_eq!(verify["outcome"], "pass", "{verify}\n{}", tail(&console(4), 80));
+    let verify: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(vm.join("verify.json")).unwrap_or_default())
+            .unwrap_or_else(|e| panic!("verify.json: {e}\n{}", tail(&console(4), 80)));
+    assert_eq!(
+        verify["outcome"],
+        "pass",
+        "{verify}\n{}",
+        tail(&console(4), 80)
+    );
     assert!(
         vm.join("kubelet-started").exists(),
         "kubelet started on the previous image"
