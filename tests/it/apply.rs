@@ -145,6 +145,25 @@ fn apply(args: &[&str]) -> std::process::Output {
     cmd().arg("apply").args(args).output().unwrap()
 }
 
+/// `apply IMAGE --root R --in-place --print-actions` without the root's steps; its JSON
+/// report, the run asserted to pass.
+fn in_place(image: &Path, root: &str) -> serde_json::Value {
+    let mut args = vec![
+        image.to_str().unwrap(),
+        "--root",
+        root,
+        "--in-place",
+        "--print-actions",
+        "--format",
+        "json",
+    ];
+    args.extend(SKIP_STEPS);
+    let o = apply(&args);
+    let report = json(&o);
+    assert!(o.status.success(), "{report}");
+    report
+}
+
 fn json(o: &std::process::Output) -> serde_json::Value {
     serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}{}", stdout(o), stderr(o)))
 }
@@ -437,19 +456,7 @@ fn a_second_image_in_place_and_back_with_the_impact_diff_gives() {
     let r = root.to_str().unwrap();
     let on_a = snapshot(&root);
 
-    let mut args = vec![
-        b.to_str().unwrap(),
-        "--root",
-        r,
-        "--in-place",
-        "--print-actions",
-        "--format",
-        "json",
-    ];
-    args.extend(SKIP_STEPS);
-    let o = apply(&args);
-    let report = json(&o);
-    assert!(o.status.success(), "{report}");
+    let report = in_place(&b, r);
     let d = cmd()
         .args(["diff", "--format", "json", "--no-files"])
         .arg(example("debian12-cpu"))
@@ -515,19 +522,7 @@ fn a_reboot_change_is_on_trial_and_goes_back_by_itself_after_its_attempts() {
     });
     let r = root.to_str().unwrap();
     let on_a = snapshot(&root);
-    let mut args = vec![
-        b.to_str().unwrap(),
-        "--root",
-        r,
-        "--in-place",
-        "--print-actions",
-        "--format",
-        "json",
-    ];
-    args.extend(SKIP_STEPS);
-    let o = apply(&args);
-    let report = json(&o);
-    assert!(o.status.success(), "{report}");
+    let report = in_place(&b, r);
     assert_eq!(report["impact"], "reboot");
     assert_eq!(report["trial"]["attempts"], 2);
     assert_eq!(
@@ -976,19 +971,7 @@ fn the_node_keeps_a_receipt_of_its_image_and_applying_the_image_before_is_the_ro
     );
 
     // Image a again (what a rollback Plan runs): the exact rollback, a's receipt back.
-    let mut args = vec![
-        a.to_str().unwrap(),
-        "--root",
-        r,
-        "--in-place",
-        "--print-actions",
-        "--format",
-        "json",
-    ];
-    args.extend(SKIP_STEPS);
-    let o = apply(&args);
-    let report = json(&o);
-    assert!(o.status.success(), "{report}");
+    let report = in_place(&a, r);
     assert_eq!(report["op"], "rollback", "{report}");
     assert!(
         report["reasons"][0]
