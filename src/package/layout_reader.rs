@@ -81,13 +81,15 @@ impl LocalImage {
             .and_then(|b| {
                 ImageIndex::from_reader(b.as_slice()).map_err(|e| err(&index_path, e.to_string()))
             })?;
-        let [desc] = index.manifests().as_slice() else {
+        let images: Vec<_> = index
+            .manifests()
+            .iter()
+            .filter(|d| !is_attachment(d))
+            .collect();
+        let [desc] = images.as_slice() else {
             return Err(err(
                 &index_path,
-                format!(
-                    "holds {} manifests; push needs exactly one",
-                    index.manifests().len()
-                ),
+                format!("holds {} images; push needs exactly one", images.len()),
             ));
         };
         if desc.media_type() != &MediaType::ImageManifest {
@@ -220,6 +222,29 @@ impl LocalImage {
         }
         Ok(sink)
     }
+}
+
+/// An entry that belongs to the image rather than being one: a signature or attestation
+/// manifest stored under cosign's `sha256-<64 hex>.<kind>` tag (`nodeimg sign`), or an
+/// artifact (an entry with an `artifactType`, such as an SBOM referrer).
+pub fn is_attachment(d: &oci_spec::image::Descriptor) -> bool {
+    let tag = d
+        .annotations()
+        .as_ref()
+        .and_then(|a| a.get(oci_spec::image::ANNOTATION_REF_NAME));
+    d.artifact_type().is_some() || tag.is_some_and(|t| is_attachment_tag(t))
+}
+
+/// True for cosign's attachment tags: `sha256-<64 hex>.<suffix>`.
+pub fn is_attachment_tag(tag: &str) -> bool {
+    tag.strip_prefix("sha256-")
+        .and_then(|t| t.split_once('.'))
+        .is_some_and(|(hex, suffix)| {
+            hex.len() == 64
+                && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+                && !suffix.is_empty()
+                && suffix.bytes().all(|b| b.is_ascii_lowercase())
+        })
 }
 
 fn blob_ref(context: &Path, digest: &str, size: u64) -> Result<BlobRef, LayoutError> {

@@ -7,8 +7,16 @@
 //! plan`), `apply` and verify's check of the running image call it. It calls none of them.
 
 pub mod attachment;
+pub mod attestation;
 pub mod dsse;
 pub mod key;
+pub mod layout;
 pub mod payload;
+pub mod sign;
+pub mod verdict;
+pub mod verify;
 
 pub use key::{KeyError, KeyId, PublicKey, SigningKey};
+pub use layout::{Dir, Files, Layout, LayoutError};
+pub use verdict::{AttestationStatus, Report, SbomStatus, SignatureStatus};
+pub use verify::{Expect, verify_image};
