@@ -11,12 +11,16 @@ pub mod attestation;
 pub mod dsse;
 pub mod key;
 pub mod layout;
+pub mod node;
 pub mod payload;
+pub mod policy;
 pub mod sign;
+pub mod target;
 pub mod verdict;
 pub mod verify;
 
 pub use key::{KeyError, KeyId, PublicKey, SigningKey};
 pub use layout::{Dir, Files, Layout, LayoutError};
+pub use policy::{NamedKey, TrustPolicy};
 pub use verdict::{AttestationStatus, Report, SbomStatus, SignatureStatus};
 pub use verify::{Expect, verify_image};
