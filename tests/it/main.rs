@@ -69,6 +69,7 @@ mod rollout_properties;
 mod shm_policy;
 mod site_matrix;
 mod startup;
+mod trust_cli;
 mod valid_renders;
 mod verify_checks;
 mod verify_cli;

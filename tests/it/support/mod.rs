@@ -13,6 +13,7 @@ mod cli;
 pub mod fault_host;
 pub mod fixture_tree;
 pub mod k8s_schema;
+pub mod keys;
 pub mod nvidia_smi;
 pub mod oci;
 pub mod package;
