@@ -11,7 +11,6 @@
 //! through `nsenter --target 1` when it is the host's root mounted in a
 //! container (the system-upgrade-controller's `/host`).
 
-use std::process::Command;
 use std::time::Instant;
 
 use serde::Serialize;
@@ -225,20 +224,9 @@ fn run(root: &Root, argv: &[String], because: Vec<String>, print: bool) -> Actio
             detail: "printed, not run (--print-actions)".into(),
         };
     }
-    let mut cmd = if root.is_host() {
-        let mut c = Command::new(&argv[0]);
-        c.args(&argv[1..]);
-        c
-    } else {
-        // The host's root in a container: its systemd is PID 1's.
-        let mut c = Command::new("nsenter");
-        c.args([
-            "--target", "1", "--mount", "--uts", "--ipc", "--net", "--pid", "--",
-        ])
-        .args(argv);
-        c
-    };
-    let out = cmd.stdin(std::process::Stdio::null()).output();
+    // The host's root in a container: its systemd is PID 1's.
+    let out = super::enter::command(&root.place_for_actions(), argv)
+        .and_then(|mut cmd| cmd.stdin(std::process::Stdio::null()).output());
     let millis = start.elapsed().as_millis();
     match out {
         Ok(o) => ActionLog {

@@ -17,6 +17,7 @@
 //! changes nothing.
 
 pub mod check;
+pub mod enter;
 pub mod entry;
 pub mod impact;
 pub mod packages;

@@ -48,6 +48,26 @@ impl Root {
         self.dir == Path::new("/")
     }
 
+    /// Where the distribution's steps run: here for `/`, chrooted into the root
+    /// otherwise (a pipeline's folder, or the host's root from a container).
+    pub fn place_for_steps(&self) -> super::enter::Place {
+        if self.is_host() {
+            super::enter::Place::Here
+        } else {
+            super::enter::Place::Chroot(self.dir.clone())
+        }
+    }
+
+    /// Where runtime actions (daemon reloads, restarts, reboot) run: here for `/`, in
+    /// the host's namespaces otherwise (the root is the host's, seen from a container).
+    pub fn place_for_actions(&self) -> super::enter::Place {
+        if self.is_host() {
+            super::enter::Place::Here
+        } else {
+            super::enter::Place::Host
+        }
+    }
+
     /// Where `path` really is: its folders resolved inside the root (links
     /// followed as chroot would), its last component not followed. A folder
     /// that does not exist yet is taken as it is named.

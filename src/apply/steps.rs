@@ -16,7 +16,7 @@
 use std::ffi::CString;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -326,23 +326,12 @@ pub(super) fn execute(
     } else {
         None
     };
-    let mut cmd = if root.is_host() {
-        let mut c = Command::new(&argv[0]);
-        c.args(&argv[1..]);
-        c
-    } else {
-        let mut c = Command::new("chroot");
-        c.arg(root.dir()).args(argv);
-        c
-    };
+    let mut cmd = super::enter::command(&root.place_for_steps(), argv)
+        .map_err(|e| format!("cannot start {}: {e}", argv[0]))?;
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .env("DEBIAN_FRONTEND", "noninteractive")
-        .env(
-            "PATH",
-            "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-        );
+        .env("DEBIAN_FRONTEND", "noninteractive");
     let mut child = cmd
         .spawn()
         .map_err(|e| format!("cannot start {}: {e}", argv[0]))?;

@@ -41,6 +41,14 @@ fn text(r: &PushReport, env: &mut Env<'_>) -> std::io::Result<()> {
         let state = if b.uploaded { "uploaded" } else { "present " };
         writeln!(env.out, "  {state} {} ({} bytes)", b.digest, b.size)?;
     }
+    for a in &r.attachments {
+        let what = a.artifact_type.as_deref().unwrap_or("attachment");
+        match (&a.tag, a.referrers) {
+            (Some(tag), _) => writeln!(env.out, "  {what} {} as :{tag}", a.digest)?,
+            (None, Some(how)) => writeln!(env.out, "  referrer {what} {} ({how})", a.digest)?,
+            (None, None) => writeln!(env.out, "  {what} {}", a.digest)?,
+        }
+    }
     let from = match &r.credentials {
         Some(p) => format!("credentials from {}", p.display()),
         None => "anonymous".into(),

@@ -1,5 +1,8 @@
-//! Reading an OCI image layout back for `nodeimg push`: index.json → the
-//! one image manifest → its config and layer blobs.
+//! Reading an OCI image layout back (for `push`, `apply`, signing and verification):
+//! index.json → the one image manifest → its config and layer blobs, and the
+//! image's attachments beside it — cosign-style signatures and attestations (ref
+//! name `sha256-<hex>.sig` / `.att`) and OCI 1.1 referrers (a manifest whose
+//! `subject` is the image: the SBOMs) — each with its own blobs.
 //!
 //! Every blob read is checked against its descriptor's size and digest, so
 //! a corrupted or hand-edited layout is refused before anything is
@@ -47,6 +50,42 @@ pub struct LocalImage {
     pub layers: Vec<BlobRef>,
     /// Each layer's media type and `dev.nodeimg.layer.role`, in the order of `layers`.
     pub layer_kinds: Vec<LayerKind>,
+    /// Manifests about the image listed beside it in index.json.
+    pub attachments: Vec<Attachment>,
+}
+
+/// A manifest about the image, listed beside it in the layout's index.json: a
+/// signature or attestation stored under a cosign tag (`sha256-<hex>.sig`, `.att`),
+/// or an OCI 1.1 referrer (its `subject` is the image; e.g. an SBOM).
+#[derive(Debug, Clone)]
+pub struct Attachment {
+    pub manifest: BlobRef,
+    pub media_type: String,
+    /// The cosign tag it is stored under, for tag-addressed attachments.
+    pub ref_name: Option<String>,
+    /// The descriptor's or manifest's `artifactType`.
+    pub artifact_type: Option<String>,
+    /// The manifest's exact bytes.
+    pub manifest_bytes: Vec<u8>,
+    /// Its config and layers, in upload order (layers, then config).
+    pub blobs: Vec<BlobRef>,
+    /// Whether the manifest names the image as its `subject` (a referrer).
+    pub referrer: bool,
+}
+
+/// Whether `name` is a tag nodeimg and cosign give to things about an image rather
+/// than to an image: `sha256-<64 hex>` (the referrers fallback) or that with a suffix
+/// (`.sig`, `.att`, `.sbom`). Returns the hex digits.
+pub fn attachment_tag_hex(name: &str) -> Option<&str> {
+    let rest = name.strip_prefix("sha256-")?;
+    let hex = rest.get(..64)?;
+    let tail = &rest[64..];
+    let ok_hex = hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    let ok_tail = tail.is_empty()
+        || tail
+            .strip_prefix('.')
+            .is_some_and(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_alphanumeric()));
+    (ok_hex && ok_tail).then_some(hex)
 }
 
 /// How a layer is compressed, and what it holds by nodeimg's annotation.
@@ -81,6 +120,15 @@ impl LocalImage {
             .and_then(|b| {
                 ImageIndex::from_reader(b.as_slice()).map_err(|e| err(&index_path, e.to_string()))
             })?;
+        // The image is the one entry that is not about another manifest: not under a
+        // cosign or fallback tag, without an artifactType.
+        let is_attachment = |d: &oci_spec::image::Descriptor| {
+            d.artifact_type().is_some()
+                || d.annotations()
+                    .as_ref()
+                    .and_then(|a| a.get(oci_spec::image::ANNOTATION_REF_NAME))
+                    .is_some_and(|n| attachment_tag_hex(n).is_some())
+        };
         let images: Vec<_> = index
             .manifests()
             .iter()
@@ -89,18 +137,13 @@ impl LocalImage {
         let [desc] = images.as_slice() else {
             return Err(err(
                 &index_path,
-                format!("holds {} images; push needs exactly one", images.len()),
-            ));
-        };
-        if desc.media_type() != &MediaType::ImageManifest {
-            return Err(err(
-                &index_path,
                 format!(
-                    "the manifest has media type {}, not an image manifest",
-                    desc.media_type()
+                    "holds {} images beside their signatures and referrers; exactly one is needed",
+                    images.len()
                 ),
             ));
-        }
+        };
+        let desc = *desc;
         let tag = desc
             .annotations()
             .as_ref()
@@ -115,6 +158,7 @@ impl LocalImage {
             config: manifest.clone(),
             layers: Vec::new(),
             layer_kinds: Vec::new(),
+            attachments: Vec::new(),
         };
         image.manifest_bytes = image.read_manifest(&manifest)?;
         let parsed = ImageManifest::from_reader(image.manifest_bytes.as_slice())
@@ -153,7 +197,117 @@ impl LocalImage {
                 ));
             }
         }
+        for d in index.manifests().iter().filter(|d| is_attachment(d)) {
+            let attachment = image.attachment(&index_path, d)?;
+            image.attachments.push(attachment);
+        }
         Ok(image)
+    }
+
+    /// One attachment entry of index.json, read and checked: its manifest against its
+    /// descriptor, what it is about against the image, its blobs present at their sizes.
+    fn attachment(
+        &self,
+        index_path: &Path,
+        d: &oci_spec::image::Descriptor,
+    ) -> Result<Attachment, LayoutError> {
+        let err = |path: &Path, message: String| LayoutError {
+            path: path.to_path_buf(),
+            message,
+        };
+        let manifest = blob_ref(index_path, d.digest().as_ref(), d.size())?;
+        if d.media_type() != &MediaType::ImageManifest {
+            return Err(err(
+                index_path,
+                format!(
+                    "the attachment {} has media type {}, not an image manifest",
+                    manifest.digest,
+                    d.media_type()
+                ),
+            ));
+        }
+        let manifest_bytes = self.read_manifest(&manifest)?;
+        let mpath = self.blob_path(&manifest.digest);
+        let parsed = ImageManifest::from_reader(manifest_bytes.as_slice())
+            .map_err(|e| err(&mpath, e.to_string()))?;
+        let ref_name = d
+            .annotations()
+            .as_ref()
+            .and_then(|a| a.get(oci_spec::image::ANNOTATION_REF_NAME).cloned());
+        let subject = parsed.subject().as_ref().map(|s| s.digest().to_string());
+        let referrer = subject.is_some();
+        let about = match (&subject, ref_name.as_deref().and_then(attachment_tag_hex)) {
+            (Some(subject), _) => subject.clone(),
+            (None, Some(hex)) => format!("sha256:{hex}"),
+            (None, None) => {
+                return Err(err(
+                    &mpath,
+                    "an attachment (artifactType set) without a subject: it is about no image"
+                        .into(),
+                ));
+            }
+        };
+        if about != self.manifest.digest.to_string() {
+            return Err(err(
+                &mpath,
+                format!(
+                    "is about {about}, not about the layout's image {}",
+                    self.manifest.digest
+                ),
+            ));
+        }
+        let mut blobs: Vec<BlobRef> = parsed
+            .layers()
+            .iter()
+            .map(|l| blob_ref(&mpath, l.digest().as_ref(), l.size()))
+            .collect::<Result<_, _>>()?;
+        blobs.push(blob_ref(
+            &mpath,
+            parsed.config().digest().as_ref(),
+            parsed.config().size(),
+        )?);
+        for blob in &blobs {
+            let p = self.blob_path(&blob.digest);
+            let len = std::fs::metadata(&p)
+                .map_err(|e| err(&p, format!("missing blob: {e}")))?
+                .len();
+            if len != blob.size {
+                return Err(err(
+                    &p,
+                    format!("is {len} bytes, the manifest says {}", blob.size),
+                ));
+            }
+        }
+        let artifact_type = d
+            .artifact_type()
+            .as_ref()
+            .or(parsed.artifact_type().as_ref())
+            .map(|t| t.to_string());
+        Ok(Attachment {
+            manifest,
+            media_type: d.media_type().to_string(),
+            ref_name,
+            artifact_type,
+            manifest_bytes,
+            blobs,
+            referrer,
+        })
+    }
+
+    /// Reads a blob of the layout whole, checked against its size and digest; at most
+    /// `limit` bytes (a larger descriptor is refused before anything is read).
+    pub fn read_blob(&self, blob: &BlobRef, limit: u64) -> Result<Vec<u8>, LayoutError> {
+        if blob.size > limit {
+            return Err(LayoutError {
+                path: self.blob_path(&blob.digest),
+                message: format!(
+                    "is {} bytes by its descriptor; at most {limit} are read",
+                    blob.size
+                ),
+            });
+        }
+        let capacity = usize::try_from(blob.size).unwrap_or(0);
+        self.check_blob(blob, Vec::with_capacity(capacity))
     }
 
     /// Layers then config: the order they are uploaded in.
@@ -200,6 +354,11 @@ impl LocalImage {
         for blob in self.blobs() {
             self.check_blob(&blob, std::io::sink())?;
         }
+        for a in &self.attachments {
+            for blob in &a.blobs {
+                self.check_blob(blob, std::io::sink())?;
+            }
+        }
         Ok(())
     }
 
@@ -222,29 +381,6 @@ impl LocalImage {
         }
         Ok(sink)
     }
-}
-
-/// An entry that belongs to the image rather than being one: a signature or attestation
-/// manifest stored under cosign's `sha256-<64 hex>.<kind>` tag (`nodeimg sign`), or an
-/// artifact (an entry with an `artifactType`, such as an SBOM referrer).
-pub fn is_attachment(d: &oci_spec::image::Descriptor) -> bool {
-    let tag = d
-        .annotations()
-        .as_ref()
-        .and_then(|a| a.get(oci_spec::image::ANNOTATION_REF_NAME));
-    d.artifact_type().is_some() || tag.is_some_and(|t| is_attachment_tag(t))
-}
-
-/// True for cosign's attachment tags: `sha256-<64 hex>.<suffix>`.
-pub fn is_attachment_tag(tag: &str) -> bool {
-    tag.strip_prefix("sha256-")
-        .and_then(|t| t.split_once('.'))
-        .is_some_and(|(hex, suffix)| {
-            hex.len() == 64
-                && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-                && !suffix.is_empty()
-                && suffix.bytes().all(|b| b.is_ascii_lowercase())
-        })
 }
 
 fn blob_ref(context: &Path, digest: &str, size: u64) -> Result<BlobRef, LayoutError> {

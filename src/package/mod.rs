@@ -11,7 +11,7 @@
 //!
 //! Entry points: [`build`] writes OUT atomically and returns every digest;
 //! [`build_checked`] also builds a second time under different conditions
-//! and compares the two; [`push::push`] uploads a layout. Same input ⇒
+//! and compares the two; [`push::push`] uploads a layout and [`pull::pull`] fetches one. Same input ⇒
 //! byte-identical OUT (the cache index aside), whatever the umask, time
 //! zone, locale, file-system order, thread count or working directory.
 
@@ -31,7 +31,13 @@ pub mod plan;
 pub mod progress;
 pub mod provenance;
 #[cfg(feature = "push")]
+pub mod pull;
+#[cfg(feature = "push")]
 pub mod push;
+#[cfg(feature = "push")]
+pub mod referrers;
+#[cfg(feature = "push")]
+pub mod registry;
 pub mod repro;
 pub mod source_date;
 pub mod tar_stream;

@@ -264,7 +264,7 @@ fn endless_registry_bodies_are_read_with_a_bound() {
         text(&r.stderr)
     );
     assert!(
-        text(&r.stderr).contains("upload of the manifest failed: HTTP 400"),
+        text(&r.stderr).contains("upload of manifest v1 failed: HTTP 400"),
         "{}",
         text(&r.stderr)
     );
@@ -573,4 +573,228 @@ fn sha256_hex(bytes: &[u8]) -> String {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
+}
+
+/// A registry that serves the blobs and manifests of the layout at `src` (the image
+/// under its digest, its attachments under their tags and digests), with `tamper`
+/// given each answer first to change it. No referrers API: 404.
+fn layout_registry(
+    src: &Path,
+    tamper: impl Fn(&str, Reply) -> Reply + Send + Sync + 'static,
+) -> u16 {
+    let src = src.to_path_buf();
+    let (port, _) = serve(Arc::new(move |r: &Request| {
+        let path = r.target.clone();
+        let answer = if path == "/v2/" {
+            reply(200, &[], b"{}")
+        } else if let Some(d) = path.split("/blobs/").nth(1) {
+            match std::fs::read(
+                src.join("blobs/sha256")
+                    .join(d.trim_start_matches("sha256:")),
+            ) {
+                Ok(bytes) => reply(200, &[], &bytes),
+                Err(_) => reply(404, &[], b""),
+            }
+        } else if let Some(reference) = path.split("/manifests/").nth(1) {
+            let index: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(src.join("index.json")).unwrap_or_default())
+                    .unwrap_or_default();
+            let found = index["manifests"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|m| {
+                    m["digest"] == reference
+                        || m["annotations"]["org.opencontainers.image.ref.name"] == reference
+                })
+                .and_then(|m| m["digest"].as_str().map(str::to_owned))
+                .or_else(|| {
+                    reference
+                        .starts_with("sha256:")
+                        .then(|| reference.to_owned())
+                });
+            match found.and_then(|d| {
+                std::fs::read(
+                    src.join("blobs/sha256")
+                        .join(d.trim_start_matches("sha256:")),
+                )
+                .ok()
+            }) {
+                Some(bytes) => reply(
+                    200,
+                    &[("Content-Type", "application/vnd.oci.image.manifest.v1+json")],
+                    &bytes,
+                ),
+                None => reply(404, &[], b""),
+            }
+        } else {
+            reply(404, &[], b"")
+        };
+        tamper(&path, answer)
+    }));
+    port
+}
+
+/// Changes one answer of the stand-in registry (by request path).
+type Tamper = dyn Fn(&str, Reply) -> Reply + Send + Sync;
+
+fn pull_from(port: u16, image: &str, dest: &Path) -> Result<(), String> {
+    use nodeimg::package::registry::{Options, Reference, TagPolicy};
+    let reference = Reference::for_pull(
+        &format!("127.0.0.1:{port}/n/a@{image}"),
+        TagPolicy::DigestOnly,
+    )
+    .map_err(|e| e.0)?;
+    let opts = Options {
+        insecure: true,
+        timeout: Duration::from_secs(30),
+        auth_files: Vec::new(),
+    };
+    nodeimg::package::pull::pull(&reference, dest, &opts)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+#[test]
+fn a_pull_refuses_what_the_registry_sends_instead_of_the_image_and_leaves_nothing() {
+    use crate::support::oci::{self, E, Tie};
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let src = dir.path().join("src");
+    oci::layout(&src, &[oci::layer(&[E::File("etc/x", 0o644, b"x\n")])]);
+    let (image, _) = oci::image_manifest(&src);
+    let config_layer = {
+        let m: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(
+                src.join("blobs/sha256")
+                    .join(image.trim_start_matches("sha256:")),
+            )
+            .unwrap_or_default(),
+        )
+        .unwrap_or_default();
+        m["layers"][0]["digest"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+
+    // The untampered registry: the pull works (the stand-in is right).
+    let port = layout_registry(&src, |_, a| a);
+    let ok = dir.path().join("ok");
+    pull_from(port, &image, &ok).unwrap_or_else(|e| panic!("{e}"));
+    assert!(ok.join("index.json").is_file());
+
+    let cases: Vec<(&str, Box<Tamper>, &str)> = vec![
+        (
+            "another manifest at the digest",
+            Box::new(|p: &str, a| {
+                if p.contains("/manifests/sha256:") {
+                    reply(
+                        200,
+                        &[("Content-Type", "application/vnd.oci.image.manifest.v1+json")],
+                        br#"{"schemaVersion":2}"#,
+                    )
+                } else {
+                    a
+                }
+            }),
+            "whose digest is",
+        ),
+        (
+            "an endless manifest",
+            Box::new(|p: &str, a| {
+                if p.contains("/manifests/") {
+                    Reply::Endless { status: 200 }
+                } else {
+                    a
+                }
+            }),
+            "bytes",
+        ),
+        (
+            "a layer longer than its descriptor",
+            {
+                let layer = config_layer.clone();
+                Box::new(move |p: &str, a| match a {
+                    Reply::Full {
+                        status: 200,
+                        headers,
+                        mut body,
+                    } if p.ends_with(&layer) => {
+                        body.extend_from_slice(b"more");
+                        Reply::Full {
+                            status: 200,
+                            headers,
+                            body,
+                        }
+                    }
+                    other => other,
+                })
+            },
+            "the descriptor",
+        ),
+        (
+            "an image index at the digest",
+            Box::new(|p: &str, a| match a {
+                Reply::Full {
+                    status: 200, body, ..
+                } if p.contains("/manifests/sha256:") => reply(
+                    200,
+                    &[("Content-Type", "application/vnd.oci.image.index.v1+json")],
+                    &body,
+                ),
+                other => other,
+            }),
+            "image index",
+        ),
+    ];
+    for (name, tamper, says) in cases {
+        let port = layout_registry(&src, tamper);
+        let dest = dir.path().join(name.replace(' ', "-"));
+        let e = pull_from(port, &image, &dest).expect_err(name);
+        assert!(e.contains(says), "{name}: {e}");
+        assert!(!dest.exists(), "{name}: a partial layout was left");
+    }
+
+    // A referrer the fallback tag lists whose subject is another image.
+    let other = dir.path().join("other");
+    oci::layout(&other, &[oci::layer(&[E::File("etc/y", 0o644, b"y\n")])]);
+    let foreign = oci::attach(
+        &other,
+        Tie::Referrer("application/spdx+json"),
+        "application/spdx+json",
+        b"{}",
+    );
+    for entry in std::fs::read_dir(other.join("blobs/sha256"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let _ = std::fs::copy(
+            entry.path(),
+            src.join("blobs/sha256").join(entry.file_name()),
+        );
+    }
+    let hex = image.trim_start_matches("sha256:").to_owned();
+    let fallback = serde_json::json!({
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.index.v1+json",
+        "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": foreign,
+            "size": std::fs::metadata(src.join("blobs/sha256").join(foreign.trim_start_matches("sha256:"))).map(|m| m.len()).unwrap_or(0),
+            "artifactType": "application/spdx+json"}]
+    });
+    let port = layout_registry(&src, move |p: &str, a| {
+        if p.ends_with(&format!("/manifests/sha256-{hex}")) {
+            reply(
+                200,
+                &[("Content-Type", "application/vnd.oci.image.index.v1+json")],
+                &serde_json::to_vec(&fallback).unwrap_or_default(),
+            )
+        } else {
+            a
+        }
+    });
+    let dest = dir.path().join("foreign-referrer");
+    let e = pull_from(port, &image, &dest).expect_err("a referrer of another image");
+    assert!(e.contains("its subject is"), "{e}");
+    assert!(!dest.exists());
 }

@@ -58,6 +58,8 @@ mod partitions;
 mod properties;
 mod readme_node;
 mod real_consumers;
+#[cfg(feature = "push")]
+mod registry_pull;
 mod render_cluster;
 mod render_corpus;
 mod render_escaping;

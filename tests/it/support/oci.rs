@@ -116,3 +116,74 @@ pub fn layout(dir: &Path, layers: &[Vec<u8>]) {
     });
     std::fs::write(dir.join("index.json"), serde_json::to_vec(&index).unwrap()).unwrap();
 }
+
+/// The digest and size of the image manifest of the layout at `dir` (the index entry
+/// that is not an attachment).
+pub fn image_manifest(dir: &Path) -> (String, u64) {
+    let index: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("index.json")).unwrap()).unwrap();
+    let m = index["manifests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| {
+            m.get("artifactType").is_none()
+                && !m["annotations"]["org.opencontainers.image.ref.name"]
+                    .as_str()
+                    .is_some_and(|n| n.starts_with("sha256-"))
+        })
+        .expect("an image in the layout");
+    (
+        m["digest"].as_str().unwrap().to_owned(),
+        m["size"].as_u64().unwrap(),
+    )
+}
+
+/// How an attachment is tied to the layout's image.
+pub enum Tie<'a> {
+    /// Under a cosign-style tag `sha256-<hex>.<suffix>`.
+    Tag(&'a str),
+    /// An OCI 1.1 referrer: `subject` is the image, with this `artifactType`.
+    Referrer(&'a str),
+}
+
+/// Adds a manifest about the layout's image holding `payload` as its one layer
+/// (media type `layer_type`) to the layout at `dir`; returns the manifest's digest.
+pub fn attach(dir: &Path, tie: Tie<'_>, layer_type: &str, payload: &[u8]) -> String {
+    let (image, image_size) = image_manifest(dir);
+    let empty = b"{}";
+    let empty_digest = blob(dir, empty);
+    let mut manifest = serde_json::json!({
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "config": {"mediaType": "application/vnd.oci.empty.v1+json", "digest": empty_digest, "size": 2},
+        "layers": [{"mediaType": layer_type, "digest": blob(dir, payload), "size": payload.len()}]
+    });
+    let mut entry = serde_json::json!({"mediaType": "application/vnd.oci.image.manifest.v1+json"});
+    match tie {
+        Tie::Tag(suffix) => {
+            let hex = image.strip_prefix("sha256:").unwrap();
+            entry["annotations"] = serde_json::json!({
+                "org.opencontainers.image.ref.name": format!("sha256-{hex}.{suffix}")
+            });
+        }
+        Tie::Referrer(artifact_type) => {
+            manifest["artifactType"] = serde_json::json!(artifact_type);
+            manifest["subject"] = serde_json::json!({
+                "mediaType": "application/vnd.oci.image.manifest.v1+json",
+                "digest": image, "size": image_size
+            });
+            entry["artifactType"] = serde_json::json!(artifact_type);
+        }
+    }
+    let bytes = serde_json::to_vec(&manifest).unwrap();
+    let digest = blob(dir, &bytes);
+    entry["digest"] = serde_json::json!(digest);
+    entry["size"] = serde_json::json!(bytes.len());
+    let path = dir.join("index.json");
+    let mut index: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    index["manifests"].as_array_mut().unwrap().push(entry);
+    std::fs::write(&path, serde_json::to_vec(&index).unwrap()).unwrap();
+    digest
+}

@@ -1,11 +1,12 @@
-//! The requests of one push, spoken to the registry directly (OCI distribution spec,
-//! <https://github.com/opencontainers/distribution-spec/blob/main/spec.md>), so that every
-//! response body is read with a bound: a registry, or anything on the plain-HTTP path,
-//! that answers with an endless body costs at most [`ERROR_BODY_LIMIT`] (an explanation
-//! nobody needs in full), [`TOKEN_LIMIT`] (a token) or [`MANIFEST_LIMIT`] (a manifest),
-//! never memory without end. (oci-client reads every body whole, errors included.)
+//! The requests of one registry session, spoken to the registry directly (OCI distribution
+//! spec, <https://github.com/opencontainers/distribution-spec/blob/main/spec.md>), so that
+//! every response body is read with a bound: a registry, or anything on the plain-HTTP
+//! path, that answers with an endless body costs at most [`ERROR_BODY_LIMIT`] (an
+//! explanation nobody needs in full), [`TOKEN_LIMIT`] (a token) or [`MANIFEST_LIMIT`] (a
+//! manifest), never memory without end. (oci-client reads every body whole, errors included.)
 //!
-//! Blobs are streamed from their files, so memory does not grow with the layer size.
+//! Blobs are streamed from and to their files, so memory does not grow with the layer
+//! size; a blob read is refused past the size its descriptor gives and on another digest.
 //! Credentials go only to the registry's own origin and to the token realm it names
 //! (which must be HTTPS unless `--insecure`); reqwest drops them on a redirect to another
 //! host. A connection that drops is reported as what it is, whatever step it happens in.
@@ -17,9 +18,9 @@ use std::time::Duration;
 use reqwest::header::{self, HeaderValue};
 use reqwest::{Method, RequestBuilder, Response, StatusCode, Url};
 
-use super::PushError;
 use super::challenge::{self, Challenge};
-use super::target::Target;
+use super::reference::Reference;
+use super::{Access, RegistryError};
 use crate::package::credentials::Credentials;
 use crate::package::digest::Digest;
 
@@ -30,12 +31,12 @@ pub const TOKEN_LIMIT: usize = 1024 * 1024;
 /// Most bytes of a manifest read back; registries need accept no more than 4 MiB.
 pub const MANIFEST_LIMIT: usize = 4 * 1024 * 1024;
 /// Size of the pieces a blob is streamed in.
-const CHUNK: usize = 1024 * 1024;
+pub const BLOB_CHUNK: usize = 1024 * 1024;
 
 /// A registry session for one repository.
 pub struct Registry<'a> {
     http: reqwest::Client,
-    target: &'a Target,
+    target: &'a Reference,
     base: Url,
     creds: Option<&'a Credentials>,
     insecure: bool,
@@ -158,11 +159,11 @@ async fn read_some(response: &mut Response, limit: usize) -> Vec<u8> {
     body
 }
 
-/// A blob file as a request body, read in [`CHUNK`]-sized pieces as it is sent.
+/// A blob file as a request body, read in [`BLOB_CHUNK`]-sized pieces as it is sent.
 fn file_body(path: &Path) -> std::io::Result<reqwest::Body> {
     let mut file = std::fs::File::open(path)?;
     let pieces = std::iter::from_fn(move || {
-        let mut buf = vec![0u8; CHUNK];
+        let mut buf = vec![0u8; BLOB_CHUNK];
         loop {
             match file.read(&mut buf) {
                 Ok(0) => return None,
@@ -182,14 +183,14 @@ fn file_body(path: &Path) -> std::io::Result<reqwest::Body> {
 
 impl<'a> Registry<'a> {
     pub fn new(
-        target: &'a Target,
+        target: &'a Reference,
         creds: Option<&'a Credentials>,
         insecure: bool,
         hint: String,
-    ) -> Result<Self, PushError> {
+    ) -> Result<Self, RegistryError> {
         let scheme = if insecure { "http" } else { "https" };
         let base = Url::parse(&format!("{scheme}://{}/", target.api_host())).map_err(|e| {
-            PushError::Reference {
+            RegistryError::Reference {
                 reference: target.whole(),
                 message: format!("registry host: {e}"),
             }
@@ -199,7 +200,7 @@ impl<'a> Registry<'a> {
             .read_timeout(Duration::from_secs(60))
             .user_agent(concat!("nodeimg/", env!("CARGO_PKG_VERSION")))
             .build()
-            .map_err(|e| PushError::Runtime(std::io::Error::other(chain(&e))))?;
+            .map_err(|e| RegistryError::Runtime(std::io::Error::other(chain(&e))))?;
         Ok(Registry {
             http,
             target,
@@ -240,19 +241,19 @@ impl<'a> Registry<'a> {
         }
     }
 
-    async fn send(&self, what: &str, builder: RequestBuilder) -> Result<Response, PushError> {
+    async fn send(&self, what: &str, builder: RequestBuilder) -> Result<Response, RegistryError> {
         builder.send().await.map_err(|e| {
             let mut message = chain(&e);
             if e.is_connect() {
                 if !self.insecure {
                     message.push_str(" (a registry that speaks plain HTTP needs --insecure)");
                 }
-                PushError::Unreachable {
+                RegistryError::Unreachable {
                     registry: self.registry(),
                     message,
                 }
             } else {
-                PushError::Transfer {
+                RegistryError::Transfer {
                     registry: self.registry(),
                     what: what.to_owned(),
                     message: if e.is_timeout() {
@@ -272,7 +273,7 @@ impl<'a> Registry<'a> {
         what: &str,
         mut response: Response,
         ok: impl Fn(StatusCode) -> bool,
-    ) -> Result<Response, PushError> {
+    ) -> Result<Response, RegistryError> {
         let status = response.status();
         if ok(status) {
             return Ok(response);
@@ -280,13 +281,13 @@ impl<'a> Registry<'a> {
         let body = read_some(&mut response, ERROR_BODY_LIMIT).await;
         let message = explain(status, &body);
         if matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN) {
-            Err(PushError::Auth {
+            Err(RegistryError::Auth {
                 registry: self.registry(),
                 message: format!("{what}: {message}"),
                 hint: self.hint.clone(),
             })
         } else {
-            Err(PushError::Transfer {
+            Err(RegistryError::Transfer {
                 registry: self.registry(),
                 what: what.to_owned(),
                 message,
@@ -294,8 +295,8 @@ impl<'a> Registry<'a> {
         }
     }
 
-    fn transfer(&self, what: &str, message: String) -> PushError {
-        PushError::Transfer {
+    fn transfer(&self, what: &str, message: String) -> RegistryError {
+        RegistryError::Transfer {
             registry: self.registry(),
             what: what.to_owned(),
             message,
@@ -304,7 +305,7 @@ impl<'a> Registry<'a> {
 
     /// Asks `/v2/` what authentication the registry wants and gets it: none, Basic with
     /// the credentials, or a Bearer token from the realm the challenge names.
-    pub async fn authenticate(&mut self) -> Result<(), PushError> {
+    pub async fn authenticate(&mut self, access: Access) -> Result<(), RegistryError> {
         let what = "contacting the registry (GET /v2/)";
         let mut url = self.base.clone();
         url.set_path("/v2/");
@@ -330,7 +331,7 @@ impl<'a> Registry<'a> {
             .collect();
         read_some(&mut response, ERROR_BODY_LIMIT).await;
         let challenge = challenges.iter().find_map(|c| challenge::parse(c));
-        let auth_failed = |message: String| PushError::Auth {
+        let auth_failed = |message: String| RegistryError::Auth {
             registry: self.registry(),
             message,
             hint: self.hint.clone(),
@@ -343,7 +344,7 @@ impl<'a> Registry<'a> {
                 self.authorization = basic(creds);
                 Ok(())
             }
-            Some(Challenge::Bearer { realm, service }) => self.token(&realm, service).await,
+            Some(Challenge::Bearer { realm, service }) => self.token(&realm, service, access).await,
             None => Err(auth_failed(format!(
                 "the registry asks for an authentication scheme this client does not speak ({})",
                 printable(&challenges.join(", "))
@@ -353,7 +354,12 @@ impl<'a> Registry<'a> {
 
     /// The token flow: GET the realm with the scope, Basic-authenticated when there are
     /// credentials; the answer is `{"token": ...}` or `{"access_token": ...}`.
-    async fn token(&mut self, realm: &str, service: Option<String>) -> Result<(), PushError> {
+    async fn token(
+        &mut self,
+        realm: &str,
+        service: Option<String>,
+        access: Access,
+    ) -> Result<(), RegistryError> {
         #[derive(serde::Deserialize)]
         struct Token {
             token: Option<String>,
@@ -385,7 +391,7 @@ impl<'a> Registry<'a> {
             }
             query.append_pair(
                 "scope",
-                &format!("repository:{}:pull,push", self.target.repository()),
+                &format!("repository:{}:{}", self.target.repository(), access.scope()),
             );
         }
         let mut builder = self.http.get(url);
@@ -412,7 +418,7 @@ impl<'a> Registry<'a> {
     }
 
     /// Whether the registry already has the blob.
-    pub async fn blob_exists(&self, digest: &Digest) -> Result<bool, PushError> {
+    pub async fn blob_exists(&self, digest: &Digest) -> Result<bool, RegistryError> {
         let what = format!("checking for blob {digest}");
         let url = self.url(&["blobs", &digest.to_string()]);
         let response = self.send(&what, self.request(Method::HEAD, url)).await?;
@@ -429,7 +435,7 @@ impl<'a> Registry<'a> {
         digest: &Digest,
         size: u64,
         path: &Path,
-    ) -> Result<(), PushError> {
+    ) -> Result<(), RegistryError> {
         let what = format!("upload of blob {digest} ({size} bytes)");
         let url = self.url(&["blobs", "uploads", ""]);
         let response = self.send(&what, self.request(Method::POST, url)).await?;
@@ -470,25 +476,34 @@ impl<'a> Registry<'a> {
         Ok(())
     }
 
-    /// Puts the manifest under the target's tag.
-    pub async fn put_manifest(&self, media_type: &str, bytes: Vec<u8>) -> Result<(), PushError> {
-        let what = "upload of the manifest";
-        let url = self.url(&["manifests", self.target.tag()]);
+    /// Puts a manifest under `reference` (a tag, or its own digest).
+    pub async fn put_manifest(
+        &self,
+        reference: &str,
+        media_type: &str,
+        bytes: Vec<u8>,
+    ) -> Result<(), RegistryError> {
+        let what = format!("upload of manifest {reference}");
+        let url = self.url(&["manifests", reference]);
         let request = self
             .request(Method::PUT, url)
             .header(header::CONTENT_TYPE, media_type)
             .body(bytes);
-        let response = self.send(what, request).await?;
-        let mut response = self.expect(what, response, |s| s.is_success()).await?;
+        let response = self.send(&what, request).await?;
+        let mut response = self.expect(&what, response, |s| s.is_success()).await?;
         read_some(&mut response, ERROR_BODY_LIMIT).await;
         Ok(())
     }
 
-    /// The digest the registry now serves for the tag: its `Docker-Content-Digest`, or
+    /// The digest the registry now serves for `tag`: its `Docker-Content-Digest`, or
     /// the digest of the manifest it returns (read with a bound).
-    pub async fn manifest_digest(&self, media_type: &str) -> Result<String, PushError> {
+    pub async fn manifest_digest(
+        &self,
+        tag: &str,
+        media_type: &str,
+    ) -> Result<String, RegistryError> {
         let what = "reading back the manifest digest";
-        let url = self.url(&["manifests", self.target.tag()]);
+        let url = self.url(&["manifests", tag]);
         let head = self
             .request(Method::HEAD, url.clone())
             .header(header::ACCEPT, media_type);
@@ -512,6 +527,164 @@ impl<'a> Registry<'a> {
             .await
             .map_err(|m| self.transfer(what, m))?;
         Ok(Digest::of(&body).to_string())
+    }
+
+    /// The manifest `reference` names (a tag or a digest), as the registry's media type
+    /// and exact bytes, read with [`MANIFEST_LIMIT`]; `None` when the registry has none
+    /// (404). A manifest asked for by digest is hashed and must have that digest.
+    pub async fn get_manifest(
+        &self,
+        reference: &str,
+        accept: &[&str],
+    ) -> Result<Option<(String, Vec<u8>)>, RegistryError> {
+        let what = format!("reading manifest {reference}");
+        let url = self.url(&["manifests", reference]);
+        let mut request = self.request(Method::GET, url);
+        for media_type in accept {
+            request = request.header(header::ACCEPT, *media_type);
+        }
+        let response = self.send(&what, request).await?;
+        if response.status() == StatusCode::NOT_FOUND {
+            return Ok(None);
+        }
+        let mut response = self.expect(&what, response, |s| s.is_success()).await?;
+        let media_type = response
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(|v| v.split(';').next().unwrap_or(v).trim().to_owned())
+            .unwrap_or_default();
+        let body = read_body(&mut response, MANIFEST_LIMIT)
+            .await
+            .map_err(|m| self.transfer(&what, m))?;
+        if let Ok(wanted) = reference.parse::<Digest>() {
+            let got = Digest::of(&body);
+            if got != wanted {
+                return Err(self.content(
+                    &what,
+                    format!("the registry sent a manifest whose digest is {got}"),
+                ));
+            }
+        }
+        Ok(Some((media_type, body)))
+    }
+
+    /// Streams blob `digest` into `path` (created new, never over an existing file),
+    /// refusing more than `size` bytes, fewer, or another digest. On any failure the
+    /// partial file is removed.
+    pub async fn get_blob(
+        &self,
+        digest: &Digest,
+        size: u64,
+        path: &Path,
+    ) -> Result<(), RegistryError> {
+        let what = format!("download of blob {digest} ({size} bytes)");
+        let result = self.get_blob_into(&what, digest, size, path).await;
+        if result.is_err() {
+            let _ = std::fs::remove_file(path);
+        }
+        result
+    }
+
+    async fn get_blob_into(
+        &self,
+        what: &str,
+        digest: &Digest,
+        size: u64,
+        path: &Path,
+    ) -> Result<(), RegistryError> {
+        use sha2::Digest as _;
+        use std::io::Write;
+        let url = self.url(&["blobs", &digest.to_string()]);
+        let response = self.send(what, self.request(Method::GET, url)).await?;
+        let mut response = self.expect(what, response, |s| s.is_success()).await?;
+        if let Some(len) = response.content_length()
+            && len > size
+        {
+            return Err(self.content(
+                what,
+                format!("the registry announces {len} bytes, the descriptor says {size}"),
+            ));
+        }
+        let local = |e: std::io::Error| RegistryError::Local {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        };
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .map_err(local)?;
+        let mut hasher = sha2::Sha256::new();
+        let mut received: u64 = 0;
+        loop {
+            let chunk = response.chunk().await.map_err(|e| {
+                self.transfer(what, format!("the connection failed: {}", chain(&e)))
+            })?;
+            let Some(chunk) = chunk else { break };
+            received += chunk.len() as u64;
+            if received > size {
+                return Err(self.content(
+                    what,
+                    format!("the registry sent more than the {size} bytes the descriptor gives"),
+                ));
+            }
+            hasher.update(&chunk);
+            file.write_all(&chunk).map_err(local)?;
+        }
+        if received != size {
+            return Err(self.content(
+                what,
+                format!("the registry sent {received} bytes, the descriptor gives {size}"),
+            ));
+        }
+        let got = Digest::from_sha256(hasher);
+        if &got != digest {
+            return Err(self.content(what, format!("the bytes received have digest {got}")));
+        }
+        file.sync_all().map_err(local)?;
+        Ok(())
+    }
+
+    /// The referrers of manifest `digest` by the referrers API (`GET
+    /// /v2/<name>/referrers/<digest>`, an image index), read with [`MANIFEST_LIMIT`];
+    /// `None` when the registry does not serve the API (404), so the caller falls back to
+    /// the `sha256-<hex>` tag.
+    pub async fn referrers(&self, digest: &Digest) -> Result<Option<Vec<u8>>, RegistryError> {
+        let what = format!("listing the referrers of {digest}");
+        let url = self.url(&["referrers", &digest.to_string()]);
+        let request = self
+            .request(Method::GET, url)
+            .header(header::ACCEPT, "application/vnd.oci.image.index.v1+json");
+        let response = self.send(&what, request).await?;
+        if response.status() == StatusCode::NOT_FOUND {
+            return Ok(None);
+        }
+        let mut response = self.expect(&what, response, |s| s.is_success()).await?;
+        let is_index = response
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("application/vnd.oci.image.index.v1+json"));
+        let body = read_body(&mut response, MANIFEST_LIMIT)
+            .await
+            .map_err(|m| self.transfer(&what, m))?;
+        // A registry that routes unknown paths to something else answers 200 with other
+        // content: only an image index is the API's answer.
+        Ok(is_index.then_some(body))
+    }
+
+    /// An error for content the registry served that is not what was asked for.
+    pub fn content_error(&self, what: &str, message: String) -> RegistryError {
+        self.content(what, message)
+    }
+
+    fn content(&self, what: &str, message: String) -> RegistryError {
+        RegistryError::Content {
+            registry: self.registry(),
+            what: what.to_owned(),
+            message,
+        }
     }
 }
 
