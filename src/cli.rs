@@ -774,13 +774,13 @@ pub struct PushArgs {
     /// `registry[:port]/repository[:tag]`; without a tag, the layout's tag.
     #[arg(value_name = "REF", value_parser = parse_reference)]
     pub reference: String,
-    /// Plain HTTP instead of HTTPS (for a registry on a loopback address).
-    #[arg(long)]
-    pub insecure: bool,
-    /// Give up after this many seconds (at most a day).
-    #[arg(long, value_name = "SECONDS", default_value_t = 600,
-          value_parser = clap::value_parser!(u64).range(1..=86_400))]
-    pub timeout: u64,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
+    /// After the push, sign the image in the registry with this private key (PEM file or
+    /// `env://VAR`): the signature for `registry/repository:tag`, and the provenance
+    /// attestation from the layout's provenance.json.
+    #[arg(long, value_name = "KEY")]
+    pub sign: Option<String>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
 }

@@ -37,12 +37,21 @@ fn text(s: &Signed, env: &mut Env<'_>) -> std::io::Result<()> {
     }
 }
 
+#[cfg(feature = "push")]
+fn registry(reference: &str, key: &SigningKey, args: &SignArgs) -> Result<Signed, super::Failure> {
+    use crate::trust::registry;
+    let r = registry::reference(reference).map_err(super::push::failure)?;
+    let opts = super::push::options(&args.registry);
+    registry::sign(&r, key, args.identity.as_deref(), None, &opts).map_err(super::push::failure)
+}
+
+#[cfg(not(feature = "push"))]
 fn registry(
-    reference: &crate::trust::target::DigestRef,
+    reference: &str,
     _key: &SigningKey,
     _args: &SignArgs,
 ) -> Result<Signed, super::Failure> {
     Err(super::Failure::unusable(format!(
-        "{reference}: signing in a registry is not available yet; sign the layout, then push it"
+        "{reference}: this nodeimg was built without registry support (the `push` feature); sign a layout, then push it"
     )))
 }

@@ -29,11 +29,7 @@ pub fn run(args: &VerifyImageArgs, env: &mut Env<'_>) -> Outcome {
             let layout = Layout::open(&files).unusable()?;
             verify_image(&layout, &policy.public_keys(), &expect).unusable()?
         }
-        ImageTarget::Registry(reference) => {
-            return Err(Failure::unusable(format!(
-                "{reference}: reading images from a registry is not available yet; verify a layout"
-            )));
-        }
+        ImageTarget::Registry(reference) => registry(&reference, &policy, &expect, args)?,
     };
     match args.format {
         Format::Json => env.json(&report)?,
@@ -102,4 +98,30 @@ fn text(r: &Report, policy: &TrustPolicy, env: &mut Env<'_>) -> std::io::Result<
         r.provenance.explain()
     )?;
     writeln!(env.out, "sbom        {}", r.sbom.word())
+}
+
+#[cfg(feature = "push")]
+fn registry(
+    reference: &str,
+    policy: &TrustPolicy,
+    expect: &Expect,
+    args: &VerifyImageArgs,
+) -> Result<Report, Failure> {
+    use crate::trust::registry;
+    let r = registry::reference(reference).map_err(super::push::failure)?;
+    let opts = super::push::options(&args.registry);
+    // A registry that cannot be asked leaves the image unjudged: unusable, not verified.
+    registry::verify(&r, &policy.public_keys(), expect, &opts).unusable()
+}
+
+#[cfg(not(feature = "push"))]
+fn registry(
+    reference: &str,
+    _policy: &TrustPolicy,
+    _expect: &Expect,
+    _args: &VerifyImageArgs,
+) -> Result<Report, Failure> {
+    Err(Failure::unusable(format!(
+        "{reference}: this nodeimg was built without registry support (the `push` feature); verify a layout"
+    )))
 }

@@ -14,6 +14,8 @@ pub mod layout;
 pub mod node;
 pub mod payload;
 pub mod policy;
+#[cfg(feature = "push")]
+pub mod registry;
 pub mod sign;
 pub mod target;
 pub mod verdict;

@@ -20,6 +20,7 @@ mod context;
 pub mod firmware;
 pub mod gpu;
 pub mod gpudirect;
+pub mod image;
 pub mod matcher;
 pub mod needs;
 pub mod network;
@@ -116,6 +117,10 @@ pub enum FaultClass {
     DriverDaemon,
     /// The host: firmware settings, OS, kernel, memory, disk.
     OsMemoryDisk,
+    /// The image on the node: unsigned, signed by a key the blueprint does not trust, or
+    /// its configuration changed since it was signed. Not a hardware fault: the node needs
+    /// a signed image (apply one, or roll back), not a repair.
+    Image,
 }
 
 /// What to do about a failure; escalates from none to repair.
@@ -244,7 +249,7 @@ pub fn catalog() -> &'static [&'static Spec] {
 }
 
 /// The families, in report order; each records its results for the blueprint and facts.
-const FAMILIES: [fn(&Inputs, &mut Results); 10] = [
+const FAMILIES: [fn(&Inputs, &mut Results); 11] = [
     os::evaluate,
     firmware::evaluate,
     pcie::evaluate,
@@ -255,6 +260,7 @@ const FAMILIES: [fn(&Inputs, &mut Results); 10] = [
     container_devices::evaluate,
     system::evaluate,
     partitions::evaluate,
+    image::evaluate,
 ];
 
 /// Runs every check that applies to the blueprint, then keeps the selected ones.
