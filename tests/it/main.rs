@@ -72,6 +72,8 @@ mod shm_policy;
 mod site_matrix;
 mod startup;
 mod trust_cli;
+#[cfg(feature = "push")]
+mod trust_interop;
 mod valid_renders;
 mod verify_checks;
 mod verify_cli;

@@ -1505,6 +1505,7 @@ fn each_check_alone_reads_what_it_needs() {
             unit_states: false,
             sysctls: true,
             kernel_config: false,
+            image: false,
         }
     );
 }
