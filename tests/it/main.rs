@@ -74,6 +74,7 @@ mod startup;
 mod trust_cli;
 #[cfg(feature = "push")]
 mod trust_interop;
+mod trust_node;
 mod valid_renders;
 mod verify_checks;
 mod verify_cli;
