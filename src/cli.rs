@@ -224,6 +224,16 @@ pub struct RolloutPlanArgs {
     /// The new image, by digest (`nodeimg build` prints it).
     #[arg(long, value_name = "REF")]
     pub new_image: String,
+    /// Check both images against this site trust policy (default: the blueprints'
+    /// `security.imageTrust`) before making Plans; a plan is refused for an image no
+    /// trusted key signed.
+    #[arg(long, value_name = "FILE")]
+    pub trust_policy: Option<PathBuf>,
+    /// Make the Plans without checking the images' signatures (offline); the plan says so.
+    #[arg(long)]
+    pub skip_image_verification: bool,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
     /// Only nodes with this label (`key=value`; default: every node given).
     #[arg(long, value_name = "KEY=VALUE")]
     pub selector: Option<String>,

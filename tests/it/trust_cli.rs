@@ -375,3 +375,70 @@ fn a_site_policy_names_the_keys_beside_it() {
         stderr(&o)
     );
 }
+
+/// `rollout plan` with a blueprint that names trusted keys: an image that cannot be
+/// checked refuses the plan (exit 1, nothing written); `--skip-image-verification` makes
+/// it, and says so in the text and the JSON; without a policy nothing is checked.
+#[test]
+fn rollout_plan_checks_the_images_or_says_loudly_that_it_did_not() {
+    let setup = crate::rollout::Setup::new(
+        |v| {
+            v.set(
+                "security.imageTrust",
+                json!({"keys": [{"name": "release", "file": "release.pub"}]}),
+            )
+        },
+        8,
+    );
+    pair(setup.dir.path(), "release", 1);
+    let unreachable =
+        |c: char| format!("127.0.0.1:1/nodes/h100@sha256:{}", c.to_string().repeat(64));
+    let plan = |extra: &[&str]| {
+        let mut args: Vec<String> = ["rollout", "plan"].iter().map(|s| s.to_string()).collect();
+        args.push(setup.path("old.yaml").display().to_string());
+        args.push(setup.path("new.yaml").display().to_string());
+        args.extend([
+            "--nodes".into(),
+            setup.path("nodes.json").display().to_string(),
+        ]);
+        args.extend([
+            "--old-image".into(),
+            unreachable('a'),
+            "--new-image".into(),
+            unreachable('b'),
+        ]);
+        args.extend(["--insecure".into(), "--timeout".into(), "5".into()]);
+        args.extend(extra.iter().map(|s| s.to_string()));
+        nodeimg(&args)
+    };
+    let out = setup.path("rollout");
+    let o = plan(&["-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--new-image") && stderr(&o).contains("cannot check its signature"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.exists(), "no Plan is written");
+
+    let o = plan(&["--skip-image-verification", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["image_check"]["status"], "skipped", "{v}");
+    assert!(stderr(&o).contains("NOT checked"), "{}", stderr(&o));
+    let o = plan(&["--skip-image-verification"]);
+    assert!(stdout(&o).contains("UNCHECKED"), "{}", stdout(&o));
+
+    // The old blueprint as the new one: no policy, nothing checked, nothing said.
+    std::fs::copy(setup.path("old.yaml"), setup.path("new.yaml")).unwrap();
+    let v = crate::support::variant::Variant::parse(
+        setup.path("new.yaml"),
+        &std::fs::read_to_string(setup.path("new.yaml")).unwrap(),
+    )
+    .set("metadata.version", json!("2026.11.9"));
+    v.write(&setup.path("new.yaml"));
+    let o = plan(&["--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["image_check"]["status"], "no-policy");
+}
