@@ -510,6 +510,9 @@ pub struct BuildArgs {
     /// Pack every layer again instead of reusing unchanged ones from the image already in OUT.
     #[arg(long)]
     pub no_cache: bool,
+    /// Attach no SBOM (by default an SPDX 2.3 and a CycloneDX 1.6 document are attached to the image as OCI referrers).
+    #[arg(long)]
+    pub no_sbom: bool,
     /// Also write the cluster-side files (operator values, NodeFeatureRule) into this folder.
     #[arg(long, value_name = "DIR")]
     pub cluster: Option<PathBuf>,
@@ -722,9 +725,21 @@ fn parse_output(text: &str) -> Result<(ReportFormat, Output), String> {
 #[derive(Debug, Args)]
 #[command(group = clap::ArgGroup::new("what").required(true).args(["layout", "rollback", "recover", "boot_trial", "boot_failed", "bless"]))]
 pub struct ApplyArgs {
-    /// The OCI image layout folder to apply.
-    #[arg(value_name = "LAYOUT")]
-    pub layout: Option<PathBuf>,
+    /// The image: an OCI image layout folder (`oci:DIR` to be explicit), or a registry
+    /// reference by digest, `registry/repository[:tag]@sha256:…` (`docker://` optional),
+    /// pulled and checked against its digest.
+    #[arg(value_name = "IMAGE")]
+    pub layout: Option<String>,
+    /// Take a registry reference that names the image by tag alone (a tag can move).
+    #[arg(long)]
+    pub allow_tag: bool,
+    /// Plain HTTP to the registry (for a registry on a loopback address).
+    #[arg(long)]
+    pub insecure: bool,
+    /// Give up pulling after this many seconds (at most a day).
+    #[arg(long, value_name = "SECONDS", default_value_t = 1800,
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub pull_timeout: u64,
     /// The root to apply to (default: `/` with --in-place).
     #[arg(long, value_name = "DIR", required_unless_present_any = ["in_place"])]
     pub root: Option<PathBuf>,

@@ -10,6 +10,8 @@ pub mod canonical_json;
 pub mod cli;
 pub mod command;
 pub mod diff;
+pub mod fault;
+pub mod features;
 pub mod input;
 pub mod k8s;
 pub mod package;

@@ -19,10 +19,11 @@ use crate::blueprint;
 use crate::blueprint::model::{InjectionMode, OperatorComponent, SharingMode, Vendor};
 use crate::blueprint::resolve;
 use crate::blueprint::value::Quantity;
+use crate::fault::{Action, FaultClass};
 use crate::k8s::{ConditionStatus, Node, Pod};
 use crate::verify::checks::Spec;
 use crate::verify::checks::catalog::cluster as spec;
-use crate::verify::report::record::{self, Action, Component, Fault, Finding, Layer, Run, Verdict};
+use crate::verify::report::record::{self, Component, Finding, Layer, Run, Verdict};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -65,7 +66,7 @@ impl Out<'_> {
         pass: Option<bool>,
         expected: String,
         observed: String,
-        fault: Fault,
+        fault: FaultClass,
         action: Action,
     ) {
         let verdict = match pass {
@@ -128,7 +129,7 @@ pub fn check(
             None,
             "status.capacity and status.allocatable".into(),
             "labels only (kubectl get node -o json | jq .metadata.labels?)".into(),
-            Fault::DriverDaemon,
+            FaultClass::DriverDaemon,
             Action::None,
         );
         labels(&mut out, blueprint, node);
@@ -144,7 +145,7 @@ pub fn check(
             .or(Some(false)),
         format!("{}", k.capacity.cpu),
         show(cpu),
-        Fault::OsMemoryDisk,
+        FaultClass::OsMemoryDisk,
         Action::IsolateAndRepair,
     );
     let declared = k.capacity.memory.units_ceil();
@@ -160,7 +161,7 @@ pub fn check(
             MEMORY_SLACK * 100.0
         ),
         show(node.capacity("memory")),
-        Fault::OsMemoryDisk,
+        FaultClass::OsMemoryDisk,
         Action::IsolateAndRepair,
     );
     if let Some(eph) = &k.capacity.ephemeral_storage {
@@ -172,7 +173,7 @@ pub fn check(
             Some(have.is_some_and(|h| within(h, eph.units_ceil(), STORAGE_SLACK))),
             format!("{} less up to {} %", eph.as_str(), STORAGE_SLACK * 100.0),
             show(node.capacity("ephemeral-storage")),
-            Fault::OsMemoryDisk,
+            FaultClass::OsMemoryDisk,
             Action::IsolateAndRepair,
         );
     }
@@ -192,7 +193,7 @@ pub fn check(
                 Quantity::from_bytes(want).as_str()
             ),
             show(node.capacity(&resource)),
-            Fault::OsMemoryDisk,
+            FaultClass::OsMemoryDisk,
             Action::Reset,
         );
     }
@@ -222,7 +223,7 @@ pub fn check(
                 millis(&r.system_reserved.cpu)
             ),
             show(node.allocatable("cpu")),
-            Fault::DriverDaemon,
+            FaultClass::DriverDaemon,
             Action::Restart,
         );
     }
@@ -264,7 +265,7 @@ pub fn check(
                 mib(hugepages)
             ),
             show(node.allocatable("memory")),
-            Fault::DriverDaemon,
+            FaultClass::DriverDaemon,
             Action::Restart,
         );
     }
@@ -292,7 +293,7 @@ pub fn check(
                 mib(eviction)
             ),
             show(node.allocatable("ephemeral-storage")),
-            Fault::DriverDaemon,
+            FaultClass::DriverDaemon,
             Action::Restart,
         );
     }
@@ -304,7 +305,7 @@ pub fn check(
         Some(pods_alloc == Some(i128::from(r.max_pods))),
         format!("{} ({})", r.max_pods, r.max_pods_how),
         show(node.allocatable("pods")),
-        Fault::DriverDaemon,
+        FaultClass::DriverDaemon,
         Action::Restart,
     );
     labels(&mut out, blueprint, node);
@@ -371,7 +372,7 @@ fn gpu_capacity(out: &mut Out<'_>, blueprint: &blueprint::Spec, node: &Node) {
         Some(pass),
         expected,
         show(node.capacity(&resource)),
-        Fault::DriverDaemon,
+        FaultClass::DriverDaemon,
         Action::Restart,
     );
     let alloc = node.allocatable(&resource).map(Quantity::units_ceil);
@@ -383,7 +384,7 @@ fn gpu_capacity(out: &mut Out<'_>, blueprint: &blueprint::Spec, node: &Node) {
             Some(alloc.is_some() && alloc == have),
             show(node.capacity(&resource)),
             show(node.allocatable(&resource)),
-            Fault::DriverDaemon,
+            FaultClass::DriverDaemon,
             Action::Restart,
         );
     }
@@ -447,7 +448,7 @@ fn labels(out: &mut Out<'_>, blueprint: &blueprint::Spec, node: &Node) {
             Some(have == Some(&value)),
             value,
             have.cloned().unwrap_or_else(|| "absent".into()),
-            Fault::DriverDaemon,
+            FaultClass::DriverDaemon,
             Action::Restart,
         );
     }
@@ -477,7 +478,7 @@ fn taints(out: &mut Out<'_>, blueprint: &blueprint::Spec, node: &Node) {
             } else {
                 shown.join(", ")
             },
-            Fault::DriverDaemon,
+            FaultClass::DriverDaemon,
             Action::Restart,
         );
     }
@@ -499,7 +500,7 @@ fn taints(out: &mut Out<'_>, blueprint: &blueprint::Spec, node: &Node) {
                 Some(false),
                 "absent".into(),
                 t.to_string(),
-                Fault::DriverDaemon,
+                FaultClass::DriverDaemon,
                 Action::Restart,
             );
         }
@@ -507,31 +508,36 @@ fn taints(out: &mut Out<'_>, blueprint: &blueprint::Spec, node: &Node) {
 }
 
 fn conditions(out: &mut Out<'_>, node: &Node) {
-    let checks: &[(&str, ConditionStatus, bool, Fault)] = &[
-        ("Ready", ConditionStatus::True, true, Fault::DriverDaemon),
+    let checks: &[(&str, ConditionStatus, bool, FaultClass)] = &[
+        (
+            "Ready",
+            ConditionStatus::True,
+            true,
+            FaultClass::DriverDaemon,
+        ),
         (
             "MemoryPressure",
             ConditionStatus::False,
             true,
-            Fault::OsMemoryDisk,
+            FaultClass::OsMemoryDisk,
         ),
         (
             "DiskPressure",
             ConditionStatus::False,
             true,
-            Fault::OsMemoryDisk,
+            FaultClass::OsMemoryDisk,
         ),
         (
             "PIDPressure",
             ConditionStatus::False,
             true,
-            Fault::OsMemoryDisk,
+            FaultClass::OsMemoryDisk,
         ),
         (
             "NetworkUnavailable",
             ConditionStatus::False,
             false,
-            Fault::DriverDaemon,
+            FaultClass::DriverDaemon,
         ),
     ];
     for (kind, want, required, fault) in checks {
@@ -596,7 +602,7 @@ fn handlers(out: &mut Out<'_>, blueprint: &blueprint::Spec, node: &Node) {
             } else {
                 "status.runtimeHandlers absent (Kubernetes before 1.30?)".into()
             },
-            Fault::DriverDaemon,
+            FaultClass::DriverDaemon,
             Action::Restart,
         );
     }
@@ -650,7 +656,7 @@ fn components(
                 None,
                 want.join(", "),
                 "no Pod list given (--pods FILE, or read from the API)".into(),
-                Fault::DriverDaemon,
+                FaultClass::DriverDaemon,
                 Action::None,
             );
         }
@@ -686,7 +692,7 @@ fn components(
                 ),
                 None => "no Pod on the node".into(),
             },
-            Fault::DriverDaemon,
+            FaultClass::DriverDaemon,
             Action::Restart,
         );
         found.push(Component {
@@ -787,7 +793,7 @@ pub fn judge_inputs(
                 expected: "the node's Node object (kubectl get node NAME -o json)".into(),
                 observed,
                 evidence: Vec::new(),
-                fault: Fault::DriverDaemon,
+                fault: FaultClass::DriverDaemon,
                 action: Action::None,
             });
         }

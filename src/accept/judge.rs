@@ -26,10 +26,9 @@ use super::threshold::{self, Figure, Threshold, Topology};
 use crate::blueprint::Spec;
 use crate::blueprint::model::Vendor;
 use crate::blueprint::model::acceptance::{Acceptance, Test};
+use crate::fault::{Action, FaultClass};
 use crate::k8s::Pod;
-use crate::verify::report::record::{
-    self, Action, Baseline, Fault, FigureValue, Finding, Layer, Run, Verdict,
-};
+use crate::verify::report::record::{self, Baseline, FigureValue, Finding, Layer, Run, Verdict};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -148,7 +147,7 @@ pub(super) struct F {
     pub(super) id: Cow<'static, str>,
     pub(super) layer: Layer,
     pub(super) summary: &'static str,
-    pub(super) fault: Fault,
+    pub(super) fault: FaultClass,
     pub(super) action: Action,
 }
 
@@ -373,21 +372,21 @@ fn smoke(ctx: &mut Ctx<'_>, inputs: &[Input]) -> Run<record::DeviceContainer> {
         id: Cow::Borrowed("smoke.devices"),
         layer: Layer::DeviceContainer,
         summary: "the smoke Pod received every device it requested, each once",
-        fault: Fault::DriverDaemon,
+        fault: FaultClass::DriverDaemon,
         action: Action::Restart,
     };
     const KERNEL: F = F {
         id: Cow::Borrowed("smoke.kernel"),
         layer: Layer::DeviceContainer,
         summary: "the smoke Pod ran a kernel on its devices",
-        fault: Fault::DriverDaemon,
+        fault: FaultClass::DriverDaemon,
         action: Action::Restart,
     };
     const SHM: F = F {
         id: Cow::Borrowed("smoke.shm"),
         layer: Layer::DeviceContainer,
         summary: "the smoke Pod's /dev/shm is at least system.shmSize (the rendered shm policy applied)",
-        fault: Fault::DriverDaemon,
+        fault: FaultClass::DriverDaemon,
         action: Action::Restart,
     };
     let steps = probe_steps(inputs, Suite::Smoke);
@@ -529,8 +528,8 @@ fn smoke(ctx: &mut Ctx<'_>, inputs: &[Input]) -> Run<record::DeviceContainer> {
 
 // Layer 4: DCGM ------------------------------------------------------------------------
 
-/// Fault and action of a failing DCGM test.
-fn dcgm_fault(test: &DcgmTest) -> (Fault, Action) {
+/// Fault class and action of a failing DCGM test.
+fn dcgm_fault(test: &DcgmTest) -> (FaultClass, Action) {
     let name = test.name.to_ascii_lowercase();
     match test.plugin().as_str() {
         "software"
@@ -538,14 +537,14 @@ fn dcgm_fault(test: &DcgmTest) -> (Fault, Action) {
                 || name.contains("row remap")
                 || name.contains("inforom") =>
         {
-            (Fault::Device, Action::IsolateAndRepair)
+            (FaultClass::Device, Action::IsolateAndRepair)
         }
         "software" if name.contains("graphics processes") => {
-            (Fault::TransientApplication, Action::Restart)
+            (FaultClass::TransientApplication, Action::Restart)
         }
-        "software" => (Fault::DriverDaemon, Action::Restart),
-        "pcie" | "nvlink" | "nvbandwidth" => (Fault::Link, Action::Reset),
-        _ => (Fault::Device, Action::IsolateAndRepair),
+        "software" => (FaultClass::DriverDaemon, Action::Restart),
+        "pcie" | "nvlink" | "nvbandwidth" => (FaultClass::Link, Action::Reset),
+        _ => (FaultClass::Device, Action::IsolateAndRepair),
     }
 }
 
@@ -554,21 +553,21 @@ fn dcgm(ctx: &mut Ctx<'_>, inputs: &[Input]) -> Run<record::Dcgm> {
         id: Cow::Borrowed("dcgm.level"),
         layer: Layer::Interconnect,
         summary: "DCGM diagnostics reached the blueprint's level",
-        fault: Fault::Device,
+        fault: FaultClass::Device,
         action: Action::None,
     };
     const GPUS: F = F {
         id: Cow::Borrowed("dcgm.gpus"),
         layer: Layer::Interconnect,
         summary: "DCGM diagnosed every GPU of the blueprint",
-        fault: Fault::Device,
+        fault: FaultClass::Device,
         action: Action::IsolateAndRepair,
     };
     const PROF: F = F {
         id: Cow::Borrowed("dcgm.proftester"),
         layer: Layer::Interconnect,
         summary: "dcgmproftester's field test passed",
-        fault: Fault::Device,
+        fault: FaultClass::Device,
         action: Action::IsolateAndRepair,
     };
     for input in inputs {
@@ -773,28 +772,28 @@ fn nvbandwidth(
         id: Cow::Borrowed("nvbandwidth.gpus"),
         layer: Layer::Interconnect,
         summary: "nvbandwidth measured every GPU of the blueprint",
-        fault: Fault::Device,
+        fault: FaultClass::Device,
         action: Action::IsolateAndRepair,
     };
     const H2D: F = F {
         id: Cow::Borrowed("nvbandwidth.host-to-device"),
         layer: Layer::Interconnect,
         summary: "host→GPU copy bandwidth of every GPU",
-        fault: Fault::Link,
+        fault: FaultClass::Link,
         action: Action::Reset,
     };
     const D2H: F = F {
         id: Cow::Borrowed("nvbandwidth.device-to-host"),
         layer: Layer::Interconnect,
         summary: "GPU→host copy bandwidth of every GPU",
-        fault: Fault::Link,
+        fault: FaultClass::Link,
         action: Action::Reset,
     };
     const D2D: F = F {
         id: Cow::Borrowed("nvbandwidth.device-to-device"),
         layer: Layer::Interconnect,
         summary: "GPU→GPU copy bandwidth of every pair (NVLink)",
-        fault: Fault::Link,
+        fault: FaultClass::Link,
         action: Action::Reset,
     };
     for input in inputs {
@@ -998,49 +997,49 @@ fn nccl(ctx: &mut Ctx<'_>, inputs: &[Input]) -> Run<Vec<record::NcclResult>> {
         id: Cow::Borrowed("nccl.all-reduce.ranks"),
         layer: Layer::Interconnect,
         summary: "single-node all-reduce ran on every GPU",
-        fault: Fault::Device,
+        fault: FaultClass::Device,
         action: Action::IsolateAndRepair,
     };
     const DATA: F = F {
         id: Cow::Borrowed("nccl.all-reduce.data"),
         layer: Layer::Interconnect,
         summary: "single-node all-reduce results were validated and correct",
-        fault: Fault::Device,
+        fault: FaultClass::Device,
         action: Action::IsolateAndRepair,
     };
     const BUSBW: F = F {
         id: Cow::Borrowed("nccl.all-reduce.busbw"),
         layer: Layer::Interconnect,
         summary: "single-node all-reduce bus bandwidth at 8 GiB or more",
-        fault: Fault::Link,
+        fault: FaultClass::Link,
         action: Action::Reset,
     };
     const M_RANKS: F = F {
         id: Cow::Borrowed("nccl.multi-node.ranks"),
         layer: Layer::Interconnect,
         summary: "multi-node all-reduce ran on every GPU of this node and enough nodes",
-        fault: Fault::Device,
+        fault: FaultClass::Device,
         action: Action::IsolateAndRepair,
     };
     const M_DATA: F = F {
         id: Cow::Borrowed("nccl.multi-node.data"),
         layer: Layer::Interconnect,
         summary: "multi-node all-reduce results were validated and correct",
-        fault: Fault::Device,
+        fault: FaultClass::Device,
         action: Action::IsolateAndRepair,
     };
     const M_BUSBW: F = F {
         id: Cow::Borrowed("nccl.multi-node.busbw"),
         layer: Layer::Interconnect,
         summary: "multi-node all-reduce bus bandwidth at 8 GiB or more",
-        fault: Fault::Link,
+        fault: FaultClass::Link,
         action: Action::Reset,
     };
     const OTHER: F = F {
         id: Cow::Borrowed("nccl.collective.data"),
         layer: Layer::Interconnect,
         summary: "other collectives' results were correct",
-        fault: Fault::Device,
+        fault: FaultClass::Device,
         action: Action::IsolateAndRepair,
     };
     let runs: Vec<(&Path, &NcclRun)> = inputs
@@ -1312,21 +1311,21 @@ fn rdma(ctx: &mut Ctx<'_>, inputs: &[Input]) -> Run<Vec<record::RdmaResult>> {
         id: Cow::Borrowed("rdma.rails"),
         layer: Layer::Interconnect,
         summary: "ib_write_bw measured every RDMA rail",
-        fault: Fault::Link,
+        fault: FaultClass::Link,
         action: Action::Reset,
     };
     const BW: F = F {
         id: Cow::Borrowed("rdma.bandwidth"),
         layer: Layer::Interconnect,
         summary: "ib_write_bw bandwidth per rail at 8 MiB (GPU memory where GPUDirect is declared)",
-        fault: Fault::Link,
+        fault: FaultClass::Link,
         action: Action::Reset,
     };
     const DMA_BUF: F = F {
         id: Cow::Borrowed("rdma.dma-buf"),
         layer: Layer::Interconnect,
         summary: "perftest registered its GPU buffers through DMA-BUF (NVIDIA without OFED: no nvidia_peermem)",
-        fault: Fault::DriverDaemon,
+        fault: FaultClass::DriverDaemon,
         action: Action::IsolateAndRepair,
     };
     let runs: Vec<(&Path, &PerftestRun)> = inputs
@@ -1496,7 +1495,7 @@ fn framework(
         id: Cow::Borrowed("framework"),
         layer: Layer::Framework,
         summary: "a framework step passed",
-        fault: Fault::TransientApplication,
+        fault: FaultClass::TransientApplication,
         action: Action::Restart,
     };
     let steps = probe_steps(inputs, Suite::Framework);
@@ -1517,9 +1516,9 @@ fn framework(
     for name in FRAMEWORK_STEPS {
         let found: Vec<&(&Path, &Step)> = steps.iter().filter(|(_, s)| s.name == *name).collect();
         let fault = if *name == "devices" {
-            Fault::DriverDaemon
+            FaultClass::DriverDaemon
         } else {
-            Fault::TransientApplication
+            FaultClass::TransientApplication
         };
         let f = F {
             id: Cow::Owned(format!("framework.{name}")),

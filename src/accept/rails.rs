@@ -14,7 +14,8 @@ use super::judge::{Ctx, F, at, fmt};
 use super::topo::{Link, Topology};
 use crate::blueprint::Spec;
 use crate::blueprint::model::{LinkLayer, Nic, NicRole};
-use crate::verify::report::record::{self, Action, Fault, Layer, Run, Verdict};
+use crate::fault::{Action, FaultClass};
+use crate::verify::report::record::{self, Layer, Run, Verdict};
 use std::borrow::Cow;
 use std::path::Path;
 
@@ -213,7 +214,7 @@ const PORT: F = F {
     id: Cow::Borrowed("ports.port"),
     layer: Layer::Interconnect,
     summary: "an RDMA port of a declared NIC group is Active, LinkUp, at the declared rate and link layer (ibstat)",
-    fault: Fault::Link,
+    fault: FaultClass::Link,
     action: Action::Reset,
 };
 
@@ -221,7 +222,7 @@ const COUNT: F = F {
     id: Cow::Borrowed("ports.count"),
     layer: Layer::Interconnect,
     summary: "ibstat lists every port a NIC group declares",
-    fault: Fault::Device,
+    fault: FaultClass::Device,
     action: Action::IsolateAndRepair,
 };
 
@@ -229,7 +230,7 @@ const PANIC: F = F {
     id: Cow::Borrowed("ports.ibstat"),
     layer: Layer::Interconnect,
     summary: "ibstat listed every device (no `ibpanic`)",
-    fault: Fault::Device,
+    fault: FaultClass::Device,
     action: Action::IsolateAndRepair,
 };
 
@@ -314,7 +315,7 @@ pub(super) fn judge_ports(
             let wrong_layer = !layer_fits(port, g.group);
             let f = F {
                 fault: if wrong_layer {
-                    Fault::Device
+                    FaultClass::Device
                 } else {
                     PORT.fault
                 },
@@ -393,21 +394,21 @@ pub(super) fn judge_gpu_nic(
         id: Cow::Borrowed("gpu-nic.gpus"),
         layer: Layer::Interconnect,
         summary: "nvidia-smi topo -m shows every GPU of the blueprint",
-        fault: Fault::Device,
+        fault: FaultClass::Device,
         action: Action::IsolateAndRepair,
     };
     const SWITCH: F = F {
         id: Cow::Borrowed("gpu-nic.pcie-switch"),
         layer: Layer::Interconnect,
         summary: "a GPU shares a PCIe switch (PIX/PXB) with a rail NIC (GPUDirect RDMA declared)",
-        fault: Fault::Link,
+        fault: FaultClass::Link,
         action: Action::IsolateAndRepair,
     };
     const NUMA: F = F {
         id: Cow::Borrowed("gpu-nic.numa"),
         layer: Layer::Interconnect,
         summary: "a GPU has a rail NIC on its NUMA node (not SYS)",
-        fault: Fault::Link,
+        fault: FaultClass::Link,
         action: Action::IsolateAndRepair,
     };
     let topos: Vec<(&Path, &Topology)> = inputs

@@ -8,26 +8,29 @@
 //! action: halt the rollout); otherwise the hardware is (the figure's own class, e.g.
 //! `link` for bandwidth).
 
-use crate::verify::report::record::{
-    AcceptanceRecord, Action, Fault, FigureValue, Finding, Layer, Verdict,
-};
+use crate::fault::{Action, FaultClass};
+use crate::verify::report::record::{AcceptanceRecord, FigureValue, Finding, Layer, Verdict};
 use std::collections::BTreeMap;
 
 /// The fault class and layer of a figure, by its key.
-pub fn class_of(key: &str) -> (Fault, Action, Layer) {
+pub fn class_of(key: &str) -> (FaultClass, Action, Layer) {
     let family = key.split('.').next().unwrap_or("");
     match family {
         "nccl" | "rdma" | "nvbandwidth" | "p2p" => {
-            (Fault::Link, Action::Reset, Layer::Interconnect)
+            (FaultClass::Link, Action::Reset, Layer::Interconnect)
         }
-        "dcgm" => (Fault::Device, Action::IsolateAndRepair, Layer::Interconnect),
+        "dcgm" => (
+            FaultClass::Device,
+            Action::IsolateAndRepair,
+            Layer::Interconnect,
+        ),
         "storage" => (
-            Fault::OsMemoryDisk,
+            FaultClass::OsMemoryDisk,
             Action::IsolateAndRepair,
             Layer::Interconnect,
         ),
         _ => (
-            Fault::TransientApplication,
+            FaultClass::TransientApplication,
             Action::Restart,
             Layer::Framework,
         ),
@@ -82,7 +85,7 @@ pub fn compare(
         };
         let regressed = worse_by > tolerance_percent;
         let (fault, action, layer) = match software {
-            Some(_) => (Fault::DriverDaemon, Action::None, class_of(key).2),
+            Some(_) => (FaultClass::DriverDaemon, Action::None, class_of(key).2),
             None => class_of(key),
         };
         let direction = if now.higher_is_better {
@@ -154,17 +157,17 @@ mod tests {
             .find(|x| x.subject.as_deref() == Some("framework.tensor.seconds"))
             .unwrap();
         assert_eq!(slow.verdict, Verdict::Fail, "+6 % time");
-        assert_eq!(slow.fault, Fault::TransientApplication);
+        assert_eq!(slow.fault, FaultClass::TransientApplication);
         let now = BTreeMap::from([("nccl.all_reduce.busbw".to_owned(), fig(450.0, true))]);
         let f = compare(&now, &prev, 5.0, None, "t");
         assert_eq!(
             (f[0].verdict, f[0].fault, f[0].action),
-            (Verdict::Fail, Fault::Link, Action::Reset)
+            (Verdict::Fail, FaultClass::Link, Action::Reset)
         );
         let f = compare(&now, &prev, 5.0, Some("driver 570 → 580"), "t");
         assert_eq!(
             (f[0].fault, f[0].action),
-            (Fault::DriverDaemon, Action::None)
+            (FaultClass::DriverDaemon, Action::None)
         );
         assert!(f[0].observed.contains("driver 570"));
     }

@@ -8,7 +8,8 @@ use super::fio::{Direction, FioRun};
 use super::input::{Input, Output};
 use super::judge::{Ctx, F, at, fmt};
 use crate::blueprint::model::acceptance::{Acceptance, Test};
-use crate::verify::report::record::{self, Action, Fault, Layer, Run, Verdict};
+use crate::fault::{Action, FaultClass};
+use crate::verify::report::record::{self, Layer, Run, Verdict};
 use std::borrow::Cow;
 use std::path::Path;
 
@@ -19,7 +20,7 @@ const RAN: F = F {
     id: Cow::Borrowed("storage.jobs"),
     layer: Layer::Interconnect,
     summary: "fio ran the four storage workloads without an error",
-    fault: Fault::OsMemoryDisk,
+    fault: FaultClass::OsMemoryDisk,
     action: Action::IsolateAndRepair,
 };
 
@@ -204,7 +205,7 @@ pub(super) fn judge(
             id: Cow::Owned(format!("storage.{}", limit.job)),
             layer: Layer::Interconnect,
             summary: "a storage workload reached the blueprint's threshold",
-            fault: Fault::OsMemoryDisk,
+            fault: FaultClass::OsMemoryDisk,
             action: Action::Reset,
         };
         let subject = Some(limit.what.to_owned());

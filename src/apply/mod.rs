@@ -21,6 +21,7 @@ pub mod enter;
 pub mod entry;
 pub mod impact;
 pub mod packages;
+pub mod receipt;
 pub mod root;
 pub mod steps;
 pub mod transaction;
@@ -139,11 +140,32 @@ fn open(root: &Path) -> Result<State, Error> {
     State::open(root).map_err(Error::Failed)
 }
 
-/// Applies the OCI layout at `layout` to `options.root`.
-pub fn apply(layout: &Path, options: &Options) -> Result<Report, Error> {
+/// Applies the OCI layout at `layout` to `options.root`; `source` names where the image
+/// came from (the layout folder, or the registry reference it was pulled from).
+pub fn apply(layout: &Path, source: &str, options: &Options) -> Result<Report, Error> {
     let image = LocalImage::open(layout).map_err(|e| Error::Unusable(e.to_string()))?;
     let state = open(&options.root)?;
     let recovered = transaction::recover(&state).map_err(Error::Failed)?;
+    // The image the root had before the current one: going back to it is the exact
+    // rollback (what stood before, byte for byte), not a new apply over the current
+    // image. The rollback Plan of a rollout applies the previous image this way.
+    let current = state.current().map_err(Error::Failed)?;
+    let before = state.undo().map_err(Error::Failed)?.and_then(|u| u.before);
+    if let (Some(current), Some(before)) = (&current, &before)
+        && current.image.manifest != image.manifest.digest
+        && before.image.manifest == image.manifest.digest
+    {
+        drop(state);
+        let mut report = rollback(options)?;
+        report.reasons.insert(
+            0,
+            format!(
+                "{} is the image this root had before {}: applied as the exact rollback",
+                image.manifest.digest, current.image.manifest
+            ),
+        );
+        return Ok(report);
+    }
     // The image before, as its lock says (for the impact in place).
     let before = if options.in_place {
         impact::Lock::read(&state.root).map_err(Error::Failed)?
@@ -152,8 +174,9 @@ pub fn apply(layout: &Path, options: &Options) -> Result<Report, Error> {
     };
     let had_image = state.current().map_err(Error::Failed)?.is_some();
     let owners = state.root.owners();
-    let mut outcome = transaction::apply(&state, &image, &layout.display().to_string(), owners)
-        .map_err(|f| match f {
+    let receipt = receipt::files(&image).map_err(Error::Unusable)?;
+    let mut outcome =
+        transaction::apply(&state, &image, source, owners, &receipt).map_err(|f| match f {
             transaction::Failure::Image(e) => Error::Unusable(e),
             transaction::Failure::Root(e) => Error::Failed(e),
         })?;

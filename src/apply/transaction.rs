@@ -290,9 +290,10 @@ pub fn apply(
     image: &LocalImage,
     source: &str,
     owners: bool,
+    receipt: &[(RelPath, Vec<u8>)],
 ) -> Result<Outcome, Failure> {
     let staging = state.path("staging");
-    let staged = stage(state, image, &staging, owners)?;
+    let staged = stage(state, image, &staging, owners, receipt)?;
     kill_point("staged");
     put(state, image, source, &staging, &staged).map_err(Failure::Root)
 }
@@ -312,6 +313,7 @@ fn stage(
     image: &LocalImage,
     staging: &Path,
     owners: bool,
+    receipt: &[(RelPath, Vec<u8>)],
 ) -> Result<Staged, Failure> {
     remove_path(staging).map_err(Failure::Root)?;
     remove_path(&state.path("next")).map_err(Failure::Root)?;
@@ -321,18 +323,23 @@ fn stage(
         let _ = remove_path(staging);
         Failure::Image(e)
     };
-    let staged = unpack::unpack(image, staging, owners).map_err(refuse)?;
-    let reserved = RelPath::parse(STATE_DIR).expect("constant path");
-    if let Some(p) = staged
-        .entries
-        .keys()
-        .chain(&staged.whiteouts)
-        .chain(&staged.opaque)
-        .find(|p| p.is_within(&reserved) || reserved.is_within(p))
-    {
-        return Err(refuse(format!(
-            "the image touches {p}, where apply keeps its own state"
-        )));
+    let mut staged = unpack::unpack(image, staging, owners).map_err(refuse)?;
+    for reserved in [STATE_DIR, super::receipt::DIR] {
+        let reserved = RelPath::parse(reserved).expect("constant path");
+        if let Some(p) = staged
+            .entries
+            .keys()
+            .chain(&staged.whiteouts)
+            .chain(&staged.opaque)
+            .find(|p| p.is_within(&reserved) || reserved.is_within(p))
+        {
+            return Err(refuse(format!(
+                "the image touches {p}, where apply keeps its own state"
+            )));
+        }
+    }
+    for (path, bytes) in receipt {
+        staged.add_file(path, bytes, 0o644).map_err(refuse)?;
     }
     Ok(staged)
 }

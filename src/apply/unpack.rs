@@ -266,6 +266,33 @@ impl Staged {
         Ok(())
     }
 
+    /// Adds a file nodeimg itself puts beside the image's (the node's receipt of the
+    /// image, [`super::receipt`]): root-owned, the given mode, its parents folders.
+    pub fn add_file(&mut self, path: &RelPath, bytes: &[u8], mode: u32) -> Result<(), String> {
+        self.check_parents(path)?;
+        self.replace(path)?;
+        let dest = path.under(&self.dir);
+        if let Some(parent) = dest.parent() {
+            mkdir_all(parent)?;
+        }
+        self.count(bytes.len() as u64)?;
+        let sha256 = write_new(&dest, &mut &bytes[..], bytes.len() as u64, mode, 0)?;
+        self.entries.insert(
+            path.clone(),
+            Entry {
+                path: path.clone(),
+                kind: Kind::File {
+                    sha256,
+                    size: bytes.len() as u64,
+                },
+                mode,
+                uid: 0,
+                gid: 0,
+            },
+        );
+        Ok(())
+    }
+
     fn count(&mut self, size: u64) -> Result<(), String> {
         self.bytes = self.bytes.saturating_add(size);
         if self.bytes > MAX_IMAGE_BYTES {

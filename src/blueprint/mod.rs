@@ -11,6 +11,7 @@ pub mod cmdline;
 pub mod compat;
 pub mod diagnostic;
 pub mod identity;
+pub mod kernel;
 pub mod known_fields;
 pub mod model;
 pub mod pem;

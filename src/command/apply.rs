@@ -69,11 +69,12 @@ pub fn run(args: &ApplyArgs, env: &mut Env<'_>) -> Outcome {
     } else if args.recover {
         apply::recover(&options)
     } else {
-        let layout = args
+        let image = args
             .layout
-            .as_ref()
+            .as_deref()
             .expect("clap requires one of the group");
-        apply::apply(layout, &options)
+        let source = super::image_source::resolve(image, args, env)?;
+        apply::apply(source.layout(), &source.name, &options)
     }
     .map_err(failed)?;
     show(&report, args.format, env)

@@ -12,6 +12,7 @@ mod completions;
 mod diff;
 mod explain;
 mod facts;
+mod image_source;
 mod man;
 mod prepared;
 #[cfg(feature = "push")]

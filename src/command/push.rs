@@ -16,6 +16,7 @@ pub(super) fn options(args: &RegistryArgs) -> PushOptions {
         insecure: args.insecure,
         timeout: Duration::from_secs(args.timeout),
         auth_files: credentials::auth_files(),
+        ca_bundle: None,
     }
 }
 

@@ -1,11 +1,11 @@
 //! The image a node runs: the small layout `apply` keeps of it, and whether the files
 //! verify reads on the node are the ones that image carries.
 //!
-//! `apply` keeps, under [`KEPT_DIR`] in the root, an OCI layout of the image it applied:
-//! `oci-layout`, `index.json`, the image manifest and config, its signature and
-//! attestation manifests with their blobs, and the **config layer** blob (the layer
-//! holding `etc/nodeimg/blueprint.lock.json`); the big layers are left out. [`keep`]
-//! writes it. With it, `verify --phase boot` checks the signature the node's trust policy
+//! `apply` keeps, under [`KEPT_DIR`] in the root, an OCI layout of the image it applied
+//! (its receipt, `apply::receipt`): `oci-layout`, `index.json`, the image manifest and
+//! config, its signature and attestation manifests with their blobs, and the **config
+//! layer** blob (the layer holding `etc/nodeimg/blueprint.lock.json`); the big layers are
+//! left out. With it, `verify --phase boot` checks the signature the node's trust policy
 //! asks for ([`super::verify_image`]) and, with [`bind`], that the lock, its matrix, the
 //! blueprint id and the trust keys on disk are byte for byte the files of that signed
 //! config layer: the manifest names the layer's digest, the layer holds the files.
@@ -16,9 +16,9 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::attachment::Kind;
-use super::layout::{self, Dir, Layout, LayoutError};
+use super::layout::Layout;
 use crate::package::{BlobRef, Digest};
+
 
 /// Where `apply` keeps the applied image, relative to the root.
 pub const KEPT_DIR: &str = "var/lib/nodeimg/image";
@@ -38,13 +38,10 @@ const MAX_CONFIG_LAYER_BYTES: u64 = 64 * 1024 * 1024;
 const MAX_TAR_BYTES: u64 = 256 * 1024 * 1024;
 /// Largest bound file kept in memory.
 const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
-/// Largest image config read.
-const MAX_CONFIG_BYTES: u64 = 4 * 1024 * 1024;
 
-/// An image manifest's config and layers, as far as the node needs them.
+/// An image manifest's layers, as far as the node needs them.
 #[derive(Debug, Clone)]
 struct ImageManifest {
-    config: BlobRef,
     layers: Vec<(BlobRef, String, Option<String>)>,
 }
 
@@ -60,7 +57,6 @@ fn parse_manifest(bytes: &[u8]) -> Result<ImageManifest, String> {
             size: d["size"].as_u64().ok_or("a descriptor without size")?,
         })
     };
-    let config = blob(&v["config"])?;
     let layers = v["layers"]
         .as_array()
         .ok_or("the image manifest has no layers")?
@@ -76,7 +72,7 @@ fn parse_manifest(bytes: &[u8]) -> Result<ImageManifest, String> {
             ))
         })
         .collect::<Result<_, String>>()?;
-    Ok(ImageManifest { config, layers })
+    Ok(ImageManifest { layers })
 }
 
 /// The config layer of the layout's image: the layer annotated `config`, else the top one.
@@ -221,72 +217,6 @@ pub fn bind(layout: &Layout<'_>, image: &Digest, node: &dyn NodeFiles) -> Result
         layer,
         files: states,
     })
-}
-
-/// Writes the kept layout of the image in the layout `source` into `dest` (a new or empty
-/// folder): `oci-layout`, an `index.json` listing the image and its attachments, the image
-/// manifest and config, the attachment manifests with their configs and layer blobs, and
-/// the config layer blob. Every blob is copied as read, checked against its digest.
-pub fn keep(source: &Path, dest: &Path) -> Result<Digest, LayoutError> {
-    let dir = Dir(source.to_path_buf());
-    let layout = Layout::open(&dir)?;
-    let err = |message: String| LayoutError {
-        location: dest.display().to_string(),
-        message,
-    };
-    let image = layout.image()?.clone();
-    let mut blobs: Vec<(BlobRef, u64)> = vec![(image.blob.clone(), layout::MAX_MANIFEST_BYTES)];
-    let manifest = parse_manifest(&layout.manifest(&image)?).map_err(&err)?;
-    blobs.push((manifest.config.clone(), MAX_CONFIG_BYTES));
-    let (config_layer, _) = config_layer(&layout, &image.blob.digest).map_err(&err)?;
-    blobs.push((config_layer, MAX_CONFIG_LAYER_BYTES));
-    let mut entries = vec![image.clone()];
-    for kind in [Kind::Signature, Kind::Attestation] {
-        if let Some(e) = layout.attachment(&image.blob.digest, kind) {
-            let m = parse_manifest(&layout.manifest(e)?).map_err(&err)?;
-            blobs.push((e.blob.clone(), layout::MAX_MANIFEST_BYTES));
-            blobs.push((m.config, MAX_CONFIG_BYTES));
-            blobs.extend(
-                m.layers
-                    .into_iter()
-                    .map(|(b, _, _)| (b, super::dsse::MAX_ENVELOPE_BYTES)),
-            );
-            entries.push(e.clone());
-        }
-    }
-    std::fs::create_dir_all(dest.join("blobs/sha256"))
-        .map_err(|e| err(format!("cannot create it: {e}")))?;
-    for (blob, limit) in &blobs {
-        let bytes = layout.blob(blob, *limit)?;
-        crate::atomic::write_file(&dest.join(layout::blob_path(&blob.digest)), &bytes)
-            .map_err(|e| err(e.to_string()))?;
-    }
-    let index = serde_json::json!({
-        "schemaVersion": 2,
-        "mediaType": "application/vnd.oci.image.index.v1+json",
-        "manifests": entries.iter().map(|e| {
-            let mut d = serde_json::json!({
-                "mediaType": e.media_type,
-                "digest": e.blob.digest.to_string(),
-                "size": e.blob.size,
-            });
-            if let Some(t) = &e.tag {
-                d["annotations"] = serde_json::json!({ oci_spec::image::ANNOTATION_REF_NAME: t });
-            }
-            d
-        }).collect::<Vec<_>>(),
-    });
-    crate::atomic::write_file(
-        &dest.join("oci-layout"),
-        br#"{"imageLayoutVersion":"1.0.0"}"#,
-    )
-    .map_err(|e| err(e.to_string()))?;
-    crate::atomic::write_file(
-        &dest.join("index.json"),
-        &crate::canonical_json::value_to_vec(&index),
-    )
-    .map_err(|e| err(e.to_string()))?;
-    Ok(image.blob.digest)
 }
 
 /// The node's files under a root folder on this machine.

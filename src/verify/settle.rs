@@ -59,8 +59,9 @@ pub fn run<T>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fault::{Action, Severity};
+    use crate::verify::checks::Verdict;
     use crate::verify::checks::catalog::os;
-    use crate::verify::checks::{Action, Severity, Verdict};
 
     fn result(spec: &'static Spec, verdict: Verdict) -> CheckResult {
         CheckResult {

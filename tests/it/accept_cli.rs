@@ -5,7 +5,8 @@
 
 use crate::support::accept_fixture::{self as fixture, Knobs, NODE};
 use crate::support::verify_fixture::{self, BLUEPRINT};
-use nodeimg::verify::report::record::{AcceptanceRecord, Fault, RecordResult, Verdict};
+use nodeimg::fault::FaultClass;
+use nodeimg::verify::report::record::{AcceptanceRecord, RecordResult, Verdict};
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
@@ -189,7 +190,7 @@ fn degraded_outputs_fail_with_their_fault_class() {
     assert_eq!(r.result, RecordResult::Fail);
     let f = failed(&r, "nccl.all-reduce.busbw");
     assert_eq!(f.len(), 1, "{:#?}", r.findings);
-    assert_eq!(f[0].fault, Fault::Link);
+    assert_eq!(f[0].fault, FaultClass::Link);
     assert!(f[0].expected.contains("460"), "{}", f[0].expected);
 
     // One GPU missing: 7 ranks, 7 GPUs diagnosed, 7 devices in the Pod.
@@ -203,10 +204,13 @@ fn degraded_outputs_fail_with_their_fault_class() {
     for id in ["nccl.all-reduce.ranks", "dcgm.gpus", "nvbandwidth.gpus"] {
         let f = failed(&r, id);
         assert_eq!(f.len(), 1, "{id}");
-        assert_eq!(f[0].fault, Fault::Device, "{id}");
+        assert_eq!(f[0].fault, FaultClass::Device, "{id}");
     }
     // The Pod asked for 8 and got 7: the device plugin's business.
-    assert_eq!(failed(&r, "smoke.devices")[0].fault, Fault::DriverDaemon);
+    assert_eq!(
+        failed(&r, "smoke.devices")[0].fault,
+        FaultClass::DriverDaemon
+    );
 
     // A DCGM memory failure on GPU 3.
     let bench = Bench::new(&Knobs {
@@ -218,7 +222,7 @@ fn degraded_outputs_fail_with_their_fault_class() {
     assert_eq!(r.result, RecordResult::Fail);
     let f = failed(&r, "dcgm.memory");
     assert_eq!(f.len(), 1);
-    assert_eq!(f[0].fault, Fault::Device);
+    assert_eq!(f[0].fault, FaultClass::Device);
     assert!(f[0].observed.contains("GPU 3"), "{}", f[0].observed);
     let dcgm = r.dcgm.done().unwrap();
     assert_eq!(
@@ -258,7 +262,7 @@ fn a_regression_fails_even_above_the_threshold() {
         .expect("busbw regression");
     assert_eq!(
         busbw.fault,
-        Fault::Link,
+        FaultClass::Link,
         "same software: the hardware is the suspect"
     );
     let threshold = r
@@ -275,7 +279,7 @@ fn a_regression_fails_even_above_the_threshold() {
         .iter()
         .find(|f| f.subject.as_deref() == Some("framework.tensor.seconds"))
         .expect("step time regression");
-    assert_eq!(tensor.fault, Fault::TransientApplication);
+    assert_eq!(tensor.fault, FaultClass::TransientApplication);
     // Figures within the tolerance pass.
     assert!(
         r.findings
@@ -519,7 +523,7 @@ fn a_gpudirect_run_that_did_not_use_dma_buf_fails() {
         "{:?}",
         f[0].subject
     );
-    assert_eq!(f[0].fault, Fault::DriverDaemon);
+    assert_eq!(f[0].fault, FaultClass::DriverDaemon);
     assert!(f[0].observed.contains("using DMA-BUF"), "{}", f[0].observed);
 }
 
@@ -550,7 +554,7 @@ fn the_smoke_pods_dev_shm_must_be_the_blueprints_size() {
     assert_eq!(f.len(), 1, "{:#?}", r.findings);
     assert!(f[0].observed.contains("67108864"), "{}", f[0].observed);
     assert!(f[0].expected.contains("68719476736"), "{}", f[0].expected);
-    assert_eq!(f[0].fault, Fault::DriverDaemon);
+    assert_eq!(f[0].fault, FaultClass::DriverDaemon);
 
     let without: String = log
         .lines()

@@ -869,3 +869,352 @@ fn a_rerun_after_a_failed_pin_keeps_the_impact_of_the_change() {
         "{report}"
     );
 }
+
+/// The receipt (`var/lib/nodeimg/image/`) of the image applied to `root`: its index
+/// and which blobs it holds.
+fn receipt(root: &Path) -> (serde_json::Value, Vec<String>) {
+    let dir = root.join("var/lib/nodeimg/image");
+    let index: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("index.json")).unwrap()).unwrap();
+    let mut blobs: Vec<String> = std::fs::read_dir(dir.join("blobs/sha256"))
+        .unwrap()
+        .map(|e| format!("sha256:{}", e.unwrap().file_name().to_string_lossy()))
+        .collect();
+    blobs.sort();
+    (index, blobs)
+}
+
+#[test]
+fn the_node_keeps_a_receipt_of_its_image_and_applying_the_image_before_is_the_rollback() {
+    let t = tempfile::tempdir().unwrap();
+    let (root, a, b) = on_a_with_next(t.path(), |v| {
+        v["metadata"]["version"] = "2026.12.2".into();
+        v["security"]["sysctls"]["kernel.panic"] = 30.into();
+    });
+    let r = root.to_str().unwrap();
+    let on_a = snapshot(&root);
+
+    // The receipt names image a and holds its manifest, config and configuration
+    // layer (the one with the lock), each with the digest its name gives, and not the
+    // verifier's layer.
+    let manifest_of = |layout: &Path| crate::support::oci::image_manifest(layout).0;
+    let (index, blobs) = receipt(&root);
+    assert_eq!(index["manifests"][0]["digest"], manifest_of(&a).as_str());
+    let manifest: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(
+            a.join("blobs/sha256")
+                .join(manifest_of(&a).trim_start_matches("sha256:")),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let roles: Vec<(&str, &str)> = manifest["layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            (
+                l["annotations"]["dev.nodeimg.layer.role"].as_str().unwrap(),
+                l["digest"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    let mut want: Vec<String> = vec![
+        manifest_of(&a),
+        manifest["config"]["digest"].as_str().unwrap().to_owned(),
+    ];
+    want.extend(
+        roles
+            .iter()
+            .filter(|(role, _)| *role == "config")
+            .map(|(_, d)| d.to_string()),
+    );
+    // And what is about the image (its SBOMs): each manifest and its blobs.
+    let index: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(a.join("index.json")).unwrap()).unwrap();
+    for entry in index["manifests"].as_array().unwrap() {
+        let d = entry["digest"].as_str().unwrap();
+        if d == manifest_of(&a) {
+            continue;
+        }
+        want.push(d.to_owned());
+        let m: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(a.join("blobs/sha256").join(d.trim_start_matches("sha256:"))).unwrap(),
+        )
+        .unwrap();
+        want.push(m["config"]["digest"].as_str().unwrap().to_owned());
+        for l in m["layers"].as_array().unwrap() {
+            want.push(l["digest"].as_str().unwrap().to_owned());
+        }
+    }
+    want.sort();
+    want.dedup();
+    assert_eq!(blobs, want, "{roles:?}");
+    for d in &blobs {
+        let bytes = std::fs::read(
+            root.join("var/lib/nodeimg/image/blobs/sha256")
+                .join(d.trim_start_matches("sha256:")),
+        )
+        .unwrap();
+        assert_eq!(&crate::support::package::sha256(&bytes), d);
+    }
+
+    // Image b in place: the receipt is b's.
+    let mut args = vec![
+        b.to_str().unwrap(),
+        "--root",
+        r,
+        "--in-place",
+        "--print-actions",
+    ];
+    args.extend(SKIP_STEPS);
+    let o = apply(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        receipt(&root).0["manifests"][0]["digest"],
+        manifest_of(&b).as_str()
+    );
+
+    // Image a again (what a rollback Plan runs): the exact rollback, a's receipt back.
+    let mut args = vec![
+        a.to_str().unwrap(),
+        "--root",
+        r,
+        "--in-place",
+        "--print-actions",
+        "--format",
+        "json",
+    ];
+    args.extend(SKIP_STEPS);
+    let o = apply(&args);
+    let report = json(&o);
+    assert!(o.status.success(), "{report}");
+    assert_eq!(report["op"], "rollback", "{report}");
+    assert!(
+        report["reasons"][0]
+            .as_str()
+            .unwrap()
+            .contains("the exact rollback"),
+        "{report}"
+    );
+    assert_eq!(on_a, snapshot(&root), "back on image a, byte for byte");
+}
+
+#[cfg(feature = "push")]
+#[test]
+#[ignore = "opt-in suite `real-tools`: runs docker-registry (cargo test -- --ignored)"]
+fn an_image_is_applied_from_a_registry_by_digest_and_a_tag_alone_is_refused() {
+    let reg = crate::support::registry::Registry::start(None);
+    let t = tempfile::tempdir().unwrap();
+    let root = base_root(t.path());
+    let a = build(t.path(), "a", &example("debian12-cpu"));
+    let name = format!("{}/nodes/debian12-cpu", reg.host());
+    let o = cmd()
+        .args(["push", "--insecure", "--format", "json"])
+        .arg(&a)
+        .arg(format!("{name}:v1"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let digest = json(&o)["digest"].as_str().unwrap().to_owned();
+    let r = root.to_str().unwrap();
+
+    // By tag alone: refused before any request, the root untouched.
+    let before = snapshot(&root);
+    let by_tag = format!("{name}:v1");
+    let mut args = vec![
+        by_tag.as_str(),
+        "--root",
+        r,
+        "--insecure",
+        "--no-package-check",
+    ];
+    args.extend(SKIP_STEPS);
+    let o = apply(&args);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--allow-tag"), "{}", stderr(&o));
+    assert_eq!(before, snapshot(&root));
+
+    // By digest (docker:// as skopeo writes it): pulled, checked, applied.
+    let by_digest = format!("docker://{name}@{digest}");
+    let mut args = vec![
+        by_digest.as_str(),
+        "--root",
+        r,
+        "--insecure",
+        "--no-package-check",
+        "--format",
+        "json",
+    ];
+    args.extend(SKIP_STEPS);
+    let o = apply(&args);
+    let report = json(&o);
+    assert!(o.status.success(), "{report}\n{}", stderr(&o));
+    assert_eq!(report["image"], digest.as_str());
+    assert_eq!(receipt(&root).0["manifests"][0]["digest"], digest.as_str());
+    assert!(
+        std::fs::read_to_string(root.join("etc/nodeimg/blueprint.lock.json")).is_ok(),
+        "the lock landed"
+    );
+    // Nothing of the pull is left in the temporary folder.
+    let tmp = t.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let o = cmd()
+        .arg("apply")
+        .args(&args)
+        .env("TMPDIR", &tmp)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0);
+
+    // A registry that is not there: exit 1, nothing changed.
+    let gone = format!(
+        "127.0.0.1:{}/nodes/x@{digest}",
+        crate::support::registry::free_port()
+    );
+    let after = snapshot(&root);
+    let mut args = vec![
+        gone.as_str(),
+        "--root",
+        r,
+        "--insecure",
+        "--no-package-check",
+    ];
+    args.extend(SKIP_STEPS);
+    let o = apply(&args);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(after, snapshot(&root));
+}
+
+/// A bind mount, undone when dropped.
+#[cfg(feature = "push")]
+struct Bind(PathBuf);
+
+#[cfg(feature = "push")]
+impl Drop for Bind {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[cfg(feature = "push")]
+#[test]
+#[ignore = "opt-in suite `real-tools`: runs docker-registry, chroot and mount as root, needs scripts/build-verifier (cargo test -- --ignored)"]
+fn the_node_image_applies_itself_from_its_own_container() {
+    let reg = crate::support::registry::Registry::start(None);
+    let t = tempfile::tempdir().unwrap();
+    let host = base_root(t.path());
+    let out = t.path().join("image");
+    let o = cmd()
+        .arg("build")
+        .arg(example("debian12-cpu"))
+        .arg("-o")
+        .arg(&out)
+        .arg("--verifier")
+        .arg(crate::support::static_verifier())
+        .arg("-q")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let name = format!("{}/nodes/debian12-cpu", reg.host());
+    let o = cmd()
+        .args(["push", "--insecure", "--format", "json"])
+        .arg(&out)
+        .arg(format!("{name}:v1"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let digest = json(&o)["digest"].as_str().unwrap().to_owned();
+
+    // The container a Plan starts: the image's layers unpacked as a runtime unpacks them
+    // (GNU tar, in manifest order), the host's root at /host. It holds no libc.
+    let container = t.path().join("container");
+    std::fs::create_dir(&container).unwrap();
+    let manifest: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(
+            out.join("blobs/sha256")
+                .join(digest.trim_start_matches("sha256:")),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    for layer in manifest["layers"].as_array().unwrap() {
+        let blob = out.join("blobs/sha256").join(
+            layer["digest"]
+                .as_str()
+                .unwrap()
+                .trim_start_matches("sha256:"),
+        );
+        let st = std::process::Command::new("tar")
+            .args(["--zstd", "-xf"])
+            .arg(&blob)
+            .arg("-C")
+            .arg(&container)
+            .status()
+            .expect("GNU tar");
+        assert!(st.success());
+    }
+    assert!(
+        walkdir::WalkDir::new(&container)
+            .into_iter()
+            .filter_map(Result::ok)
+            .all(|e| !e.file_name().to_string_lossy().starts_with("libc.so")),
+        "the image holds no libc: the applier must need none"
+    );
+    std::fs::create_dir(container.join("host")).unwrap();
+    let st = std::process::Command::new("mount")
+        .arg("--bind")
+        .arg(&host)
+        .arg(container.join("host"))
+        .status()
+        .unwrap();
+    assert!(st.success(), "mount --bind (needs root)");
+    let _bind = Bind(container.join("host"));
+
+    // What the Plan runs: the image's own nodeimg, the image by digest.
+    let reference = format!("{name}@{digest}");
+    let run = || {
+        let mut c = std::process::Command::new("/usr/sbin/chroot");
+        c.arg(&container)
+            .args([
+                "/usr/local/bin/nodeimg",
+                "apply",
+                "--in-place",
+                "--root",
+                "/host",
+            ])
+            .arg(&reference)
+            .args([
+                "--insecure",
+                "--print-actions",
+                "--no-package-check",
+                "--format",
+                "json",
+            ])
+            .args(SKIP_STEPS)
+            .env_clear()
+            .env("PATH", "/usr/local/bin")
+            .env("TMPDIR", "/host/var/tmp");
+        c.output().expect("chroot")
+    };
+    std::fs::create_dir_all(host.join("var/tmp")).unwrap();
+    let o = run();
+    let report = json(&o);
+    assert!(o.status.success(), "{report}\n{}", stderr(&o));
+    assert_eq!(report["image"], digest.as_str());
+    assert_eq!(receipt(&host).0["manifests"][0]["digest"], digest.as_str());
+    assert!(host.join("etc/nodeimg/blueprint.lock.json").is_file());
+    assert_eq!(
+        std::fs::read(host.join("usr/local/bin/nodeimg")).unwrap(),
+        std::fs::read(crate::support::static_verifier()).unwrap(),
+        "the image's nodeimg is on the host now"
+    );
+    assert_eq!(std::fs::read_dir(host.join("var/tmp")).unwrap().count(), 0);
+
+    // The Job run again (a retried Pod): nothing changes.
+    let o = run();
+    let report = json(&o);
+    assert!(o.status.success(), "{report}");
+    assert_eq!(report["unchanged"], true, "{report}");
+}

@@ -1,5 +1,5 @@
 //! The node's check of the image it runs (`image.signature`, `image.config`) over a fixture
-//! tree whose `var/lib/nodeimg/image` is written by `trust::node::keep` from a layout
+//! tree whose `var/lib/nodeimg/image` is apply's receipt (`apply::receipt`) of a layout
 //! signed by `nodeimg sign`: a signed image whose configuration is on disk passes; an
 //! unsigned image, one signed by another key, an edited lock, a key added on the node and
 //! a node without the kept image each fail (or error), as image faults, never a pass.
@@ -59,7 +59,11 @@ fn node(signer: Option<&KeyPair>, release: &KeyPair) -> (Tree, String) {
         let key = SigningKey::load(k.private.to_str().unwrap()).unwrap();
         nodeimg::trust::sign::sign_layout(&layout, &key, None).unwrap();
     }
-    nodeimg::trust::node::keep(&layout, &tree.local("/var/lib/nodeimg/image")).unwrap();
+    // What apply keeps on the node: its receipt of the image.
+    let image = nodeimg::package::layout_reader::LocalImage::open(&layout).unwrap();
+    for (path, bytes) in nodeimg::apply::receipt::files(&image).unwrap() {
+        tree.bytes(&path.to_string(), &bytes);
+    }
     tree.file("/etc/nodeimg/blueprint.lock.json", LOCK);
     tree.bytes("/etc/nodeimg/trust/release.pub", &key_pem);
     (tree, built.image.manifest.digest.to_string())

@@ -8,9 +8,8 @@ use crate::support::fixture_tree::Tree;
 use crate::support::nvidia_smi::{RetiredPages, SmiGpu, SmiLog};
 use crate::support::verify_fixture::{self, BLUEPRINT};
 use nodeimg::blueprint::compat::Matrix;
-use nodeimg::verify::checks::{
-    self, Action, CheckResult, FaultClass, Phase, Selection, Severity, Verdict,
-};
+use nodeimg::fault::{Action, FaultClass, Severity};
+use nodeimg::verify::checks::{self, CheckResult, Phase, Selection, Verdict};
 
 struct Fixture {
     tree: Tree,
@@ -1337,7 +1336,7 @@ fn blueprint_sysctls_gate_with_the_kernel_semantics() {
 /// (except those its own `security.sysctls` add, which verify asks for by name).
 #[test]
 fn the_sysctl_baseline_covers_every_example() {
-    use nodeimg::render::context::Kernel;
+    use nodeimg::blueprint::kernel::Kernel;
     use nodeimg::verify::facts::sysctl::BASELINE;
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("blueprints");
     let mut names: Vec<String> = std::fs::read_dir(&dir)

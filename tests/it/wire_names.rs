@@ -4,9 +4,10 @@
 
 use nodeimg::blueprint::model::{Distro, EvictionSignal, NicRole, Vendor};
 use nodeimg::blueprint::value::TaintEffect;
+use nodeimg::fault::{Action, FaultClass, Severity};
 use nodeimg::package::Compression;
 use nodeimg::render::plan::Impact;
-use nodeimg::verify::checks::{Action, FaultClass, Phase, Severity, Stage, Verdict};
+use nodeimg::verify::checks::{Phase, Stage, Verdict};
 use nodeimg::verify::report::{Format, Outcome};
 use serde::Serialize;
 use std::fmt::{Debug, Display};

@@ -9,7 +9,8 @@
 //! lists and the self-check read the same typed fields, so renaming a
 //! field is a compile error rather than a file silently not rendered.
 //! Templates (built-in or `--templates` overrides) see exactly this
-//! context — not the raw blueprint.
+//! context — not the raw blueprint. What verify reads back as well (the kernel
+//! modules and parameters, [`Kernel`]) is computed in `blueprint`, below both.
 
 mod acceptance;
 mod amd;
@@ -18,7 +19,6 @@ mod cdi;
 mod containerd;
 mod gpu;
 mod holds;
-mod kernel;
 mod kubelet;
 mod network;
 mod nfd;
@@ -34,6 +34,7 @@ mod toolkit;
 use serde::Serialize;
 
 use super::RenderError;
+use crate::blueprint::kernel::Kernel;
 use crate::blueprint::{Blueprint, cmdline};
 
 pub use acceptance::{Acceptance, GATE_LABEL, GATE_VALUE};
@@ -43,7 +44,6 @@ pub use cdi::Cdi;
 pub use containerd::{Containerd, Registry, Runtime, pause_tag, sandbox_image};
 pub use gpu::{Gpu, Operator};
 pub use holds::Holds;
-pub use kernel::Kernel;
 pub use kubelet::Kubelet;
 pub use network::NicRule;
 pub use nfd::Nfd;
@@ -212,7 +212,7 @@ impl<'a> Context<'a> {
             gpu,
             rdma: s.network.nics.iter().any(|n| n.rdma),
             nics: network::of(s, bp.identity().matrix()),
-            kernel: kernel::of(s),
+            kernel: Kernel::of(s),
             holds: holds::of(s),
             containerd: containerd::of(s),
             kubelet,

@@ -26,7 +26,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::blueprint::model::rollout::TemplateRef;
-use crate::verify::checks::{FaultClass, applies};
+use crate::fault::FaultClass;
+use crate::verify::checks::applies;
 
 use super::npd::health_gate;
 use super::startup::DriverPhase;

@@ -13,7 +13,8 @@
 //! by [`crate::accept::cluster`]; `nodeimg accept` folds them into the record); `phase` is `health` when the check is part of `--phase health`,
 //! the device health subset Node Problem Detector runs after join, `-` otherwise.
 
-use super::{Action, FaultClass, Phase, Severity, Stage};
+use super::{Phase, Stage};
+use crate::fault::{Action, FaultClass, Severity};
 use serde::Serialize;
 
 /// The fixed description of a check: one row of the table.

@@ -5,9 +5,10 @@
 //! it records.
 
 use super::matcher::{Expect, Judged};
-use super::{Action, CheckResult, Spec, Verdict};
+use super::{CheckResult, Spec, Verdict};
 use crate::blueprint;
 use crate::blueprint::compat::Matrix;
+use crate::fault::Action;
 use crate::verify::fact::Fact;
 use crate::verify::facts::Facts;
 use crate::verify::facts::kernel_log::{DeviceEvents, KernelLog};

@@ -14,9 +14,10 @@
 
 use super::catalog::gpu::*;
 use super::matcher::Expect;
-use super::{Action, FaultClass, Inputs, Observation, Results, Severity};
+use super::{Inputs, Observation, Results};
 use crate::blueprint::model::{Accelerators, DriverAuthority, KernelModule, SharingMode, Vendor};
 use crate::blueprint::value::{Version, VersionReq};
+use crate::fault::{Action, FaultClass, Severity};
 use crate::verify::fact::Fact;
 use crate::verify::facts::gpu::{Gpu, GpuVendor};
 use crate::verify::facts::kernel_log::KernelEventKind;

@@ -39,32 +39,10 @@ pub use select::{Phase, Selection};
 use crate::blueprint;
 use crate::blueprint::compat::Matrix;
 use crate::blueprint::model::DriverAuthority;
+use crate::fault::{Action, FaultClass, Severity};
 use crate::verify::facts::Facts;
 use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
-
-/// How much a failed check matters.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Serialize,
-    strum::IntoStaticStr,
-    strum::Display,
-    strum::VariantArray,
-)]
-#[serde(rename_all = "lowercase")]
-#[strum(serialize_all = "lowercase")]
-pub enum Severity {
-    /// Fails verification (exit 1, kubelet does not start).
-    Critical,
-    /// Reported, does not fail verification.
-    Warning,
-}
 
 /// The outcome of one check on one subject.
 #[derive(
@@ -88,65 +66,6 @@ pub enum Verdict {
     /// The value could not be read or understood (fail closed: never a pass).
     Error,
     Pass,
-}
-
-/// What kind of fault a failure points at, so automation picks restart or repair.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Serialize,
-    strum::IntoStaticStr,
-    strum::Display,
-    strum::VariantArray,
-)]
-#[serde(rename_all = "kebab-case")]
-#[strum(serialize_all = "kebab-case")]
-pub enum FaultClass {
-    /// A workload misbehaved (application Xids); the hardware is fine.
-    TransientApplication,
-    /// The device itself: Xid, ECC, row remapping, retired pages, fallen off the bus.
-    Device,
-    /// A link: PCIe, NVLink, NIC port.
-    Link,
-    /// Driver or daemon: versions, kernel modules, Fabric Manager, CDI, containerd.
-    DriverDaemon,
-    /// The host: firmware settings, OS, kernel, memory, disk.
-    OsMemoryDisk,
-    /// The image on the node: unsigned, signed by a key the blueprint does not trust, or
-    /// its configuration changed since it was signed. Not a hardware fault: the node needs
-    /// a signed image (apply one, or roll back), not a repair.
-    Image,
-}
-
-/// What to do about a failure; escalates from none to repair.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Serialize,
-    strum::IntoStaticStr,
-    strum::Display,
-    strum::VariantArray,
-)]
-#[serde(rename_all = "kebab-case")]
-#[strum(serialize_all = "kebab-case")]
-pub enum Action {
-    None,
-    /// Restart the workload or the daemon.
-    Restart,
-    /// Reset the device or reboot the node.
-    Reset,
-    /// Cordon the node and send it to repair (reimage, reseat, RMA).
-    IsolateAndRepair,
 }
 
 /// When in the boot a check can run.

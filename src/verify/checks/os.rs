@@ -23,7 +23,7 @@
 //! judged by nothing.
 //!
 //! `os.sysctl` reads back every parameter the image writes to `etc/sysctl.d/90-nodeimg.conf`
-//! (the render context's own list, [`Kernel::of`]) from `/proc/sys`, compared the way the
+//! (the blueprint's own list, which render writes too: [`Kernel::of`]) from `/proc/sys`, compared the way the
 //! kernel parsed it ([`Setting::holds`]). A parameter the node needs (kubelet's
 //! `protectKernelDefaults` set, forwarding and bridge filtering, RoCE reverse-path and
 //! ARP settings, anything in `security.sysctls`) is critical, and one that cannot be read
@@ -32,11 +32,12 @@
 
 use super::catalog::os::*;
 use super::matcher::Expect;
-use super::{Inputs, Observation, Results, Severity};
+use super::{Inputs, Observation, Results};
 use crate::blueprint::cmdline;
+use crate::blueprint::kernel::Kernel;
 use crate::blueprint::model::{CgroupMode, Vendor};
 use crate::blueprint::value::VersionReq;
-use crate::render::context::Kernel;
+use crate::fault::Severity;
 use crate::verify::fact::Fact;
 use crate::verify::facts::cgroup;
 use crate::verify::facts::sysctl::Setting;

@@ -4,7 +4,8 @@
 //! `<system-out>`, as it does not fail verification.
 
 use super::Report;
-use crate::verify::checks::{CheckResult, Severity, Verdict};
+use crate::fault::Severity;
+use crate::verify::checks::{CheckResult, Verdict};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 

@@ -14,7 +14,8 @@ pub mod summary;
 pub mod tap;
 pub mod text;
 
-use crate::verify::checks::{CheckResult, Severity, Verdict};
+use crate::fault::Severity;
+use crate::verify::checks::{CheckResult, Verdict};
 use serde::Serialize;
 
 /// `schema` of the JSON report; bumped on an incompatible change.

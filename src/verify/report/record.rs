@@ -15,6 +15,7 @@
 use super::{BlueprintRef, Outcome, Report};
 use crate::blueprint::Spec;
 use crate::blueprint::model::InjectionMode;
+use crate::fault::{Action, FaultClass};
 use crate::verify::checks::{CheckResult, Verdict as CheckVerdict};
 use crate::verify::fact::Fact;
 use crate::verify::facts::Facts;
@@ -370,65 +371,6 @@ impl Verdict {
     }
 }
 
-/// What kind of fault a failure points at; the same classes, with the same names, as
-/// `nodeimg verify`'s checks, so automation treats both alike.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum Fault {
-    /// A workload misbehaved; the hardware is fine.
-    TransientApplication,
-    /// The device itself: a GPU missing, memory errors, a failed stress test.
-    Device,
-    /// A link: PCIe, NVLink/NVSwitch, a NIC rail.
-    Link,
-    /// Driver or daemon: device plugin, toolkit, kubelet, operator components.
-    DriverDaemon,
-    /// The host: memory, disk, OS settings.
-    OsMemoryDisk,
-    /// The image on the node: unsigned, signed by an untrusted key, or changed since signed.
-    Image,
-}
-
-/// What to do about a failure; escalates from none to repair (as verify's actions).
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum Action {
-    None,
-    Restart,
-    Reset,
-    IsolateAndRepair,
-}
-
-impl From<crate::verify::checks::FaultClass> for Fault {
-    fn from(f: crate::verify::checks::FaultClass) -> Self {
-        use crate::verify::checks::FaultClass as F;
-        match f {
-            F::TransientApplication => Fault::TransientApplication,
-            F::Device => Fault::Device,
-            F::Link => Fault::Link,
-            F::DriverDaemon => Fault::DriverDaemon,
-            F::OsMemoryDisk => Fault::OsMemoryDisk,
-            F::Image => Fault::Image,
-        }
-    }
-}
-
-impl From<crate::verify::checks::Action> for Action {
-    fn from(a: crate::verify::checks::Action) -> Self {
-        use crate::verify::checks::Action as A;
-        match a {
-            A::None => Action::None,
-            A::Restart => Action::Restart,
-            A::Reset => Action::Reset,
-            A::IsolateAndRepair => Action::IsolateAndRepair,
-        }
-    }
-}
-
 /// The acceptance layer a finding belongs to.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
@@ -457,7 +399,7 @@ pub struct Finding {
     /// `file:line` of each output the verdict rests on.
     pub evidence: Vec<String>,
     /// The fault a failure points at.
-    pub fault: Fault,
+    pub fault: FaultClass,
     /// Recommended action; `none` when it passed.
     pub action: Action,
 }
@@ -1216,31 +1158,6 @@ mod tests {
         let r: Run<Vec<u32>> = serde_json::from_str(r#"{"not_run": "later"}"#).unwrap();
         assert_eq!(r, Run::not_run("later"));
         assert_eq!(serde_json::to_string(&Run::<u32>::Done(3)).unwrap(), "3");
-    }
-
-    #[test]
-    fn fault_names_match_verify() {
-        use crate::verify::checks::FaultClass as F;
-        for f in [
-            F::TransientApplication,
-            F::Device,
-            F::Link,
-            F::DriverDaemon,
-            F::OsMemoryDisk,
-            F::Image,
-        ] {
-            assert_eq!(
-                serde_json::to_value(f).unwrap(),
-                serde_json::to_value(Fault::from(f)).unwrap()
-            );
-        }
-        use crate::verify::checks::Action as A;
-        for a in [A::None, A::Restart, A::Reset, A::IsolateAndRepair] {
-            assert_eq!(
-                serde_json::to_value(a).unwrap(),
-                serde_json::to_value(Action::from(a)).unwrap()
-            );
-        }
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! did not pass are `# TODO` points, which TAP consumers do not count as failures.
 
 use super::Report;
-use crate::verify::checks::{Severity, Verdict};
+use crate::fault::Severity;
+use crate::verify::checks::Verdict;
 use std::fmt::Write;
 
 pub fn render(report: &Report) -> String {

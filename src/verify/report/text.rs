@@ -7,7 +7,8 @@
 //! newline or an escape sequence in them cannot forge report lines or drive the terminal.
 
 use super::{Outcome, Report};
-use crate::verify::checks::{CheckResult, Severity, Verdict};
+use crate::fault::Severity;
+use crate::verify::checks::{CheckResult, Verdict};
 use std::borrow::Cow;
 use std::fmt::Write;
 

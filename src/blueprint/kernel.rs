@@ -1,14 +1,14 @@
-//! `kernel`: modules loaded at boot (`etc/modules-load.d/nodeimg.conf`) and
-//! kernel parameters (`etc/sysctl.d/90-nodeimg.conf`), each with the reason
-//! it is there. Baselines come first; `security.sysctls` overrides any of
-//! them, so every key is written once and the file says who asked for it.
+//! The kernel modules loaded at boot and the kernel parameters (sysctls) a blueprint
+//! implies, each with the reason it is there. Render writes them
+//! (`etc/modules-load.d/nodeimg.conf`, `etc/sysctl.d/90-nodeimg.conf`); verify reads the
+//! parameters back from `/proc/sys` (`os.sysctl`), so both take them from here.
+//! Baselines come first; `security.sysctls` overrides any of them, so every key is
+//! written once and the file says who asked for it.
 
-use crate::blueprint::Spec;
-use std::collections::BTreeSet;
-
+use super::Spec;
+use super::model::*;
 use serde::Serialize;
-
-use crate::blueprint::model::*;
+use std::collections::BTreeSet;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Kernel {
@@ -59,7 +59,7 @@ pub fn roce(s: &Spec) -> bool {
         .any(|n| n.rdma && n.link_layer == LinkLayer::Ethernet)
 }
 
-pub(super) fn of(s: &Spec) -> Kernel {
+fn of(s: &Spec) -> Kernel {
     let rdma = s.network.nics.iter().any(|n| n.rdma);
     let mut mods = vec![group(
         "containerd's overlayfs snapshotter; bridged pod traffic through iptables (Kubernetes node prerequisites)",
