@@ -25,9 +25,11 @@ pub fn run(args: &VerifyImageArgs, env: &mut Env<'_>) -> Outcome {
     };
     let report = match ImageTarget::parse(&args.target).unusable()? {
         ImageTarget::Layout(dir) => {
-            let files = Dir(dir);
+            let files = Dir(dir.clone());
             let layout = Layout::open(&files).unusable()?;
-            verify_image(&layout, &policy.public_keys(), &expect).unusable()?
+            let mut report = verify_image(&layout, &policy.public_keys(), &expect).unusable()?;
+            crate::trust::verify::check_sbom_documents(&dir, &mut report);
+            report
         }
         ImageTarget::Registry(reference) => registry(&reference, &policy, &expect, args)?,
     };
@@ -97,7 +99,12 @@ fn text(r: &Report, policy: &TrustPolicy, env: &mut Env<'_>) -> std::io::Result<
         r.provenance.word(),
         r.provenance.explain()
     )?;
-    writeln!(env.out, "sbom        {}", r.sbom.word())
+    writeln!(
+        env.out,
+        "sbom        {}: {}",
+        r.sbom.word(),
+        r.sbom.explain()
+    )
 }
 
 #[cfg(feature = "push")]

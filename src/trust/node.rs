@@ -19,7 +19,6 @@ use serde::Serialize;
 use super::layout::Layout;
 use crate::package::{BlobRef, Digest};
 
-
 /// Where `apply` keeps the applied image, relative to the root.
 pub const KEPT_DIR: &str = "var/lib/nodeimg/image";
 /// The config layer's role annotation (`dev.nodeimg.layer.role`).

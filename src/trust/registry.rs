@@ -190,6 +190,8 @@ pub fn verify(
         path: dest.clone(),
         message: e.message,
     })?;
+    // The documents are pulled, the layers are not: the SBOMs' manifests are checked
+    // (subject, digest), their documents against the image only in a whole layout.
     report.source = reference.whole();
     Ok(report)
 }

@@ -113,18 +113,49 @@ impl AttestationStatus {
     }
 }
 
+/// One SBOM document attached to the image.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SbomDocument {
+    /// `SPDX 2.3`, `CycloneDX 1.6`.
+    pub format: String,
+    /// The document's digest (the referrer's layer).
+    pub digest: Digest,
+}
+
 /// The SBOM's status.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "status", rename_all = "kebab-case")]
 pub enum SbomStatus {
-    /// SBOM referrers are not looked for yet.
-    NotChecked,
+    /// Referrers about this image name SBOM documents (their manifests checked: digest,
+    /// subject, one layer); the documents themselves were not read.
+    Attached { documents: Vec<SbomDocument> },
+    /// As `Attached`, and each document parsed and describes this image.
+    Checked { documents: Vec<SbomDocument> },
+    /// No SBOM referrer.
+    Missing,
+    /// A referrer or document that cannot be used: about another image, malformed, too large.
+    Invalid { reason: String },
 }
 
 impl SbomStatus {
     pub fn word(&self) -> &'static str {
         match self {
-            SbomStatus::NotChecked => "not-checked",
+            SbomStatus::Attached { .. } => "attached",
+            SbomStatus::Checked { .. } => "checked",
+            SbomStatus::Missing => "missing",
+            SbomStatus::Invalid { .. } => "invalid",
+        }
+    }
+
+    pub fn explain(&self) -> String {
+        match self {
+            SbomStatus::Attached { documents } | SbomStatus::Checked { documents } => documents
+                .iter()
+                .map(|d| format!("{} {}", d.format, d.digest))
+                .collect::<Vec<_>>()
+                .join(", "),
+            SbomStatus::Missing => "no SBOM referrer".into(),
+            SbomStatus::Invalid { reason } => reason.clone(),
         }
     }
 }

@@ -51,15 +51,100 @@ pub fn verify_image(
     let image = entry.blob.digest.clone();
     let signature = signature(layout, &image, keys, expect);
     let provenance = provenance(layout, &image, keys);
+    let sbom = sbom(layout, &image);
+    let sbom_digest = match &sbom {
+        SbomStatus::Attached { documents } | SbomStatus::Checked { documents } => {
+            documents.first().map(|d| d.digest.clone())
+        }
+        _ => None,
+    };
     Ok(Report {
         source: layout.location(),
         keys: keys.iter().map(|k| k.id().clone()).collect(),
         image,
         signature,
         provenance,
-        sbom: SbomStatus::NotChecked,
-        sbom_digest: None,
+        sbom,
+        sbom_digest,
     })
+}
+
+/// The SBOM referrers the layout lists beside the image: each manifest read (bounded,
+/// digest-checked), its `subject` this image, its one layer the document.
+fn sbom(layout: &Layout<'_>, image: &Digest) -> SbomStatus {
+    use crate::package::sbom::Format;
+    let mut documents = Vec::new();
+    for e in layout.entries() {
+        let Some(format) = e.artifact_type.as_deref().and_then(Format::from_media_type) else {
+            continue;
+        };
+        let manifest = match layout.manifest(e) {
+            Ok(b) => b,
+            Err(err) => {
+                return SbomStatus::Invalid {
+                    reason: err.message,
+                };
+            }
+        };
+        let v: serde_json::Value = match serde_json::from_slice(&manifest) {
+            Ok(v) => v,
+            Err(err) => {
+                return SbomStatus::Invalid {
+                    reason: format!("referrer {}: {err}", e.blob.digest),
+                };
+            }
+        };
+        let subject = v["subject"]["digest"].as_str().unwrap_or("none");
+        if subject != image.to_string() {
+            return SbomStatus::Invalid {
+                reason: format!("referrer {} is about {subject}, not {image}", e.blob.digest),
+            };
+        }
+        let layers = v["layers"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+        let [layer] = layers else {
+            return SbomStatus::Invalid {
+                reason: format!(
+                    "referrer {} has {} layers, not one document",
+                    e.blob.digest,
+                    layers.len()
+                ),
+            };
+        };
+        match layer["digest"].as_str().map(str::parse::<Digest>) {
+            Some(Ok(digest)) => documents.push(super::verdict::SbomDocument {
+                format: format.words().to_owned(),
+                digest,
+            }),
+            _ => {
+                return SbomStatus::Invalid {
+                    reason: format!("referrer {}: its layer has no sha256 digest", e.blob.digest),
+                };
+            }
+        }
+    }
+    if documents.is_empty() {
+        SbomStatus::Missing
+    } else {
+        SbomStatus::Attached { documents }
+    }
+}
+
+/// For a layout in a folder: reads each attached SBOM document (streamed, bounded) and
+/// checks it parses and describes this image; `Attached` becomes `Checked` or `Invalid`.
+pub fn check_sbom_documents(root: &std::path::Path, report: &mut Report) {
+    use crate::package::sbom::attached;
+    let SbomStatus::Attached { documents } = &report.sbom else {
+        return;
+    };
+    let documents = documents.clone();
+    let result = attached::sbom_referrers(root)
+        .and_then(|all| all.iter().try_for_each(|a| attached::check(root, a)));
+    report.sbom = match result {
+        Ok(()) => SbomStatus::Checked { documents },
+        Err(e) => SbomStatus::Invalid {
+            reason: e.to_string(),
+        },
+    };
 }
 
 fn attachment_layers(

@@ -16,7 +16,9 @@ fn layout(dir: &Path) -> PathBuf {
     let meta = crate::support::package::meta();
     let out = dir.join("out");
     let verifier = Verifier::golden_stand_in();
+    let sbom = crate::support::package::sbom_source();
     let inputs = Inputs {
+        sbom: Some(&sbom),
         config: &t,
         verifier: &verifier,
         overlay: None,
@@ -239,7 +241,7 @@ fn unusable_keys_and_targets_exit_2_and_write_nothing() {
             "--key",
             release.private.to_str().unwrap()
         ]))
-        .contains("names no digest")
+        .contains("a tag can be moved")
     );
     // verify-image: a private key where a public one is wanted, no key at all.
     let o = nodeimg(&[

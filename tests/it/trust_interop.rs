@@ -31,7 +31,9 @@ fn layout(dir: &Path, name: &str, extra: &str) -> PathBuf {
         .unwrap();
     let out = dir.join(name);
     let verifier = Verifier::golden_stand_in();
+    let sbom = crate::support::package::sbom_source();
     let inputs = Inputs {
+        sbom: Some(&sbom),
         config: &t,
         verifier: &verifier,
         overlay: None,

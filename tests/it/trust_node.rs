@@ -4,10 +4,11 @@
 //! unsigned image, one signed by another key, an edited lock, a key added on the node and
 //! a node without the kept image each fail (or error), as image faults, never a pass.
 
+use nodeimg::fault::Severity;
 use nodeimg::package::{self, BuildOptions, Inputs, Silent, Verifier};
 use nodeimg::tree::Tree as ImageTree;
 use nodeimg::trust::SigningKey;
-use nodeimg::verify::checks::{CheckResult, Severity, Verdict};
+use nodeimg::verify::checks::{CheckResult, Verdict};
 use nodeimg::verify::report::record::ImageIdentity;
 
 use crate::support::fixture_tree::Tree;
@@ -41,7 +42,9 @@ fn node(signer: Option<&KeyPair>, release: &KeyPair) -> (Tree, String) {
     let work = tempfile::tempdir().unwrap();
     let layout = work.path().join("out");
     let verifier = Verifier::golden_stand_in();
+    let sbom = crate::support::package::sbom_source();
     let inputs = Inputs {
+        sbom: Some(&sbom),
         config: &image,
         verifier: &verifier,
         overlay: None,
