@@ -159,10 +159,9 @@ impl<'a> Layout<'a> {
             .filter(|e| {
                 IMAGE_MANIFEST_TYPES.contains(&e.media_type.as_str())
                     && e.artifact_type.is_none()
-                    && !e
-                        .tag
+                    && e.tag
                         .as_deref()
-                        .is_some_and(|t| Kind::parse_tag(t).is_some())
+                        .is_none_or(|t| Kind::parse_tag(t).is_none())
             })
             .collect();
         match images.as_slice() {
