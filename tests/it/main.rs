@@ -77,6 +77,7 @@ mod trust_cli;
 #[cfg(feature = "push")]
 mod trust_interop;
 mod trust_node;
+mod trust_properties;
 mod valid_renders;
 mod verify_checks;
 mod verify_cli;
