@@ -28,7 +28,8 @@ use crate::package::{BlobRef, Digest};
 pub fn reference(text: &str) -> Result<Reference, RegistryError> {
     Reference::for_pull(text, TagPolicy::DigestOnly).map_err(|e| RegistryError::Reference {
         reference: text.to_owned(),
-        message: e.0,
+        // A signature binds a digest: there is no tag-only form to allow here.
+        message: e.0.replace(", or pass --allow-tag", ""),
     })
 }
 

@@ -954,6 +954,8 @@ fn every_check_has_a_passing_and_a_failing_fixture() {
         "runtime.cdi.management-spec",
         "gpu.render-nodes",
         "system.partition.mounted", // partitions
+        "image.signature",          // trust_node
+        "image.config",             // trust_node
     ] {
         failing.push(id);
     }
@@ -968,6 +970,8 @@ fn every_check_has_a_passing_and_a_failing_fixture() {
         "runtime.cdi.management-spec", // container_devices
         "gpu.render-nodes",            // container_devices
         "system.partition.mounted",    // partitions
+        "image.signature",             // trust_node
+        "image.config",                // trust_node
     ]);
     // The cluster checks judge a Node object, not the host: their fixtures are in
     // cluster_cli.

@@ -99,12 +99,16 @@ pub fn collect(host: &dyn Host) -> Fact<RunningImage> {
         host,
         root: root.clone(),
     };
+    if matches!(files.read("oci-layout", 64 * 1024), Ok(None)) {
+        return Fact::unknown(format!(
+            "no image kept at {}: apply keeps there the image it applies; an image put on the node otherwise cannot be judged",
+            root.display()
+        ));
+    }
     let layout = match Layout::open(&files) {
         Ok(l) => l,
         Err(e) => {
-            return Fact::unknown(format!(
-                "{e} (apply keeps the image it applied there; an image applied otherwise cannot be judged)"
-            ));
+            return Fact::unknown(e.to_string());
         }
     };
     let keys = match trust_keys(host) {
