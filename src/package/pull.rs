@@ -20,8 +20,8 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::credentials;
+use super::digest::BlobRef;
 use super::digest::Digest;
-use super::layout::BlobRef;
 use super::referrers;
 use super::registry::{self, Access, Options, Reference, Registry, RegistryError};
 

@@ -20,8 +20,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::credentials;
+use super::digest::BlobRef;
 use super::digest::Digest;
-use super::layout::BlobRef;
 use super::layout_reader::{Attachment, LocalImage};
 use super::registry::{self, Access, Reference, Registry, RegistryError};
 
