@@ -20,4 +20,5 @@ pub mod render;
 pub mod rollout;
 pub mod time;
 pub mod tree;
+pub mod trust;
 pub mod verify;

@@ -74,6 +74,11 @@ mod sbom_validators;
 mod shm_policy;
 mod site_matrix;
 mod startup;
+mod trust_cli;
+#[cfg(feature = "push")]
+mod trust_interop;
+mod trust_node;
+mod trust_properties;
 mod valid_renders;
 mod verify_checks;
 mod verify_cli;

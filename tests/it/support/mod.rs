@@ -14,6 +14,7 @@ pub mod fault_host;
 pub mod fixture_tree;
 pub mod import_graph;
 pub mod k8s_schema;
+pub mod keys;
 pub mod nvidia_smi;
 pub mod oci;
 pub mod package;
