@@ -740,6 +740,13 @@ pub struct ApplyArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = 1800,
           value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub pull_timeout: u64,
+    /// Apply only an image signed by this public key (PEM; repeatable); without it and
+    /// --trust-policy, the root's own policy (its lock's `security.imageTrust`) decides.
+    #[arg(long, value_name = "PUB", conflicts_with = "trust_policy")]
+    pub key: Vec<PathBuf>,
+    /// A site trust policy file (`kind: TrustPolicy`) the image must satisfy.
+    #[arg(long, value_name = "FILE")]
+    pub trust_policy: Option<PathBuf>,
     /// The root to apply to (default: `/` with --in-place).
     #[arg(long, value_name = "DIR", required_unless_present_any = ["in_place"])]
     pub root: Option<PathBuf>,

@@ -81,7 +81,7 @@ pub struct Input {
     pub failures: Failures,
     /// Node faults and their remediation.
     pub faults: Faults,
-    /// Keep every node's steps in [`Report::trace`] (for [`super::faults::check`]).
+    /// Keep every node's steps in [`super::Report::trace`] (for [`crate::rollout::faults::check`]).
     pub trace: bool,
     pub seed: u64,
 }
