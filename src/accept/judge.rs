@@ -373,21 +373,21 @@ fn smoke(ctx: &mut Ctx<'_>, inputs: &[Input]) -> Run<record::DeviceContainer> {
         layer: Layer::DeviceContainer,
         summary: "the smoke Pod received every device it requested, each once",
         fault: FaultClass::DriverDaemon,
-        action: Action::Restart,
+        action: Action::RestartDaemon,
     };
     const KERNEL: F = F {
         id: Cow::Borrowed("smoke.kernel"),
         layer: Layer::DeviceContainer,
         summary: "the smoke Pod ran a kernel on its devices",
         fault: FaultClass::DriverDaemon,
-        action: Action::Restart,
+        action: Action::RestartDaemon,
     };
     const SHM: F = F {
         id: Cow::Borrowed("smoke.shm"),
         layer: Layer::DeviceContainer,
         summary: "the smoke Pod's /dev/shm is at least system.shmSize (the rendered shm policy applied)",
         fault: FaultClass::DriverDaemon,
-        action: Action::Restart,
+        action: Action::RestartDaemon,
     };
     let steps = probe_steps(inputs, Suite::Smoke);
     if steps.is_empty() {
@@ -537,14 +537,14 @@ fn dcgm_fault(test: &DcgmTest) -> (FaultClass, Action) {
                 || name.contains("row remap")
                 || name.contains("inforom") =>
         {
-            (FaultClass::Device, Action::IsolateAndRepair)
+            (FaultClass::Device, Action::Service)
         }
         "software" if name.contains("graphics processes") => {
-            (FaultClass::TransientApplication, Action::Restart)
+            (FaultClass::TransientApplication, Action::RestartApp)
         }
-        "software" => (FaultClass::DriverDaemon, Action::Restart),
-        "pcie" | "nvlink" | "nvbandwidth" => (FaultClass::Link, Action::Reset),
-        _ => (FaultClass::Device, Action::IsolateAndRepair),
+        "software" => (FaultClass::DriverDaemon, Action::RestartDaemon),
+        "pcie" | "nvlink" | "nvbandwidth" => (FaultClass::Link, Action::RebootNode),
+        _ => (FaultClass::Device, Action::Service),
     }
 }
 
@@ -561,14 +561,14 @@ fn dcgm(ctx: &mut Ctx<'_>, inputs: &[Input]) -> Run<record::Dcgm> {
         layer: Layer::Interconnect,
         summary: "DCGM diagnosed every GPU of the blueprint",
         fault: FaultClass::Device,
-        action: Action::IsolateAndRepair,
+        action: Action::Service,
     };
     const PROF: F = F {
         id: Cow::Borrowed("dcgm.proftester"),
         layer: Layer::Interconnect,
         summary: "dcgmproftester's field test passed",
         fault: FaultClass::Device,
-        action: Action::IsolateAndRepair,
+        action: Action::Service,
     };
     for input in inputs {
         if let Output::Proftester(runs) = &input.output {
@@ -773,28 +773,28 @@ fn nvbandwidth(
         layer: Layer::Interconnect,
         summary: "nvbandwidth measured every GPU of the blueprint",
         fault: FaultClass::Device,
-        action: Action::IsolateAndRepair,
+        action: Action::Service,
     };
     const H2D: F = F {
         id: Cow::Borrowed("nvbandwidth.host-to-device"),
         layer: Layer::Interconnect,
         summary: "host→GPU copy bandwidth of every GPU",
         fault: FaultClass::Link,
-        action: Action::Reset,
+        action: Action::RebootNode,
     };
     const D2H: F = F {
         id: Cow::Borrowed("nvbandwidth.device-to-host"),
         layer: Layer::Interconnect,
         summary: "GPU→host copy bandwidth of every GPU",
         fault: FaultClass::Link,
-        action: Action::Reset,
+        action: Action::RebootNode,
     };
     const D2D: F = F {
         id: Cow::Borrowed("nvbandwidth.device-to-device"),
         layer: Layer::Interconnect,
         summary: "GPU→GPU copy bandwidth of every pair (NVLink)",
         fault: FaultClass::Link,
-        action: Action::Reset,
+        action: Action::RebootNode,
     };
     for input in inputs {
         if let Output::P2p(p) = &input.output {
@@ -998,49 +998,49 @@ fn nccl(ctx: &mut Ctx<'_>, inputs: &[Input]) -> Run<Vec<record::NcclResult>> {
         layer: Layer::Interconnect,
         summary: "single-node all-reduce ran on every GPU",
         fault: FaultClass::Device,
-        action: Action::IsolateAndRepair,
+        action: Action::Service,
     };
     const DATA: F = F {
         id: Cow::Borrowed("nccl.all-reduce.data"),
         layer: Layer::Interconnect,
         summary: "single-node all-reduce results were validated and correct",
         fault: FaultClass::Device,
-        action: Action::IsolateAndRepair,
+        action: Action::Service,
     };
     const BUSBW: F = F {
         id: Cow::Borrowed("nccl.all-reduce.busbw"),
         layer: Layer::Interconnect,
         summary: "single-node all-reduce bus bandwidth at 8 GiB or more",
         fault: FaultClass::Link,
-        action: Action::Reset,
+        action: Action::RebootNode,
     };
     const M_RANKS: F = F {
         id: Cow::Borrowed("nccl.multi-node.ranks"),
         layer: Layer::Interconnect,
         summary: "multi-node all-reduce ran on every GPU of this node and enough nodes",
         fault: FaultClass::Device,
-        action: Action::IsolateAndRepair,
+        action: Action::Service,
     };
     const M_DATA: F = F {
         id: Cow::Borrowed("nccl.multi-node.data"),
         layer: Layer::Interconnect,
         summary: "multi-node all-reduce results were validated and correct",
         fault: FaultClass::Device,
-        action: Action::IsolateAndRepair,
+        action: Action::Service,
     };
     const M_BUSBW: F = F {
         id: Cow::Borrowed("nccl.multi-node.busbw"),
         layer: Layer::Interconnect,
         summary: "multi-node all-reduce bus bandwidth at 8 GiB or more",
         fault: FaultClass::Link,
-        action: Action::Reset,
+        action: Action::RebootNode,
     };
     const OTHER: F = F {
         id: Cow::Borrowed("nccl.collective.data"),
         layer: Layer::Interconnect,
         summary: "other collectives' results were correct",
         fault: FaultClass::Device,
-        action: Action::IsolateAndRepair,
+        action: Action::Service,
     };
     let runs: Vec<(&Path, &NcclRun)> = inputs
         .iter()
@@ -1312,21 +1312,21 @@ fn rdma(ctx: &mut Ctx<'_>, inputs: &[Input]) -> Run<Vec<record::RdmaResult>> {
         layer: Layer::Interconnect,
         summary: "ib_write_bw measured every RDMA rail",
         fault: FaultClass::Link,
-        action: Action::Reset,
+        action: Action::RebootNode,
     };
     const BW: F = F {
         id: Cow::Borrowed("rdma.bandwidth"),
         layer: Layer::Interconnect,
         summary: "ib_write_bw bandwidth per rail at 8 MiB (GPU memory where GPUDirect is declared)",
         fault: FaultClass::Link,
-        action: Action::Reset,
+        action: Action::RebootNode,
     };
     const DMA_BUF: F = F {
         id: Cow::Borrowed("rdma.dma-buf"),
         layer: Layer::Interconnect,
         summary: "perftest registered its GPU buffers through DMA-BUF (NVIDIA without OFED: no nvidia_peermem)",
         fault: FaultClass::DriverDaemon,
-        action: Action::IsolateAndRepair,
+        action: Action::Service,
     };
     let runs: Vec<(&Path, &PerftestRun)> = inputs
         .iter()
@@ -1496,7 +1496,7 @@ fn framework(
         layer: Layer::Framework,
         summary: "a framework step passed",
         fault: FaultClass::TransientApplication,
-        action: Action::Restart,
+        action: Action::RestartApp,
     };
     let steps = probe_steps(inputs, Suite::Framework);
     if steps.is_empty() {
@@ -1525,7 +1525,11 @@ fn framework(
             layer: Layer::Framework,
             summary: "a framework step passed",
             fault,
-            action: Action::Restart,
+            action: if fault == FaultClass::DriverDaemon {
+                Action::RestartDaemon
+            } else {
+                Action::RestartApp
+            },
         };
         if found.is_empty() {
             ctx.push(

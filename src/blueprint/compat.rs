@@ -22,6 +22,8 @@ use serde::{Deserialize, Serialize};
 use super::model::Vendor;
 use super::value::{LinkWidth, PcieGen, Version, VersionReq};
 use super::yaml_path::YamlPath;
+use crate::fault::overrides::{Catalog, Override, Overrides};
+use crate::fault::{Action, FaultClass, Severity};
 
 const BUILTIN: &str = include_str!("compat-matrix.yaml");
 
@@ -36,6 +38,8 @@ pub struct Matrix {
     /// The newest releases the matrix was written against.
     pub newest: Vec<Newest>,
     pub nics: Vec<NicModel>,
+    /// A site's overrides of single codes of the vendor fault catalogs.
+    pub faults: Vec<Override>,
 }
 
 impl Serialize for Matrix {
@@ -52,6 +56,9 @@ impl Serialize for Matrix {
         // without a known NIC read as before NIC models were data.
         if !self.nics.is_empty() {
             m.serialize_field("nics", &self.nics)?;
+        }
+        if !self.faults.is_empty() {
+            m.serialize_field("faults", &self.faults)?;
         }
         m.end()
     }
@@ -320,6 +327,36 @@ pub struct MatrixFile {
     /// without case, spaces or punctuation).
     #[serde(default)]
     nics: Vec<NicEntry>,
+    /// Overrides of single codes of the vendor fault catalogs (key: `catalog` and
+    /// `code`): what verify does about that Xid, SXid or AMD RAS signal on this site's
+    /// nodes, instead of what the catalog says, or for a code a newer driver added.
+    #[serde(default)]
+    faults: Vec<FaultEntry>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct FaultEntry {
+    /// `nvidia-xid`, `nvidia-sxid` or `amd-ras`.
+    catalog: Catalog,
+    /// The Xid or SXid number, or the AMD RAS signal (`ue`, `log-reset-failed`, ...).
+    code: FaultCode,
+    /// The fault class; the catalog's when absent.
+    #[serde(default)]
+    class: Option<FaultClass>,
+    action: Action,
+    /// The action's own severity when absent (a warning up to restart-app).
+    #[serde(default)]
+    severity: Option<Severity>,
+    /// Why: the site's qualification, ticket or vendor advisory.
+    source: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+enum FaultCode {
+    Number(u32),
+    Text(String),
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -434,6 +471,7 @@ impl Matrix {
         models: Vec<Model>,
         rules: Vec<Rule>,
         nics: Vec<NicModel>,
+        faults: Vec<Override>,
     ) -> Self {
         Self {
             cuda_minimum_driver,
@@ -442,7 +480,13 @@ impl Matrix {
             rules,
             newest: Vec::new(),
             nics,
+            faults,
         }
+    }
+
+    /// The fault-catalog overrides, found by catalog and code.
+    pub fn fault_overrides(&self) -> Overrides {
+        Overrides::new(self.faults.iter().cloned())
     }
 
     /// The shipped matrix, parsed once per process.
@@ -696,6 +740,31 @@ impl Matrix {
                     });
                 }
             }
+        }
+        for (i, row) in raw.faults.into_iter().enumerate() {
+            let path = YamlPath::parse("faults").index(i);
+            let code = match row.code {
+                FaultCode::Number(n) => n.to_string(),
+                FaultCode::Text(t) => t.trim().to_owned(),
+            };
+            let entry = Override {
+                catalog: row.catalog,
+                code,
+                class: row.class,
+                action: row.action,
+                severity: row.severity,
+                source: row.source,
+            };
+            entry.check().map_err(|m| at(path.key("code"), m))?;
+            if entry.source.trim().is_empty() {
+                return Err(at(
+                    path.key("source"),
+                    "an override needs a `source`".into(),
+                ));
+            }
+            self.faults
+                .retain(|f| !(f.catalog == entry.catalog && f.code == entry.code));
+            self.faults.push(entry);
         }
         Ok(())
     }
