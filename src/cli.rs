@@ -474,6 +474,9 @@ pub struct BuildArgs {
     /// Pack every layer again instead of reusing unchanged ones from the image already in OUT.
     #[arg(long)]
     pub no_cache: bool,
+    /// Attach no SBOM (by default an SPDX 2.3 and a CycloneDX 1.6 document are attached to the image as OCI referrers).
+    #[arg(long)]
+    pub no_sbom: bool,
     /// Also write the cluster-side files (operator values, NodeFeatureRule) into this folder.
     #[arg(long, value_name = "DIR")]
     pub cluster: Option<PathBuf>,

@@ -11,6 +11,7 @@ pub mod cli;
 pub mod command;
 pub mod diff;
 pub mod fault;
+pub mod features;
 pub mod input;
 pub mod k8s;
 pub mod package;

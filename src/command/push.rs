@@ -15,6 +15,7 @@ pub fn run(args: &PushArgs, env: &mut Env<'_>) -> Outcome {
         insecure: args.insecure,
         timeout: Duration::from_secs(args.timeout),
         auth_files: credentials::auth_files(),
+        ca_bundle: None,
     };
     env.detail(&format!(
         "pushing {} to {}",

@@ -124,13 +124,10 @@ fn plan_cmd(args: &RolloutPlanArgs, env: &mut Env<'_>) -> Outcome {
         tolerance,
     );
     if let Some(dir) = &args.output {
-        let applier = rollout.engine.applier.as_deref().ok_or_else(|| {
-            Failure::unusable(format!(
-                "{}: rollout.engine.applier is not set, so there is no upgrade container to render; \
-                 set it to the image (by digest) that applies a node image on the host",
-                args.new
-            ))
-        })?;
+        let applier = match rollout.engine.applier.as_deref() {
+            Some(image) => manifests::Applier::Site(image),
+            None => manifests::Applier::Image,
+        };
         let mut inputs = old.inputs(&args.templates, &args.matrix);
         inputs.extend(crate::render::inputs(&new));
         if let Input::File(p) = &args.nodes {
@@ -155,7 +152,7 @@ fn write_output(
     inputs: &[PathBuf],
     plan: &Plan,
     rollout: &Rollout,
-    applier: &str,
+    applier: manifests::Applier<'_>,
 ) -> Result<(), Failure> {
     let staged = StagedDir::new(dir, Kind::Render, inputs).unusable()?;
     let mut files = manifests::render(plan, &rollout.engine, applier).unusable()?;

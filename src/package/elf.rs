@@ -103,8 +103,8 @@ struct Reader<'a> {
     bytes: &'a [u8],
 }
 
-impl Reader<'_> {
-    fn slice(&self, offset: u64, len: u64) -> Result<&[u8], String> {
+impl<'a> Reader<'a> {
+    fn slice(&self, offset: u64, len: u64) -> Result<&'a [u8], String> {
         let start = usize::try_from(offset).map_err(|_| "offset out of range".to_string())?;
         let len = usize::try_from(len).map_err(|_| "length out of range".to_string())?;
         let end = start
@@ -211,6 +211,53 @@ pub fn inspect(bytes: &[u8]) -> Result<ElfInfo, String> {
         interpreter,
         glibc,
     })
+}
+
+/// The bytes of the section named `name` (from the section headers, which `strip` keeps;
+/// a file without them, or without that section, gives `None`). Bounds-checked like
+/// everything here.
+pub fn section<'a>(bytes: &'a [u8], name: &str) -> Result<Option<&'a [u8]>, String> {
+    let r = Reader { bytes };
+    inspect(bytes)?;
+    let shoff = r.u64(40)?;
+    let shentsize = u64::from(r.u16(58)?);
+    let shnum = u64::from(r.u16(60)?);
+    let shstrndx = u64::from(r.u16(62)?);
+    if shoff == 0 || shnum == 0 {
+        return Ok(None);
+    }
+    if shentsize < 64 {
+        return Err(format!("section header size {shentsize} is too small"));
+    }
+    let header = |i: u64| -> Result<(u32, u64, u64), String> {
+        let at = shoff
+            .checked_add(
+                i.checked_mul(shentsize)
+                    .ok_or("section header offset overflows")?,
+            )
+            .ok_or("section header offset overflows")?;
+        // Elf64_Shdr: sh_name u32, sh_type u32, sh_flags u64, sh_addr u64, sh_offset u64,
+        // sh_size u64, …
+        Ok((r.u32(at)?, r.u64(at + 24)?, r.u64(at + 32)?))
+    };
+    let (_, names_at, names_len) = header(shstrndx)?;
+    for i in 0..shnum.min(MAX_ENTRIES as u64) {
+        let (name_off, offset, size) = header(i)?;
+        if u64::from(name_off) >= names_len {
+            continue;
+        }
+        let found = r.cstr(
+            names_at + u64::from(name_off),
+            names_len - u64::from(name_off),
+        )?;
+        if found == name {
+            r.slice(offset, size)?;
+            // In range (checked just above), so the conversions hold.
+            let start = offset as usize;
+            return Ok(Some(&bytes[start..start + size as usize]));
+        }
+    }
+    Ok(None)
 }
 
 /// File offset of a virtual address, through the `PT_LOAD` that maps it.
@@ -353,6 +400,25 @@ pub(crate) mod tests {
             b[a + 8..a + 16].copy_from_slice(&value.to_le_bytes());
         }
         b
+    }
+
+    #[test]
+    fn finds_a_named_section_as_readelf_does() {
+        // This test binary itself: the section table as readelf reads it.
+        let exe = std::env::current_exe().unwrap();
+        let bytes = std::fs::read(&exe).unwrap();
+        let text = section(&bytes, ".text").unwrap().expect(".text");
+        assert!(!text.is_empty());
+        assert_eq!(section(&bytes, ".no-such-section").unwrap(), None);
+        // A file without a section table has no sections; garbage is an error.
+        assert_eq!(section(&tiny_elf(62, &[]), ".dep-v0").unwrap(), None);
+        assert!(section(b"MZ", ".dep-v0").is_err());
+        // A section table pointing past the end is an error, not a panic.
+        let mut broken = tiny_elf(62, &[]);
+        broken[40..48].copy_from_slice(&(1u64 << 40).to_le_bytes());
+        broken[60..62].copy_from_slice(&3u16.to_le_bytes());
+        broken[58..60].copy_from_slice(&64u16.to_le_bytes());
+        assert!(section(&broken, ".dep-v0").is_err());
     }
 
     #[test]

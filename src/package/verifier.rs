@@ -26,6 +26,13 @@ pub struct Verifier {
     source: PathBuf,
     bytes: Vec<u8>,
     glibc: Option<GlibcVersion>,
+    /// Linked statically: it runs with no userland beside it, as the node image's own
+    /// applier container does.
+    static_linked: bool,
+    /// The optional features it was built with (`push`: registry access), from its
+    /// `.nodeimg_features` section; `None` when it has none (not a nodeimg build, or an
+    /// older one).
+    features: Option<Vec<String>>,
 }
 
 /// The distribution a verifier must run on.
@@ -83,8 +90,14 @@ impl Verifier {
                 Some(needed)
             }
         };
+        let features = elf::section(&bytes, crate::features::SECTION)
+            .ok()
+            .flatten()
+            .map(crate::features::parse);
         Ok(Self {
             source: path.to_path_buf(),
+            static_linked: info.interpreter.is_none(),
+            features,
             bytes,
             glibc,
         })
@@ -98,6 +111,8 @@ impl Verifier {
             source: source.into(),
             bytes,
             glibc: None,
+            static_linked: false,
+            features: None,
         }
     }
 
@@ -108,6 +123,8 @@ impl Verifier {
             source: "<golden stand-in verifier>".into(),
             bytes: stand_in_elf(),
             glibc: None,
+            static_linked: true,
+            features: None,
         }
     }
 
@@ -122,6 +139,29 @@ impl Verifier {
     /// The newest glibc the binary needs; `None` for a static binary.
     pub fn glibc(&self) -> Option<GlibcVersion> {
         self.glibc
+    }
+
+    /// Whether the image can run as its own applier (`rollout plan`'s default): the
+    /// verifier is static (the image holds no userland to load it) and can pull from a
+    /// registry; otherwise why not.
+    pub fn self_applier(&self) -> Result<(), String> {
+        let pulls = self
+            .features
+            .as_ref()
+            .is_some_and(|f| f.iter().any(|n| n == "push"));
+        match (self.static_linked, pulls) {
+            (true, true) => Ok(()),
+            (false, _) => Err(
+                "its nodeimg is dynamically linked, and the image holds no loader or libc to run it \
+                 as a container"
+                    .into(),
+            ),
+            (true, false) => Err(
+                "its nodeimg is built without registry access (the `push` feature), so it cannot \
+                 pull the image it is to apply"
+                    .into(),
+            ),
+        }
     }
 }
 

@@ -15,8 +15,18 @@
 //! Semantics relied on (rancher/system-upgrade-controller `pkg/upgrade/job/job.go` and
 //! `pkg/upgrade/container/container.go`): an image reference with a digest is used as
 //! given (the Plan's version is appended only to a name without tag or digest); the
-//! upgrade container runs privileged with `/host`; `postCompleteLabels` are set on the
-//! node when its Job completed.
+//! upgrade container runs privileged with `/host`, in the host's PID, IPC and network
+//! namespaces (`hostPID`, `hostIPC`, `hostNetwork` on the Job's Pod); `secrets` are
+//! mounted at their `path`; `postCompleteLabels` are set on the node when its Job
+//! completed.
+//!
+//! The applier, by default, is the node image itself ([`Applier::Image`]): its layers
+//! hold the `nodeimg` the units run, so the upgrade container is the image the wave
+//! installs, running `nodeimg apply --in-place --root /host IMAGE` — the image pulled by
+//! digest (and, with a trust policy, checked) by nodeimg, its files put in place under
+//! the journal, the change's impact acted on through the host's systemd. The rollback
+//! Plan runs the previous image the same way, which apply turns into the exact rollback.
+//! A site with its own installer names it instead ([`Applier::Site`]).
 
 use serde::Serialize;
 
@@ -54,6 +64,10 @@ struct Spec {
     cordon: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     drain: Option<Drain>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    image_pull_secrets: Vec<LocalRef>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    secrets: Vec<SecretMount>,
     upgrade: Container,
     post_complete_labels: std::collections::BTreeMap<String, String>,
 }
@@ -82,12 +96,38 @@ struct Drain {
 }
 
 #[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
 struct Container {
     image: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    command: Vec<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     args: Vec<String>,
     envs: Vec<Env>,
 }
+
+#[derive(Serialize)]
+struct SecretMount {
+    name: String,
+    path: &'static str,
+}
+
+#[derive(Serialize)]
+struct LocalRef {
+    name: String,
+}
+
+/// Who installs the image on each node.
+#[derive(Debug, Clone, Copy)]
+pub enum Applier<'a> {
+    /// The node image itself, running its own `nodeimg apply`.
+    Image,
+    /// The site's installer image, by digest.
+    Site(&'a str),
+}
+
+/// Where the pull Secret is mounted in the upgrade container.
+const PULL_SECRET_PATH: &str = "/run/nodeimg/pull-secret";
 
 #[derive(Serialize)]
 struct Env {
@@ -131,7 +171,7 @@ fn name(plan: &Plan, suffix: &str) -> String {
 }
 
 fn object(
-    (plan, engine, applier): (&Plan, &Engine, &str),
+    (plan, engine, applier): (&Plan, &Engine, Applier<'_>),
     name: String,
     nodes: Selector,
     concurrency: usize,
@@ -176,9 +216,39 @@ fn object(
                 force: false,
                 timeout: format!("{}s", engine.drain_timeout.as_secs()),
             }),
+            image_pull_secrets: engine
+                .pull_secret
+                .iter()
+                .map(|name| LocalRef { name: name.clone() })
+                .collect(),
+            secrets: match applier {
+                Applier::Image => engine
+                    .pull_secret
+                    .iter()
+                    .map(|name| SecretMount {
+                        name: name.clone(),
+                        path: PULL_SECRET_PATH,
+                    })
+                    .collect(),
+                Applier::Site(_) => Vec::new(),
+            },
             upgrade: Container {
-                image: applier.to_owned(),
-                args: engine.args.clone(),
+                image: match applier {
+                    Applier::Image => to.to_owned(),
+                    Applier::Site(image) => image.to_owned(),
+                },
+                command: match applier {
+                    Applier::Image => vec![format!("/{}", crate::package::verifier::NODE_PATH)],
+                    Applier::Site(_) => Vec::new(),
+                },
+                args: match applier {
+                    Applier::Image => ["apply", "--in-place", "--root", "/host", to]
+                        .into_iter()
+                        .map(str::to_owned)
+                        .chain(engine.args.iter().cloned())
+                        .collect(),
+                    Applier::Site(_) => engine.args.clone(),
+                },
                 envs: vec![
                     Env {
                         name: "NODEIMG_IMAGE",
@@ -192,7 +262,19 @@ fn object(
                         name: "NODEIMG_IMPACT",
                         value: impact.to_owned(),
                     },
-                ],
+                ]
+                .into_iter()
+                .chain(
+                    engine
+                        .pull_secret
+                        .iter()
+                        .filter(|_| matches!(applier, Applier::Image))
+                        .map(|_| Env {
+                            name: "REGISTRY_AUTH_FILE",
+                            value: format!("{PULL_SECRET_PATH}/.dockerconfigjson"),
+                        }),
+                )
+                .collect(),
             },
             post_complete_labels: [
                 (IMAGE_LABEL.to_owned(), short(to)),
@@ -204,7 +286,7 @@ fn object(
     }
 }
 
-fn wave_object(plan: &Plan, engine: &Engine, applier: &str, wave: &Wave) -> SucPlan {
+fn wave_object(plan: &Plan, engine: &Engine, applier: Applier<'_>, wave: &Wave) -> SucPlan {
     let kind = if wave.canary { "canary" } else { "wave" };
     let next = if wave.index + 1 < plan.waves.len() {
         format!("wave-{:03}.yaml", wave.index + 1)
@@ -241,7 +323,7 @@ fn wave_object(plan: &Plan, engine: &Engine, applier: &str, wave: &Wave) -> SucP
 pub fn render(
     plan: &Plan,
     engine: &Engine,
-    applier: &str,
+    applier: Applier<'_>,
 ) -> Result<Vec<(String, String)>, String> {
     // Block YAML from the renderer's escaping emitter (keys sorted, as `kubectl get -o
     // yaml` writes them; strings quoted whenever a YAML 1.1 or 1.2 reader could take them

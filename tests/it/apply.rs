@@ -1067,3 +1067,135 @@ fn an_image_is_applied_from_a_registry_by_digest_and_a_tag_alone_is_refused() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert_eq!(after, snapshot(&root));
 }
+
+/// A bind mount, undone when dropped.
+#[cfg(feature = "push")]
+struct Bind(PathBuf);
+
+#[cfg(feature = "push")]
+impl Drop for Bind {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[cfg(feature = "push")]
+#[test]
+#[ignore = "opt-in suite `real-tools`: runs docker-registry, chroot and mount as root, needs scripts/build-verifier (cargo test -- --ignored)"]
+fn the_node_image_applies_itself_from_its_own_container() {
+    let reg = crate::support::registry::Registry::start(None);
+    let t = tempfile::tempdir().unwrap();
+    let host = base_root(t.path());
+    let out = t.path().join("image");
+    let o = cmd()
+        .arg("build")
+        .arg(example("debian12-cpu"))
+        .arg("-o")
+        .arg(&out)
+        .arg("--verifier")
+        .arg(crate::support::static_verifier())
+        .arg("-q")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let name = format!("{}/nodes/debian12-cpu", reg.host());
+    let o = cmd()
+        .args(["push", "--insecure", "--format", "json"])
+        .arg(&out)
+        .arg(format!("{name}:v1"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let digest = json(&o)["digest"].as_str().unwrap().to_owned();
+
+    // The container a Plan starts: the image's layers unpacked as a runtime unpacks them
+    // (GNU tar, in manifest order), the host's root at /host. It holds no libc.
+    let container = t.path().join("container");
+    std::fs::create_dir(&container).unwrap();
+    let manifest: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(
+            out.join("blobs/sha256")
+                .join(digest.trim_start_matches("sha256:")),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    for layer in manifest["layers"].as_array().unwrap() {
+        let blob = out.join("blobs/sha256").join(
+            layer["digest"]
+                .as_str()
+                .unwrap()
+                .trim_start_matches("sha256:"),
+        );
+        let st = std::process::Command::new("tar")
+            .args(["--zstd", "-xf"])
+            .arg(&blob)
+            .arg("-C")
+            .arg(&container)
+            .status()
+            .expect("GNU tar");
+        assert!(st.success());
+    }
+    assert!(
+        walkdir::WalkDir::new(&container)
+            .into_iter()
+            .filter_map(Result::ok)
+            .all(|e| !e.file_name().to_string_lossy().starts_with("libc.so")),
+        "the image holds no libc: the applier must need none"
+    );
+    std::fs::create_dir(container.join("host")).unwrap();
+    let st = std::process::Command::new("mount")
+        .arg("--bind")
+        .arg(&host)
+        .arg(container.join("host"))
+        .status()
+        .unwrap();
+    assert!(st.success(), "mount --bind (needs root)");
+    let _bind = Bind(container.join("host"));
+
+    // What the Plan runs: the image's own nodeimg, the image by digest.
+    let reference = format!("{name}@{digest}");
+    let run = || {
+        let mut c = std::process::Command::new("/usr/sbin/chroot");
+        c.arg(&container)
+            .args([
+                "/usr/local/bin/nodeimg",
+                "apply",
+                "--in-place",
+                "--root",
+                "/host",
+            ])
+            .arg(&reference)
+            .args([
+                "--insecure",
+                "--print-actions",
+                "--no-package-check",
+                "--format",
+                "json",
+            ])
+            .args(SKIP_STEPS)
+            .env_clear()
+            .env("PATH", "/usr/local/bin")
+            .env("TMPDIR", "/host/var/tmp");
+        c.output().expect("chroot")
+    };
+    std::fs::create_dir_all(host.join("var/tmp")).unwrap();
+    let o = run();
+    let report = json(&o);
+    assert!(o.status.success(), "{report}\n{}", stderr(&o));
+    assert_eq!(report["image"], digest.as_str());
+    assert_eq!(receipt(&host).0["manifests"][0]["digest"], digest.as_str());
+    assert!(host.join("etc/nodeimg/blueprint.lock.json").is_file());
+    assert_eq!(
+        std::fs::read(host.join("usr/local/bin/nodeimg")).unwrap(),
+        std::fs::read(crate::support::static_verifier()).unwrap(),
+        "the image's nodeimg is on the host now"
+    );
+    assert_eq!(std::fs::read_dir(host.join("var/tmp")).unwrap().count(), 0);
+
+    // The Job run again (a retried Pod): nothing changes.
+    let o = run();
+    let report = json(&o);
+    assert!(o.status.success(), "{report}");
+    assert_eq!(report["unchanged"], true, "{report}");
+}

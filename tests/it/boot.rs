@@ -1141,6 +1141,11 @@ const APPLY_ENV: &str = "# nodeimg boot test: a container boots the host's kerne
 
 /// Builds `bp` into `out` with this nodeimg (an image to apply later).
 fn build_layout(bp: &Value, dir: &Path, name: &str) -> PathBuf {
+    build_layout_with(bp, dir, name, None)
+}
+
+/// [`build_layout`], carrying `verifier` instead of this nodeimg.
+fn build_layout_with(bp: &Value, dir: &Path, name: &str, verifier: Option<&Path>) -> PathBuf {
     let file = dir.join(format!("{name}.yaml"));
     std::fs::write(&file, serde_yaml::to_string(bp).unwrap()).unwrap();
     let out = dir.join(name);
@@ -1150,6 +1155,9 @@ fn build_layout(bp: &Value, dir: &Path, name: &str) -> PathBuf {
         .arg("-o")
         .arg(&out)
         .env_remove("SOURCE_DATE_EPOCH");
+    if let Some(v) = verifier {
+        c.arg("--verifier").arg(v);
+    }
     run(c);
     out
 }
@@ -1572,5 +1580,204 @@ fn boot_a_good_boot_of_an_image_on_trial_blesses_it_after_verify() {
     assert_eq!(
         read_json(&state.join("current.json"))["image"]["manifest"],
         manifest_digest(&layout).as_str()
+    );
+}
+
+/// `apply --install-packages` on a root that lacks a pinned package: the root's own
+/// `apt-get` fetches it from the Debian archive the root names, at the version the
+/// image's holds file pins (Debian 12's containerd here, which the root's bookworm
+/// source serves), and the pin then holds. No boot: this is the image pipeline's step.
+#[test]
+#[ignore = "opt-in suite `boot`: installs from the Debian archive into the cached Debian 12 root (root, network to the Debian mirror; cargo test -- --ignored boot::)"]
+fn boot_install_packages_brings_a_missing_pin_from_the_archive() {
+    let versions = root_versions();
+    let mut bp = container_variant("debian12-cpu", &versions);
+    set(
+        &mut bp,
+        &["runtime", "containerd", "version"],
+        Value::from("1.6.20~ds1"),
+    );
+    let node = Node::build(&bp, false);
+    let root = node.root();
+    let chroot = |args: &[&str]| {
+        let mut c = Command::new("chroot");
+        c.arg(&root).args(args);
+        run(c)
+    };
+    // A base that does not hold it (the cached root has trixie's containerd).
+    chroot(&["dpkg", "--purge", "--force-depends", "containerd"]);
+    // Name resolution inside the root, as a pipeline's build machine gives it.
+    std::fs::copy("/etc/resolv.conf", root.join("etc/resolv.conf")).unwrap();
+
+    let o = Command::new(env!("CARGO_BIN_EXE_nodeimg"))
+        .arg("apply")
+        .arg(&node.layout)
+        .arg("--root")
+        .arg(&root)
+        .args([
+            "--install-packages",
+            "--skip",
+            "initramfs",
+            "--skip",
+            "boot-loader",
+        ])
+        .args(["--no-root-check", "--format", "json"])
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr)));
+    let installed = &report["installed"];
+    assert_eq!(
+        installed["command"], "apt-get install -y -q --no-install-recommends containerd",
+        "{report}"
+    );
+    assert_eq!(installed["status"], "ran", "{report}");
+    assert_eq!(installed["exit"], 0, "{report}");
+    let containerd = report["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| {
+            p["why"]
+                .as_str()
+                .unwrap()
+                .ends_with("(runtime.containerd.version)")
+        })
+        .unwrap_or_else(|| panic!("{report}"));
+    assert_eq!(containerd["ok"], true, "{report}");
+    let out = chroot(&["dpkg-query", "-W", "-f=${Version}", "containerd"]);
+    let version = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(version.starts_with("1.6.20~ds1-"), "{version}");
+}
+
+/// The default applier of a rollout, on a running node: the upgrade Job's container is
+/// the next image itself — its layers unpacked as a runtime unpacks them, holding the
+/// static nodeimg and the node's files but no libc, chroot or nsenter — with the node's
+/// root at `/host`, in the node's PID namespace, as system-upgrade-controller starts it.
+/// Its own nodeimg applies the image in place: the kubelet drop-in changes, the impact is
+/// `drain`, and `systemctl try-restart kubelet` reaches the node's systemd through PID 1's
+/// namespaces. Then the rollback Plan's run — the same container applying the previous
+/// image — is the exact rollback: every file as before. (Pulling by digest is shown
+/// against the real registry in `apply::the_node_image_applies_itself_from_its_own_container`;
+/// the container here has no network.)
+#[test]
+#[ignore = "opt-in suite `boot`: boots a Debian 12 root under systemd-nspawn (root, mmdebstrap, systemd-container, scripts/build-verifier; cargo test -- --ignored boot::)"]
+fn boot_the_image_applies_itself_from_its_own_container_and_back() {
+    let versions = root_versions();
+    let node = cpu_node(|_| {});
+    let mut next = container_variant("debian12-cpu", &versions);
+    set(
+        &mut next,
+        &["metadata", "version"],
+        Value::from("2026.12.91"),
+    );
+    set(
+        &mut next,
+        &["kubernetes", "kubelet", "maxPods"],
+        Value::from(70),
+    );
+    let verifier = crate::support::static_verifier();
+    let layout = build_layout_with(&next, node.dir.path(), "next", Some(&verifier));
+    let inside = node.root().join("var/lib/boot-test");
+    std::fs::create_dir_all(&inside).unwrap();
+    for (from, to) in [(&layout, "next"), (&node.layout, "previous")] {
+        run({
+            let mut c = Command::new("cp");
+            c.arg("-a").arg(from).arg(inside.join(to));
+            c
+        });
+    }
+    // The container's root: the next image's layers, bottom to top.
+    let rootfs = inside.join("applier-root");
+    std::fs::create_dir_all(&rootfs).unwrap();
+    let index = read_json(&layout.join("index.json"));
+    let manifest_digest = index["manifests"][0]["digest"].as_str().unwrap();
+    let manifest = read_json(
+        &layout
+            .join("blobs/sha256")
+            .join(manifest_digest.trim_start_matches("sha256:")),
+    );
+    for l in manifest["layers"].as_array().unwrap() {
+        run({
+            let mut c = Command::new("tar");
+            c.args(["--zstd", "-xf"])
+                .arg(
+                    layout
+                        .join("blobs/sha256")
+                        .join(l["digest"].as_str().unwrap().trim_start_matches("sha256:")),
+                )
+                .arg("-C")
+                .arg(&rootfs);
+            c
+        });
+    }
+    node.write(
+        "/etc/boot-test/applier",
+        "/var/lib/boot-test/applier-root /var/lib/boot-test/next /var/lib/boot-test/previous\n",
+    );
+    node.write("/etc/nodeimg/apply.env", APPLY_ENV);
+    let boot = node.boot();
+    let why = boot.explain();
+    let read = |name: &str| {
+        std::fs::read_to_string(inside.join(name)).unwrap_or_else(|e| panic!("{name}: {e}\n{why}"))
+    };
+    assert_eq!(
+        read("applier-apply.rc").trim(),
+        "0",
+        "{}{}",
+        read("applier-apply.json"),
+        read("applier-apply.err")
+    );
+    let report: serde_json::Value = serde_json::from_str(&read("applier-apply.json")).unwrap();
+    assert_eq!(report["impact"], "drain", "{report}");
+    let actions: Vec<(&str, bool)> = report["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| (a["command"].as_str().unwrap(), a["ok"] == true))
+        .collect();
+    assert_eq!(
+        actions,
+        [
+            ("systemctl daemon-reload", true),
+            ("systemctl try-restart kubelet.service", true)
+        ],
+        "{report}"
+    );
+    assert_ne!(
+        read("applier-kubelet-before"),
+        read("applier-kubelet-during"),
+        "kubelet was restarted by the node's systemd"
+    );
+    let nodeimg_line = |snap: &str| {
+        read(snap)
+            .lines()
+            .find(|l| l.starts_with("/usr/local/bin/nodeimg f"))
+            .map(str::to_string)
+    };
+    assert_ne!(
+        nodeimg_line("applier-before"),
+        nodeimg_line("applier-during"),
+        "the image's own nodeimg is on the node"
+    );
+    assert_eq!(
+        read("applier-rollback.rc").trim(),
+        "0",
+        "{}{}",
+        read("applier-rollback.json"),
+        read("applier-rollback.err")
+    );
+    let rollback: serde_json::Value = serde_json::from_str(&read("applier-rollback.json")).unwrap();
+    assert_eq!(rollback["op"], "rollback", "{rollback}");
+    let (before, after) = (read("applier-before"), read("applier-after"));
+    let differ: Vec<_> = before
+        .lines()
+        .zip(after.lines())
+        .filter(|(a, b)| a != b)
+        .take(5)
+        .collect();
+    assert!(
+        before == after,
+        "the rollback Plan's run is byte for byte: {differ:?}"
     );
 }

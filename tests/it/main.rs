@@ -68,6 +68,8 @@ mod render_kubelet;
 mod robustness;
 mod rollout;
 mod rollout_properties;
+mod sbom;
+mod sbom_validators;
 mod shm_policy;
 mod site_matrix;
 mod startup;

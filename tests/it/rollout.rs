@@ -280,17 +280,76 @@ fn the_nodes_can_come_from_standard_input() {
 }
 
 #[test]
-fn manifests_need_an_applier() {
-    let s = Setup::new(|v| v.remove("rollout.engine.applier"), 8);
+fn without_a_site_applier_the_node_image_applies_itself() {
+    let s = Setup::new(
+        |v| {
+            v.remove("rollout.engine.applier")
+                .set("rollout.engine.args", json!(["--skip", "boot-loader"]))
+                .set("rollout.engine.pullSecret", json!("node-images"))
+        },
+        8,
+    );
     let out = s.path("out");
     let o = s.plan(&["-o", out.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(2));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let read = |name: &str| -> Value {
+        serde_yaml::from_str(&std::fs::read_to_string(out.join(name)).unwrap()).unwrap()
+    };
+    for (file, image) in [("wave-000.yaml", image('b')), ("rollback.yaml", image('a'))] {
+        let plan = read(file);
+        let up = &plan["spec"]["upgrade"];
+        assert_eq!(
+            up["image"],
+            image.as_str(),
+            "{file}: the image installs itself"
+        );
+        assert_eq!(up["command"], json!(["/usr/local/bin/nodeimg"]), "{file}");
+        assert_eq!(
+            up["args"],
+            json!([
+                "apply",
+                "--in-place",
+                "--root",
+                "/host",
+                image,
+                "--skip",
+                "boot-loader"
+            ]),
+            "{file}"
+        );
+        // The private registry: the kubelet pulls with the Secret, nodeimg reads it.
+        assert_eq!(
+            plan["spec"]["imagePullSecrets"],
+            json!([{"name": "node-images"}]),
+            "{file}"
+        );
+        assert_eq!(
+            plan["spec"]["secrets"],
+            json!([{"name": "node-images", "path": "/run/nodeimg/pull-secret"}]),
+            "{file}"
+        );
+        assert!(
+            up["envs"].as_array().unwrap().contains(&json!({
+                "name": "REGISTRY_AUTH_FILE",
+                "value": "/run/nodeimg/pull-secret/.dockerconfigjson"
+            })),
+            "{file}: {}",
+            up["envs"]
+        );
+    }
+
+    // A Secret name that is not one is refused when the blueprint loads.
+    let s = Setup::new(
+        |v| v.set("rollout.engine.pullSecret", json!("Not_A_Name")),
+        8,
+    );
+    let o = s.plan(&[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("rollout.engine.applier"),
+        stderr(&o).contains("rollout.engine.pullSecret"),
         "{}",
         stderr(&o)
     );
-    assert!(!out.exists(), "nothing written");
 }
 
 // ---- golden ------------------------------------------------------------------------
@@ -1020,15 +1079,21 @@ fn rollout_plans_validate_against_the_system_upgrade_controller_crd() {
         assert!(errors(&v, &doc).is_empty(), "{:?}", errors(&v, &doc));
     }
     let mut files = Vec::new();
-    for live in [false, true] {
+    for (live, own_applier) in [(false, true), (true, true), (false, false)] {
         let s = Setup::new(
             |v| {
-                if live {
+                let v = if live {
                     v.set("metadata.version", json!("2026.10.1"))
                         .set("os.kernel", json!("5.15.0-170-generic"))
                         .set("acceptance.dcgm.level", json!(2))
                 } else {
                     v
+                };
+                if own_applier {
+                    v
+                } else {
+                    v.remove("rollout.engine.applier")
+                        .set("rollout.engine.pullSecret", json!("node-images"))
                 }
             },
             24,

@@ -96,16 +96,25 @@ pub struct Engine {
     /// Service account of the upgrade Jobs.
     #[serde(default = "default_engine_namespace")]
     pub service_account: String,
-    /// The image that applies a node image to the host (`/host` in its container), pinned
-    /// by digest: the site's own (bootc, an A/B updater, a reimage hook). It gets the new
-    /// image in `NODEIMG_IMAGE`, the one to keep for rollback in `NODEIMG_PREVIOUS_IMAGE`
-    /// and `live`, `drain` or `reboot` in `NODEIMG_IMPACT`, and reboots when that says
-    /// `reboot`. Without it `rollout plan` prints the plan but renders no manifests.
+    /// The site's own image that applies a node image to the host (`/host` in its
+    /// container), pinned by digest: bootc, an A/B updater, a reimage hook. It gets the
+    /// new image in `NODEIMG_IMAGE`, the one to keep for rollback in
+    /// `NODEIMG_PREVIOUS_IMAGE` and `live`, `drain` or `reboot` in `NODEIMG_IMPACT`, and
+    /// reboots when that says `reboot`. Without it the node image applies itself: the
+    /// Plans run the new image (the rollback Plan the previous one) with its own
+    /// `nodeimg apply --in-place --root /host IMAGE`, which needs the image's verifier to
+    /// be a static build with registry access (`nodeimg build` says whether it is).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub applier: Option<String>,
-    /// Arguments of the applier (default: its entrypoint's).
+    /// Arguments of the site's applier (default: its entrypoint's); with the default
+    /// applier, more arguments of `nodeimg apply` (e.g. `--skip`, `--insecure`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
+    /// A `kubernetes.io/dockerconfigjson` Secret in the engine's namespace for a private
+    /// registry: the kubelet pulls the Plans' image with it (`imagePullSecrets`), and it
+    /// is mounted for the default applier, whose `nodeimg apply` pulls the node image.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pull_secret: Option<String>,
     /// How long draining one node may take before the upgrade Job fails.
     #[serde(default = "default_drain_timeout")]
     pub drain_timeout: Duration,
@@ -284,6 +293,14 @@ impl Rollout {
         {
             out.push(("rollout.engine.applier".into(), why));
         }
+        if let Some(name) = &self.engine.pull_secret
+            && !dns_subdomain(name)
+        {
+            out.push((
+                "rollout.engine.pullSecret".into(),
+                format!("`{name}` is not a Secret name (a DNS-1123 subdomain)"),
+            ));
+        }
         for (field, value) in [
             ("namespace", &self.engine.namespace),
             ("serviceAccount", &self.engine.service_account),
@@ -341,6 +358,11 @@ fn dns_label(s: &str) -> bool {
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
         && !s.starts_with('-')
         && !s.ends_with('-')
+}
+
+/// A DNS-1123 subdomain (the name of a Secret): labels joined by dots, 253 at most.
+fn dns_subdomain(s: &str) -> bool {
+    s.len() <= 253 && s.split('.').all(dns_label)
 }
 
 #[cfg(test)]
