@@ -36,12 +36,11 @@ pub fn applies(spec: &Spec, blueprint: &blueprint::Spec) -> bool {
         &pcie::GPU_UPSTREAM_WIDTH,
         &pcie::GPU_UPSTREAM_SPEED,
         &gpu::COUNT,
+        &gpu::EVENT_UNKNOWN,
     ]
     .into_iter()
     .any(is)
     {
-        gpus.is_some()
-    } else if is(&gpu::EVENT_UNKNOWN) {
         gpus.is_some()
     } else if [
         &gpu::RENDER_NODES,

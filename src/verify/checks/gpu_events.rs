@@ -82,13 +82,12 @@ pub fn event_key(kind: &KernelEventKind) -> Option<String> {
     }
 }
 
+/// An event group judged: its label, the judgement, and the override that decided it.
+type Judged = (String, Judgement, Option<String>);
+
 /// What an event group asks for: the site override, else the catalog; `Err` when neither
 /// knows it. `solo`: no other Xid on the same GPU among the events judged together.
-fn judge(
-    event: &KernelEvent,
-    solo: bool,
-    overrides: &Overrides,
-) -> Option<Result<(String, Judgement, Option<String>), String>> {
+fn judge(event: &KernelEvent, solo: bool, overrides: &Overrides) -> Option<Result<Judged, String>> {
     let overridden = |catalog: Catalog, code: String, base: Option<Judgement>| {
         overrides
             .find(catalog, &code)

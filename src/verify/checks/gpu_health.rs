@@ -118,7 +118,7 @@ pub fn nvidia(input: &Inputs, out: &mut Results, gpu: &Gpu, entry: &Fact<&Nvidia
         evidence(),
     );
 
-    let margin = entry.clone().map(|g| temperature(g));
+    let margin = entry.clone().map(temperature);
     let observation = match margin {
         Fact::Known(o) => o,
         Fact::Unknown { reason } => Observation::unknown(reason),

@@ -309,10 +309,10 @@ fn classify(message: &str) -> Option<KernelEventKind> {
             pci: first_pci_address(message),
         });
     }
-    if message.starts_with("amdgpu ") || message.contains(" amdgpu: ") {
-        if let Some(kind) = amdgpu(message) {
-            return Some(kind);
-        }
+    if (message.starts_with("amdgpu ") || message.contains(" amdgpu: "))
+        && let Some(kind) = amdgpu(message)
+    {
+        return Some(kind);
     }
     if message.contains("EDAC") && (message.contains(" CE ") || message.contains(" UE ")) {
         return Some(KernelEventKind::HostMemoryEcc {
