@@ -595,6 +595,10 @@ fn throttle_counters_growing_between_runs_are_a_finding() {
 
 /// Runs `nodeimg ARGS` and returns its output and its peak resident set in KiB (the
 /// kernel's count for that one process, from `wait4`).
+#[allow(
+    clippy::zombie_processes,
+    reason = "the child is reaped by wait4, which also gives its resource usage"
+)]
 fn measured(args: &[String]) -> (Output, i64) {
     use std::io::Read;
     let mut child = crate::support::cmd()
