@@ -929,7 +929,26 @@ fn the_node_keeps_a_receipt_of_its_image_and_applying_the_image_before_is_the_ro
             .filter(|(role, _)| *role == "config")
             .map(|(_, d)| d.to_string()),
     );
+    // And what is about the image (its SBOMs): each manifest and its blobs.
+    let index: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(a.join("index.json")).unwrap()).unwrap();
+    for entry in index["manifests"].as_array().unwrap() {
+        let d = entry["digest"].as_str().unwrap();
+        if d == manifest_of(&a) {
+            continue;
+        }
+        want.push(d.to_owned());
+        let m: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(a.join("blobs/sha256").join(d.trim_start_matches("sha256:"))).unwrap(),
+        )
+        .unwrap();
+        want.push(m["config"]["digest"].as_str().unwrap().to_owned());
+        for l in m["layers"].as_array().unwrap() {
+            want.push(l["digest"].as_str().unwrap().to_owned());
+        }
+    }
     want.sort();
+    want.dedup();
     assert_eq!(blobs, want, "{roles:?}");
     for d in &blobs {
         let bytes = std::fs::read(
