@@ -157,7 +157,7 @@ fn run_once(args: &VerifyArgs, env: &mut Env<'_>) -> Outcome {
         .as_ref()
         .map(|r| r.remediation.ladder())
         .unwrap_or_default();
-    let consumer = history::consumer(selection.phase.as_str(), &selection.patterns);
+    let consumer = history::consumer(selection.phase.as_str(), &selection.patterns, &args.actions);
     let mut remembered = match (&root, selection.phase) {
         (Some(root), checks::Phase::Health) => {
             let path = root.join(history::FILE.trim_start_matches('/'));
@@ -228,6 +228,12 @@ fn run_once(args: &VerifyArgs, env: &mut Env<'_>) -> Outcome {
             selection.patterns.join(","),
             selection.phase.as_str()
         )));
+    }
+    // `--actions`: this run judges the failures of those actions only (a rung of the
+    // recovery ladder); what asks for another action is another rule's.
+    let mut results = results;
+    if !args.actions.is_empty() {
+        results.retain(|r| r.verdict == checks::Verdict::Pass || args.actions.contains(&r.action));
     }
     if let Some((path, history)) = &mut remembered {
         gpu_events::remember(

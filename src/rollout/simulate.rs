@@ -14,7 +14,8 @@
 //! every node on the previous image, on an accepted new one, or off to repair.
 //!
 //! Faults strike nodes in service. A wave waits for a node of its own that is in automatic
-//! recovery (a daemon restart or the one reboot: bounded by the blueprint's windows), and
+//! recovery (a daemon restart, the one reboot of a driver fault, or the recovery ladder's
+//! reboots of a hardware fault: bounded by the blueprint's windows and `maxReboots`), and
 //! leaves out a node in the repair queue: the repair reimages it with the image its wave
 //! targets, and acceptance decides its return. The rollout's budget counts the nodes the
 //! rollout takes; the peaks with faults are reported beside it. After the last wave no new
@@ -156,7 +157,8 @@ pub struct ClassCount {
     pub pod_restarts: usize,
     /// Driver or daemon: cleared by a daemon restart within the window.
     pub daemon_restarts: usize,
-    /// Driver or daemon: rebooted once by NodeHealthCheck.
+    /// Rebooted by NodeHealthCheck: a driver or daemon fault once, a device or link fault
+    /// up to maxReboots times within the ladder's window.
     pub reboots: usize,
     /// Cordoned and queued for repair (hardware; or a reboot that did not clear it).
     pub to_repair: usize,
@@ -338,6 +340,8 @@ struct Case {
     waiting_since: Option<f64>,
     /// Counted unhealthy by its NodeHealthCheck.
     counted: bool,
+    /// Repaired and reimaged, its acceptance running.
+    accepting: bool,
 }
 
 /// Unavailable nodes: now and at most, per domain `[key][value index]` and fleet-wide.
@@ -406,6 +410,8 @@ struct Sim<'a> {
     /// Nodes the running wave waits for (in automatic recovery).
     wave_waits: Vec<bool>,
     cases: Vec<Option<Case>>,
+    /// When each node was rebooted for a hardware fault: the ladder counts them.
+    hardware_reboots: Vec<Vec<f64>>,
     unhealthy: [usize; 2],
     waiting: [VecDeque<usize>; 2],
     counts: BTreeMap<Class, ClassCount>,
@@ -495,8 +501,13 @@ impl Sim<'_> {
         match (self.health[i], self.cases[i]) {
             // Started at once: a fault at the same moment must not strike it first.
             (Health::InService, _) => self.step(Event::Start(i)),
+            // In automatic recovery (a daemon restart, or a reboot of the ladder), or back
+            // from its repair with its acceptance running: the wave waits for it (a node
+            // reimaged just before its wave came would otherwise stay on the previous image).
             (Health::Faulty, Some(c))
-                if c.class == Class::DriverDaemon && !c.repair && c.waiting_since.is_none() =>
+                if ((c.class == Class::DriverDaemon || c.class.hardware()) && !c.repair
+                    || c.accepting)
+                    && c.waiting_since.is_none() =>
             {
                 self.wave_waits[i] = true;
                 self.waited_by_wave += 1;
@@ -636,6 +647,7 @@ impl Sim<'_> {
             Event::Repaired(i) => {
                 let Some(c) = &mut self.cases[i] else { return };
                 c.repairs += 1;
+                c.accepting = true;
                 let class = c.class;
                 self.count(class).repairs += 1;
                 self.note(i, What::Repaired);
@@ -646,8 +658,13 @@ impl Sim<'_> {
             }
             Event::Reaccepted(i) => {
                 let Some(c) = self.cases[i] else { return };
+                if let Some(c) = &mut self.cases[i] {
+                    c.accepting = false;
+                }
                 let p = if c.repair {
                     f.repair_clears
+                } else if c.class.hardware() {
+                    f.reboot_clears_hardware
                 } else {
                     f.reboot_clears
                 };
@@ -659,9 +676,27 @@ impl Sim<'_> {
                     self.back(i);
                 } else {
                     self.note(i, What::AcceptFailed);
-                    if !c.repair {
+                    if !c.repair && c.class.hardware() {
+                        // The reboot did not clear it: the next rung of the ladder,
+                        // another reboot or, past the limit, service; a new remediation,
+                        // so NodeHealthCheck's maxUnhealthy holds it as any other.
+                        let g = Group::DeviceLink;
+                        if self.unhealthy[g.index()] <= f.max_unhealthy {
+                            self.remediate(i, g);
+                        } else {
+                            self.waited += 1;
+                            self.note(i, What::Waits(g));
+                            if let Some(c) = &mut self.cases[i] {
+                                c.waiting_since = Some(self.now);
+                            }
+                            self.waiting[g.index()].push_back(i);
+                            self.leave_out(i);
+                        }
+                    } else if !c.repair {
                         self.queue_repair(i);
                     } else if c.repairs < f.repair_attempts {
+                        // Back to the repair queue: the wave does not wait for that.
+                        self.leave_out(i);
                         self.note(i, What::ToRepair);
                         let t = self.rng.span(d.repair);
                         self.at(t, Event::Repaired(i));
@@ -704,6 +739,7 @@ impl Sim<'_> {
             timed_out: false,
             waiting_since: None,
             counted: false,
+            accepting: false,
         });
         let d = &self.input.durations;
         let f = &self.input.faults;
@@ -731,11 +767,24 @@ impl Sim<'_> {
             self.longest_wait = self.longest_wait.max(self.now - since);
         }
         let class = c.class;
-        if class == Class::DriverDaemon {
+        let f = &self.input.faults;
+        let now = self.now;
+        let recent = self.hardware_reboots[i]
+            .iter()
+            .filter(|&&t| now - t <= f.ladder_window)
+            .count();
+        // The ladder: a hardware fault gets a reboot while the node had fewer than
+        // maxReboots within the window; past that, verify on the node asks for service.
+        let reboot =
+            class == Class::DriverDaemon || (class.hardware() && recent < f.max_reboots as usize);
+        if reboot {
             let t = self.rng.span(self.input.durations.reboot);
             let timeout = self.input.faults.reboot_timeout;
             if let Some(c) = &mut self.cases[i] {
                 c.timed_out = t > timeout;
+            }
+            if class.hardware() {
+                self.hardware_reboots[i].push(now);
             }
             self.count(class).reboots += 1;
             self.note(i, What::Reboot);
@@ -801,6 +850,7 @@ impl Sim<'_> {
 
     /// Off to repair for good: out of the fleet, no longer counted by NodeHealthCheck.
     fn retire(&mut self, i: usize) {
+        self.leave_out(i);
         let Some(c) = self.cases[i].take() else {
             return;
         };
@@ -901,6 +951,7 @@ pub fn simulate(planned: &Planned, input: &Input) -> Report {
         pending: 0,
         wave_waits: vec![false; n],
         cases: vec![None; n],
+        hardware_reboots: vec![Vec::new(); n],
         unhealthy: [0; 2],
         waiting: [VecDeque::new(), VecDeque::new()],
         counts: BTreeMap::new(),
@@ -1116,18 +1167,15 @@ mod tests {
     }
 
     #[test]
-    fn a_hardware_fault_goes_to_repair_and_returns_only_after_acceptance() {
+    fn a_hardware_fault_climbs_the_ladder_and_returns_only_after_acceptance() {
         let mut inp = faulty(3, Class::Device, 0.05);
         inp.faults.max_unhealthy = 1000;
         let r = run(&inp);
         let c = &r.remediation.classes[0];
         assert_eq!(c.class, Some(Class::Device));
         assert!(c.faults > 5, "{c:?}");
-        assert_eq!(c.reboots, 0, "never an automatic reboot");
-        assert_eq!(
-            c.to_repair, c.faults,
-            "every device fault is queued for repair"
-        );
+        assert!(c.reboots > 0, "the reboot rung: {c:?}");
+        assert!(c.to_repair > 0, "the service rung: {c:?}");
         assert!(c.repairs >= c.to_repair);
         assert_eq!(
             c.back_in_service + c.off_to_repair,
@@ -1140,7 +1188,24 @@ mod tests {
         assert!(r.remediation.settled_seconds >= r.total_seconds);
         let e = super::super::faults::check(&r.trace, 200, 1000);
         assert!(e.is_empty(), "{e:?}");
+        // A reboot that never clears it: exactly maxReboots, then repair.
+        let mut never = inp.clone();
+        never.faults.reboot_clears_hardware = 0.0;
+        let r = run(&never);
+        let c = &r.remediation.classes[0];
+        assert_eq!(c.to_repair, c.faults, "{c:?}");
+        assert!(c.reboots <= 2 * c.faults, "{c:?}");
+        let e = super::super::faults::check(&r.trace, 200, 1000);
+        assert!(e.is_empty(), "{e:?}");
+        // maxReboots 0: straight to repair, never a reboot.
+        let mut none = inp;
+        none.faults.max_reboots = 0;
+        let r = run(&none);
         assert_eq!(steps_of(&r, |w| *w == What::Reboot), 0);
+        assert_eq!(
+            r.remediation.classes[0].to_repair,
+            r.remediation.classes[0].faults
+        );
     }
 
     #[test]

@@ -69,14 +69,19 @@ pub struct RuleState {
     pub pending: bool,
 }
 
-/// The key of a health rule: its phase and check patterns, so that each rule keeps its
-/// own cursor (the overall rule and the per-class rules read the same log).
-pub fn consumer(phase: &str, patterns: &[String]) -> String {
-    if patterns.is_empty() {
-        phase.to_owned()
-    } else {
-        format!("{phase}:{}", patterns.join(","))
+/// The key of a health rule: its phase, check patterns and actions, so that each rule
+/// keeps its own cursor (the overall rule and the per-class and per-rung rules read the
+/// same log).
+pub fn consumer(phase: &str, patterns: &[String], actions: &[crate::fault::Action]) -> String {
+    let mut key = phase.to_owned();
+    if !patterns.is_empty() {
+        key = format!("{key}:{}", patterns.join(","));
     }
+    if !actions.is_empty() {
+        let names: Vec<String> = actions.iter().map(ToString::to_string).collect();
+        key = format!("{key}@{}", names.join(","));
+    }
+    key
 }
 
 /// Why a history file cannot be used.
