@@ -946,7 +946,7 @@ fn the_ladder_reboots_a_bounded_number_of_times_then_repair() {
     let without = files(Variant::of("h100-sxm-ubuntu").remove("rollout.remediation.repair"));
     let nhc = |f: &BTreeMap<String, Vec<u8>>| -> Vec<String> {
         f.keys()
-            .filter(|p| p.starts_with("remediation/"))
+            .filter(|p| p.starts_with("remediation/nodehealthcheck-"))
             .cloned()
             .collect()
     };
@@ -1072,7 +1072,7 @@ fn a_remediated_node_returns_only_on_a_passing_acceptance_record() {
     let rendered = crate::support::rendered(&crate::support::example("h100-sxm-ubuntu"));
     let mut n = 0;
     for (path, _, bytes) in rendered.cluster.files() {
-        if path.starts_with("remediation/") {
+        if path.starts_with("remediation/nodehealthcheck-") {
             let doc: Value = serde_yaml::from_slice(bytes).unwrap();
             assert_eq!(doc["spec"]["healthyDelay"], "-1s", "{path}");
             let text = std::str::from_utf8(bytes).unwrap();
@@ -1155,7 +1155,7 @@ fn remediation_manifests_validate_against_the_node_healthcheck_crd() {
     for name in crate::support::EXAMPLES {
         let r = crate::support::rendered(&crate::support::example(name));
         for (path, _, bytes) in r.cluster.files() {
-            if !path.starts_with("remediation/") {
+            if !path.starts_with("remediation/nodehealthcheck-") {
                 continue;
             }
             let doc: Value = serde_yaml::from_slice(bytes).unwrap();
@@ -1238,3 +1238,72 @@ fn the_health_plugin_config_has_the_shape_of_the_upstream_custom_plugin_configs(
 }
 
 use serde::Deserialize;
+
+/// After a remediation, the acceptance workloads of the failed part re-admit the node:
+/// rendered to run on the remediated node (the re-admission label) through its cordon,
+/// one table naming them by part, every file it names rendered.
+#[test]
+fn readmission_workloads_run_on_the_remediated_node_through_its_cordon() {
+    let r = crate::support::rendered(&crate::support::example("h100-sxm-ubuntu"));
+    let table: Value = serde_yaml::from_slice(
+        r.cluster
+            .file("remediation/readmission.yaml")
+            .expect("the re-admission table"),
+    )
+    .unwrap();
+    let parts: BTreeMap<String, Value> = table["data"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                serde_yaml::from_str(v.as_str().unwrap()).unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        parts.keys().map(String::as_str).collect::<Vec<_>>(),
+        ["gpu", "gpu-links", "pcie", "rail"]
+    );
+    assert_eq!(
+        parts["gpu"]["workloads"][0], "remediation/readmission-dcgm.yaml",
+        "DCGM diagnostics for a GPU"
+    );
+    assert_eq!(
+        parts["rail"]["workloads"][0],
+        "remediation/readmission-rdma.yaml"
+    );
+    for part in parts.values() {
+        for file in part["workloads"].as_array().unwrap() {
+            let path = file.as_str().unwrap();
+            let doc: Value = serde_yaml::from_slice(
+                r.cluster
+                    .file(path)
+                    .unwrap_or_else(|| panic!("{path} not rendered")),
+            )
+            .unwrap();
+            let text = serde_json::to_string(&doc).unwrap();
+            assert!(
+                doc["metadata"]["name"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("nodeimg-readmission-"),
+                "{path}"
+            );
+            assert!(
+                text.contains("\"nodeimg.dev/readmission\":\"run\""),
+                "{path}"
+            );
+            assert!(text.contains("node.kubernetes.io/unschedulable"), "{path}");
+            assert!(
+                !text.contains("\"nodeimg.dev/acceptance\":\"run\""),
+                "{path}"
+            );
+        }
+    }
+    // The acceptance workloads themselves never tolerate a cordon.
+    let dcgm =
+        std::str::from_utf8(r.cluster.file("acceptance/dcgm-diag-job.yaml").unwrap()).unwrap();
+    assert!(!dcgm.contains("unschedulable") && dcgm.contains("name: nodeimg-acceptance-dcgm"));
+}
