@@ -10,7 +10,7 @@
 
 use super::ibstat::{Ibstat, Port};
 use super::input::{Input, Output};
-use super::judge::{Ctx, F, at, fmt};
+use super::judge::context::{Ctx, F, at, fmt};
 use super::topo::{Link, Topology};
 use crate::blueprint::Spec;
 use crate::blueprint::model::{LinkLayer, Nic, NicRole};

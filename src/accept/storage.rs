@@ -6,7 +6,7 @@
 
 use super::fio::{Direction, FioRun};
 use super::input::{Input, Output};
-use super::judge::{Ctx, F, at, fmt};
+use super::judge::context::{Ctx, F, at, fmt};
 use crate::blueprint::model::acceptance::{Acceptance, Test};
 use crate::fault::{Action, FaultClass};
 use crate::verify::report::record::{self, Layer, Run, Verdict};

@@ -49,13 +49,13 @@ use std::path::Path;
 
 use crate::tree::Tree;
 
+pub use crate::overlay::Overlay;
 pub use compress::Compression;
 pub use digest::Digest;
 pub use error::PackageError;
 pub use layer::LayerInfo;
 pub use layout::BlobRef;
 pub use meta::{ImageMeta, Tag};
-pub use overlay::Overlay;
 pub use plan::LayerRole;
 pub use progress::{Meter, Progress, Silent};
 pub use provenance::{BuildReport, ImageSummary, PROVENANCE_FILE};
@@ -186,7 +186,7 @@ pub(crate) fn write_layout(
     digests: Option<&FileDigests>,
     progress: &mut dyn Progress,
 ) -> Result<(ImageSummary, Vec<LayerRole>, Option<usize>), PackageError> {
-    let settled = overlay::settled_before(std::time::SystemTime::now());
+    let settled = crate::overlay::settled_before(std::time::SystemTime::now());
     let scanned = match inputs.overlay {
         Some(o) => Some((o.listing()?, o.modes())),
         None => None,

@@ -11,6 +11,7 @@ pub mod context;
 pub mod escape;
 mod extra_config;
 pub mod plan;
+mod read_back;
 mod selfcheck;
 pub mod templates;
 pub mod tolerations;

@@ -1162,15 +1162,24 @@ fn the_node_image_applies_itself_from_its_own_container() {
             .all(|e| !e.file_name().to_string_lossy().starts_with("libc.so")),
         "the image holds no libc: the applier must need none"
     );
-    std::fs::create_dir(container.join("host")).unwrap();
-    let st = std::process::Command::new("mount")
-        .arg("--bind")
-        .arg(&host)
-        .arg(container.join("host"))
-        .status()
-        .unwrap();
-    assert!(st.success(), "mount --bind (needs root)");
-    let _bind = Bind(container.join("host"));
+    // What every runtime gives a container (/dev with urandom, /proc), and the host's
+    // root at /host as system-upgrade-controller mounts it.
+    let mut binds = Vec::new();
+    for (from, to) in [
+        (Path::new("/dev"), "dev"),
+        (Path::new("/proc"), "proc"),
+        (host.as_path(), "host"),
+    ] {
+        std::fs::create_dir_all(container.join(to)).unwrap();
+        let st = std::process::Command::new("mount")
+            .arg("--bind")
+            .arg(from)
+            .arg(container.join(to))
+            .status()
+            .unwrap();
+        assert!(st.success(), "mount --bind {} (needs root)", from.display());
+        binds.push(Bind(container.join(to)));
+    }
 
     // What the Plan runs: the image's own nodeimg, the image by digest.
     let reference = format!("{name}@{digest}");

@@ -1597,6 +1597,12 @@ fn boot_install_packages_brings_a_missing_pin_from_the_archive() {
         &["runtime", "containerd", "version"],
         Value::from("1.6.20~ds1"),
     );
+    // The root's own kernel (no boot here): the one pin left to install is containerd.
+    set(
+        &mut bp,
+        &["os", "kernel"],
+        Value::from(versions.kernel.as_str()),
+    );
     let node = Node::build(&bp, false);
     let root = node.root();
     let chroot = |args: &[&str]| {
@@ -1628,7 +1634,9 @@ fn boot_install_packages_brings_a_missing_pin_from_the_archive() {
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr)));
     let installed = &report["installed"];
     assert_eq!(
-        installed["command"], "apt-get install -y -q --no-install-recommends containerd",
+        installed["command"],
+        "apt-get install -y -q --no-install-recommends -o Dpkg::Options::=--force-confdef \
+         -o Dpkg::Options::=--force-confold containerd",
         "{report}"
     );
     assert_eq!(installed["status"], "ran", "{report}");
@@ -1648,6 +1656,11 @@ fn boot_install_packages_brings_a_missing_pin_from_the_archive() {
     let out = chroot(&["dpkg-query", "-W", "-f=${Version}", "containerd"]);
     let version = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(version.starts_with("1.6.20~ds1-"), "{version}");
+    // The package's own config.toml did not replace the image's.
+    assert_eq!(
+        std::fs::read_to_string(root.join("etc/containerd/config.toml")).unwrap(),
+        node.rendered("layer/etc/containerd/config.toml")
+    );
 }
 
 /// The default applier of a rollout, on a running node: the upgrade Job's container is

@@ -517,9 +517,7 @@ fn a_config_change_reuses_and_uploads_only_the_config_layer() {
     let ov = overlay(&dir.path().join("src"), 3 << 20);
     // The layer cache trusts a file's stat data only once the file is older
     // than the racy-clean margin at the start of a build.
-    std::thread::sleep(
-        nodeimg::package::overlay::RACY_MARGIN + std::time::Duration::from_millis(200),
-    );
+    std::thread::sleep(nodeimg::overlay::RACY_MARGIN + std::time::Duration::from_millis(200));
     let out = dir.path().join("out");
     let first = build_with(&tree(), &ov, Compression::Zstd, &out);
     assert!(first.reused.is_empty());

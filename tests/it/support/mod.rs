@@ -12,6 +12,7 @@ pub mod boot_root;
 mod cli;
 pub mod fault_host;
 pub mod fixture_tree;
+pub mod import_graph;
 pub mod k8s_schema;
 pub mod nvidia_smi;
 pub mod oci;
