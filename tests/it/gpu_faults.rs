@@ -17,6 +17,8 @@ use nodeimg::fault::amd_ras;
 use nodeimg::fault::{Action, FaultClass, Severity, sxid, xid};
 use nodeimg::verify::checks::{self, CheckResult, Selection, Verdict};
 use nodeimg::verify::facts::kernel_log::{self, KernelEventKind};
+use nodeimg::verify::report::record::AcceptanceRecord;
+use nodeimg::verify::report::{BlueprintRef, Report};
 use serde_json::Value;
 
 const GPU1: &str = "0000:33:00.0";
@@ -340,6 +342,37 @@ fn a_site_override_decides_and_is_shown() {
     assert_eq!(
         find(&results, "gpu.event.unknown", "0000:13:00.0").verdict,
         Verdict::Pass
+    );
+    // The record keeps each check's action and the override that decided it.
+    let report = Report::new(
+        BlueprintRef {
+            name: bp.name().to_owned(),
+            version: bp.spec().metadata.version.to_string(),
+            id: bp.id().to_owned(),
+            file: "bp.yaml".to_owned(),
+        },
+        "gpu-node-01".to_owned(),
+        "all",
+        Vec::new(),
+        0,
+        1,
+        None,
+        results,
+    );
+    let record = AcceptanceRecord::new(bp.spec(), &facts, &report, None);
+    let entry = record
+        .diagnostics
+        .actions
+        .iter()
+        .find(|a| a.check == format!("gpu.xid[{GPU1}]"))
+        .unwrap_or_else(|| panic!("{:?}", record.diagnostics.actions));
+    assert_eq!(entry.action, Action::ResetGpu);
+    assert!(
+        entry
+            .observed
+            .contains("site override: site qualification QA-1234"),
+        "{}",
+        entry.observed
     );
 
     let bp_path = dir.path().join("bp.yaml");
