@@ -434,6 +434,16 @@ fn tolerance(text: &str) -> Result<f64, String> {
     }
 }
 
+fn parse_action(s: &str) -> Result<crate::fault::Action, String> {
+    s.trim().parse().map_err(|_| {
+        let names: Vec<&str> = <crate::fault::Action as strum::VariantArray>::VARIANTS
+            .iter()
+            .map(|&a| a.into())
+            .collect();
+        format!("`{s}` is not an action ({})", names.join(", "))
+    })
+}
+
 #[derive(Debug, Args)]
 pub struct MatrixArg {
     /// Extra compatibility-matrix entries (YAML) laid over the built-in matrix.
@@ -665,6 +675,11 @@ pub struct VerifyArgs {
     /// Only checks whose id matches one of these patterns (`*` wildcard, `!` excludes), comma-separated.
     #[arg(long, value_name = "PATTERNS", value_delimiter = ',')]
     pub checks: Vec<String>,
+    /// Only failures that ask for one of these actions count (`reset-gpu,reboot-node`,
+    /// comma-separated): the others are left out of the run. The health rules split by
+    /// the recovery ladder's rung with it.
+    #[arg(long, value_name = "ACTIONS", value_delimiter = ',', value_parser = parse_action)]
+    pub actions: Vec<crate::fault::Action>,
     /// Report format on stdout.
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub format: ReportFormat,

@@ -146,7 +146,7 @@ pub fn check(
         format!("{}", k.capacity.cpu),
         show(cpu),
         FaultClass::OsMemoryDisk,
-        Action::IsolateAndRepair,
+        Action::Service,
     );
     let declared = k.capacity.memory.units_ceil();
     let memory = bytes(node.capacity("memory"));
@@ -162,7 +162,7 @@ pub fn check(
         ),
         show(node.capacity("memory")),
         FaultClass::OsMemoryDisk,
-        Action::IsolateAndRepair,
+        Action::Service,
     );
     if let Some(eph) = &k.capacity.ephemeral_storage {
         let have = bytes(node.capacity("ephemeral-storage"));
@@ -174,7 +174,7 @@ pub fn check(
             format!("{} less up to {} %", eph.as_str(), STORAGE_SLACK * 100.0),
             show(node.capacity("ephemeral-storage")),
             FaultClass::OsMemoryDisk,
-            Action::IsolateAndRepair,
+            Action::Service,
         );
     }
     for pool in &blueprint.boot.hugepages {
@@ -194,7 +194,7 @@ pub fn check(
             ),
             show(node.capacity(&resource)),
             FaultClass::OsMemoryDisk,
-            Action::Reset,
+            Action::RebootNode,
         );
     }
     gpu_capacity(&mut out, blueprint, node);
@@ -224,7 +224,7 @@ pub fn check(
             ),
             show(node.allocatable("cpu")),
             FaultClass::DriverDaemon,
-            Action::Restart,
+            Action::RestartDaemon,
         );
     }
     let threshold = |signal: crate::blueprint::model::EvictionSignal, capacity: i128| {
@@ -266,7 +266,7 @@ pub fn check(
             ),
             show(node.allocatable("memory")),
             FaultClass::DriverDaemon,
-            Action::Restart,
+            Action::RestartDaemon,
         );
     }
     if let Some(cap) = bytes(node.capacity("ephemeral-storage")) {
@@ -294,7 +294,7 @@ pub fn check(
             ),
             show(node.allocatable("ephemeral-storage")),
             FaultClass::DriverDaemon,
-            Action::Restart,
+            Action::RestartDaemon,
         );
     }
     let pods_alloc = node.allocatable("pods").map(Quantity::units_ceil);
@@ -306,7 +306,7 @@ pub fn check(
         format!("{} ({})", r.max_pods, r.max_pods_how),
         show(node.allocatable("pods")),
         FaultClass::DriverDaemon,
-        Action::Restart,
+        Action::RestartDaemon,
     );
     labels(&mut out, blueprint, node);
     taints(&mut out, blueprint, node);
@@ -373,7 +373,7 @@ fn gpu_capacity(out: &mut Out<'_>, blueprint: &blueprint::Spec, node: &Node) {
         expected,
         show(node.capacity(&resource)),
         FaultClass::DriverDaemon,
-        Action::Restart,
+        Action::RestartDaemon,
     );
     let alloc = node.allocatable(&resource).map(Quantity::units_ceil);
     if sharing.mode() != SharingMode::Mig {
@@ -385,7 +385,7 @@ fn gpu_capacity(out: &mut Out<'_>, blueprint: &blueprint::Spec, node: &Node) {
             show(node.capacity(&resource)),
             show(node.allocatable(&resource)),
             FaultClass::DriverDaemon,
-            Action::Restart,
+            Action::RestartDaemon,
         );
     }
 }
@@ -449,7 +449,7 @@ fn labels(out: &mut Out<'_>, blueprint: &blueprint::Spec, node: &Node) {
             value,
             have.cloned().unwrap_or_else(|| "absent".into()),
             FaultClass::DriverDaemon,
-            Action::Restart,
+            Action::RestartDaemon,
         );
     }
 }
@@ -479,7 +479,7 @@ fn taints(out: &mut Out<'_>, blueprint: &blueprint::Spec, node: &Node) {
                 shown.join(", ")
             },
             FaultClass::DriverDaemon,
-            Action::Restart,
+            Action::RestartDaemon,
         );
     }
     // Taints nobody declared keep workloads away; those Kubernetes sets itself for
@@ -501,7 +501,7 @@ fn taints(out: &mut Out<'_>, blueprint: &blueprint::Spec, node: &Node) {
                 "absent".into(),
                 t.to_string(),
                 FaultClass::DriverDaemon,
-                Action::Restart,
+                Action::RestartDaemon,
             );
         }
     }
@@ -566,7 +566,7 @@ fn conditions(out: &mut Out<'_>, node: &Node) {
             format!("{want:?}"),
             observed,
             *fault,
-            Action::Restart,
+            Action::RestartDaemon,
         );
     }
 }
@@ -603,7 +603,7 @@ fn handlers(out: &mut Out<'_>, blueprint: &blueprint::Spec, node: &Node) {
                 "status.runtimeHandlers absent (Kubernetes before 1.30?)".into()
             },
             FaultClass::DriverDaemon,
-            Action::Restart,
+            Action::RestartDaemon,
         );
     }
 }
@@ -693,7 +693,7 @@ fn components(
                 None => "no Pod on the node".into(),
             },
             FaultClass::DriverDaemon,
-            Action::Restart,
+            Action::RestartDaemon,
         );
         found.push(Component {
             name: name.to_owned(),

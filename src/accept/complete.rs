@@ -81,6 +81,7 @@ pub fn without_layer1(
             unreadable: 0,
             warnings: 0,
             not_passed: Vec::new(),
+            actions: Vec::new(),
         },
         layers: record::Layers {
             hardware_driver: Run::not_run(NO_LAYER1),

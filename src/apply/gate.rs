@@ -80,7 +80,7 @@ pub fn judge(
     };
     if !report.verified() && policy.require {
         return Err(Error::Unusable(format!(
-            "image {} refused by {}: {} (fault: image, action: isolate-and-repair — apply an image signed by a trusted key); nothing was changed",
+            "image {} refused by {}: {}; nothing was changed (apply an image signed by a key the policy trusts)",
             report.image, judged.policy, judged.detail
         )));
     }

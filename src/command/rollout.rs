@@ -580,15 +580,19 @@ fn budget_arg(flag: &str, b: &str) -> Result<Budget, Failure> {
     .map_err(|e| Failure::unusable(format!("{flag} {b}: {e}")))
 }
 
-/// The fault model with the blueprint's remediation windows and `max_unhealthy` nodes.
+/// The fault model with the blueprint's remediation windows, its recovery ladder and
+/// `max_unhealthy` nodes.
 fn simulate_faults(
     r: &crate::blueprint::model::rollout::Remediation,
     max_unhealthy: usize,
 ) -> crate::rollout::faults::Faults {
+    let ladder = r.ladder();
     crate::rollout::faults::Faults {
         max_unhealthy,
         restart_window: r.daemon_restart_window.as_secs() as f64,
         reboot_timeout: r.reboot_timeout.as_secs() as f64,
+        max_reboots: ladder.reboots,
+        ladder_window: ladder.window_s as f64,
         ..Default::default()
     }
 }
@@ -711,7 +715,7 @@ fn sim_text(r: &simulate::Report, env: &mut Env<'_>) -> std::io::Result<()> {
             for (n, label) in [
                 (c.pod_restarts, "Pod restarted, node kept in service"),
                 (c.daemon_restarts, "cleared by a daemon restart"),
-                (c.reboots, "rebooted once"),
+                (c.reboots, "reboots (the ladder's)"),
                 (c.to_repair, "queued for repair"),
                 (c.repairs, "repairs"),
                 (c.back_in_service, "back in service after acceptance"),

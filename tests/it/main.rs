@@ -38,6 +38,7 @@ mod facts_live;
 mod fixture_generator;
 mod fuzz_replay;
 mod golden;
+mod gpu_faults;
 mod health_rules;
 mod hostile_input;
 mod hostile_property;

@@ -123,7 +123,7 @@ fn unsigned_wrongly_signed_or_changed_images_fail_as_image_faults() {
     let json = serde_json::to_value(&results[0]).unwrap();
     assert_eq!(
         (json["fault"].as_str(), json["action"].as_str()),
-        (Some("image"), Some("isolate-and-repair"))
+        (Some("image"), Some("service"))
     );
     assert!(
         results[0].blocks(),

@@ -22,14 +22,14 @@ fn dcgm_fault(test: &DcgmTest) -> (FaultClass, Action) {
                 || name.contains("row remap")
                 || name.contains("inforom") =>
         {
-            (FaultClass::Device, Action::IsolateAndRepair)
+            (FaultClass::Device, Action::Service)
         }
         "software" if name.contains("graphics processes") => {
-            (FaultClass::TransientApplication, Action::Restart)
+            (FaultClass::TransientApplication, Action::RestartApp)
         }
-        "software" => (FaultClass::DriverDaemon, Action::Restart),
-        "pcie" | "nvlink" | "nvbandwidth" => (FaultClass::Link, Action::Reset),
-        _ => (FaultClass::Device, Action::IsolateAndRepair),
+        "software" => (FaultClass::DriverDaemon, Action::RestartDaemon),
+        "pcie" | "nvlink" | "nvbandwidth" => (FaultClass::Link, Action::RebootNode),
+        _ => (FaultClass::Device, Action::Service),
     }
 }
 
@@ -46,14 +46,14 @@ pub(super) fn dcgm(ctx: &mut Ctx<'_>, inputs: &[Input]) -> Run<record::Dcgm> {
         layer: Layer::Interconnect,
         summary: "DCGM diagnosed every GPU of the blueprint",
         fault: FaultClass::Device,
-        action: Action::IsolateAndRepair,
+        action: Action::Service,
     };
     const PROF: F = F {
         id: Cow::Borrowed("dcgm.proftester"),
         layer: Layer::Interconnect,
         summary: "dcgmproftester's field test passed",
         fault: FaultClass::Device,
-        action: Action::IsolateAndRepair,
+        action: Action::Service,
     };
     for input in inputs {
         if let Output::Proftester(runs) = &input.output {

@@ -19,21 +19,21 @@ pub(super) fn smoke(ctx: &mut Ctx<'_>, inputs: &[Input]) -> Run<record::DeviceCo
         layer: Layer::DeviceContainer,
         summary: "the smoke Pod received every device it requested, each once",
         fault: FaultClass::DriverDaemon,
-        action: Action::Restart,
+        action: Action::RestartDaemon,
     };
     const KERNEL: F = F {
         id: Cow::Borrowed("smoke.kernel"),
         layer: Layer::DeviceContainer,
         summary: "the smoke Pod ran a kernel on its devices",
         fault: FaultClass::DriverDaemon,
-        action: Action::Restart,
+        action: Action::RestartDaemon,
     };
     const SHM: F = F {
         id: Cow::Borrowed("smoke.shm"),
         layer: Layer::DeviceContainer,
         summary: "the smoke Pod's /dev/shm is at least system.shmSize (the rendered shm policy applied)",
         fault: FaultClass::DriverDaemon,
-        action: Action::Restart,
+        action: Action::RestartDaemon,
     };
     let steps = probe_steps(inputs, Suite::Smoke);
     if steps.is_empty() {

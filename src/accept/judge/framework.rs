@@ -31,7 +31,7 @@ pub(super) fn framework(
         layer: Layer::Framework,
         summary: "a framework step passed",
         fault: FaultClass::TransientApplication,
-        action: Action::Restart,
+        action: Action::RestartApp,
     };
     let steps = probe_steps(inputs, Suite::Framework);
     if steps.is_empty() {
@@ -60,7 +60,11 @@ pub(super) fn framework(
             layer: Layer::Framework,
             summary: "a framework step passed",
             fault,
-            action: Action::Restart,
+            action: if fault == FaultClass::DriverDaemon {
+                Action::RestartDaemon
+            } else {
+                Action::RestartApp
+            },
         };
         if found.is_empty() {
             ctx.push(

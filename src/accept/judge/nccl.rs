@@ -31,49 +31,49 @@ pub(super) fn nccl(ctx: &mut Ctx<'_>, inputs: &[Input]) -> Run<Vec<record::NcclR
         layer: Layer::Interconnect,
         summary: "single-node all-reduce ran on every GPU",
         fault: FaultClass::Device,
-        action: Action::IsolateAndRepair,
+        action: Action::Service,
     };
     const DATA: F = F {
         id: Cow::Borrowed("nccl.all-reduce.data"),
         layer: Layer::Interconnect,
         summary: "single-node all-reduce results were validated and correct",
         fault: FaultClass::Device,
-        action: Action::IsolateAndRepair,
+        action: Action::Service,
     };
     const BUSBW: F = F {
         id: Cow::Borrowed("nccl.all-reduce.busbw"),
         layer: Layer::Interconnect,
         summary: "single-node all-reduce bus bandwidth at 8 GiB or more",
         fault: FaultClass::Link,
-        action: Action::Reset,
+        action: Action::RebootNode,
     };
     const M_RANKS: F = F {
         id: Cow::Borrowed("nccl.multi-node.ranks"),
         layer: Layer::Interconnect,
         summary: "multi-node all-reduce ran on every GPU of this node and enough nodes",
         fault: FaultClass::Device,
-        action: Action::IsolateAndRepair,
+        action: Action::Service,
     };
     const M_DATA: F = F {
         id: Cow::Borrowed("nccl.multi-node.data"),
         layer: Layer::Interconnect,
         summary: "multi-node all-reduce results were validated and correct",
         fault: FaultClass::Device,
-        action: Action::IsolateAndRepair,
+        action: Action::Service,
     };
     const M_BUSBW: F = F {
         id: Cow::Borrowed("nccl.multi-node.busbw"),
         layer: Layer::Interconnect,
         summary: "multi-node all-reduce bus bandwidth at 8 GiB or more",
         fault: FaultClass::Link,
-        action: Action::Reset,
+        action: Action::RebootNode,
     };
     const OTHER: F = F {
         id: Cow::Borrowed("nccl.collective.data"),
         layer: Layer::Interconnect,
         summary: "other collectives' results were correct",
         fault: FaultClass::Device,
-        action: Action::IsolateAndRepair,
+        action: Action::Service,
     };
     let runs: Vec<(&Path, &NcclRun)> = inputs
         .iter()

@@ -22,28 +22,28 @@ pub(super) fn nvbandwidth(
         layer: Layer::Interconnect,
         summary: "nvbandwidth measured every GPU of the blueprint",
         fault: FaultClass::Device,
-        action: Action::IsolateAndRepair,
+        action: Action::Service,
     };
     const H2D: F = F {
         id: Cow::Borrowed("nvbandwidth.host-to-device"),
         layer: Layer::Interconnect,
         summary: "host→GPU copy bandwidth of every GPU",
         fault: FaultClass::Link,
-        action: Action::Reset,
+        action: Action::RebootNode,
     };
     const D2H: F = F {
         id: Cow::Borrowed("nvbandwidth.device-to-host"),
         layer: Layer::Interconnect,
         summary: "GPU→host copy bandwidth of every GPU",
         fault: FaultClass::Link,
-        action: Action::Reset,
+        action: Action::RebootNode,
     };
     const D2D: F = F {
         id: Cow::Borrowed("nvbandwidth.device-to-device"),
         layer: Layer::Interconnect,
         summary: "GPU→GPU copy bandwidth of every pair (NVLink)",
         fault: FaultClass::Link,
-        action: Action::Reset,
+        action: Action::RebootNode,
     };
     for input in inputs {
         if let Output::P2p(p) = &input.output {

@@ -23,21 +23,21 @@ pub(super) fn rdma(ctx: &mut Ctx<'_>, inputs: &[Input]) -> Run<Vec<record::RdmaR
         layer: Layer::Interconnect,
         summary: "ib_write_bw measured every RDMA rail",
         fault: FaultClass::Link,
-        action: Action::Reset,
+        action: Action::RebootNode,
     };
     const BW: F = F {
         id: Cow::Borrowed("rdma.bandwidth"),
         layer: Layer::Interconnect,
         summary: "ib_write_bw bandwidth per rail at 8 MiB (GPU memory where GPUDirect is declared)",
         fault: FaultClass::Link,
-        action: Action::Reset,
+        action: Action::RebootNode,
     };
     const DMA_BUF: F = F {
         id: Cow::Borrowed("rdma.dma-buf"),
         layer: Layer::Interconnect,
         summary: "perftest registered its GPU buffers through DMA-BUF (NVIDIA without OFED: no nvidia_peermem)",
         fault: FaultClass::DriverDaemon,
-        action: Action::IsolateAndRepair,
+        action: Action::Service,
     };
     let runs: Vec<(&Path, &PerftestRun)> = inputs
         .iter()

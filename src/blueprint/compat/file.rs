@@ -17,6 +17,8 @@ use super::{
 use crate::blueprint::model::Vendor;
 use crate::blueprint::value::{LinkWidth, PcieGen, Version};
 use crate::blueprint::yaml_path::YamlPath;
+use crate::fault::overrides::{Catalog, Override};
+use crate::fault::{Action, FaultClass, Severity};
 
 /// A compatibility matrix file (`--matrix FILE`, and the built-in data).
 /// Every entry cites its `source`.
@@ -46,6 +48,36 @@ pub struct MatrixFile {
     /// without case, spaces or punctuation).
     #[serde(default)]
     nics: Vec<NicEntry>,
+    /// Overrides of single codes of the vendor fault catalogs (key: `catalog` and
+    /// `code`): what verify does about that Xid, SXid or AMD RAS signal on this site's
+    /// nodes, instead of what the catalog says, or for a code a newer driver added.
+    #[serde(default)]
+    faults: Vec<FaultEntry>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct FaultEntry {
+    /// `nvidia-xid`, `nvidia-sxid` or `amd-ras`.
+    catalog: Catalog,
+    /// The Xid or SXid number, or the AMD RAS signal (`ue`, `log-reset-failed`, ...).
+    code: FaultCode,
+    /// The fault class; the catalog's when absent.
+    #[serde(default)]
+    class: Option<FaultClass>,
+    action: Action,
+    /// The action's own severity when absent (a warning up to restart-app).
+    #[serde(default)]
+    severity: Option<Severity>,
+    /// Why: the site's qualification, ticket or vendor advisory.
+    source: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+enum FaultCode {
+    Number(u32),
+    Text(String),
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -388,6 +420,31 @@ impl Matrix {
                     });
                 }
             }
+        }
+        for (i, row) in raw.faults.into_iter().enumerate() {
+            let path = YamlPath::parse("faults").index(i);
+            let code = match row.code {
+                FaultCode::Number(n) => n.to_string(),
+                FaultCode::Text(t) => t.trim().to_owned(),
+            };
+            let entry = Override {
+                catalog: row.catalog,
+                code,
+                class: row.class,
+                action: row.action,
+                severity: row.severity,
+                source: row.source,
+            };
+            entry.check().map_err(|m| at(path.key("code"), m))?;
+            if entry.source.trim().is_empty() {
+                return Err(at(
+                    path.key("source"),
+                    "an override needs a `source`".into(),
+                ));
+            }
+            self.faults
+                .retain(|f| !(f.catalog == entry.catalog && f.code == entry.code));
+            self.faults.push(entry);
         }
         Ok(())
     }

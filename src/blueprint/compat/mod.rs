@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use super::model::Vendor;
 use super::value::{LinkWidth, PcieGen, Version, VersionReq};
+use crate::fault::overrides::{Override, Overrides};
 
 const BUILTIN: &str = include_str!("../compat-matrix.yaml");
 
@@ -39,6 +40,8 @@ pub struct Matrix {
     /// The newest releases the matrix was written against.
     pub newest: Vec<Newest>,
     pub nics: Vec<NicModel>,
+    /// A site's overrides of single codes of the vendor fault catalogs.
+    pub faults: Vec<Override>,
 }
 
 impl Serialize for Matrix {
@@ -55,6 +58,9 @@ impl Serialize for Matrix {
         // without a known NIC read as before NIC models were data.
         if !self.nics.is_empty() {
             m.serialize_field("nics", &self.nics)?;
+        }
+        if !self.faults.is_empty() {
+            m.serialize_field("faults", &self.faults)?;
         }
         m.end()
     }
@@ -307,6 +313,7 @@ impl Matrix {
         models: Vec<Model>,
         rules: Vec<Rule>,
         nics: Vec<NicModel>,
+        faults: Vec<Override>,
     ) -> Self {
         Self {
             cuda_minimum_driver,
@@ -315,7 +322,13 @@ impl Matrix {
             rules,
             newest: Vec::new(),
             nics,
+            faults,
         }
+    }
+
+    /// The fault-catalog overrides, found by catalog and code.
+    pub fn fault_overrides(&self) -> Overrides {
+        Overrides::new(self.faults.iter().cloned())
     }
 
     /// The shipped matrix, parsed once per process.

@@ -152,6 +152,15 @@ pub struct Remediation {
     /// inform.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repair: Option<TemplateRef>,
+    /// Reboots a node gets for a device or link fault within `ladderWindow` before it goes
+    /// to service and stays cordoned (the recovery ladder: restart, reset, reboot,
+    /// service). Default 2, gpud's `DefaultRebootThreshold`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = 10))]
+    pub max_reboots: Option<u32>,
+    /// How far back the ladder counts reboots. Default `72h`, gpud's event lookback.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ladder_window: Option<Duration>,
     /// Folder on the node where the health plugin keeps the capture and the record of a
     /// failing verdict; the condition's message names the files.
     #[serde(default = "default_evidence_dir")]
@@ -161,6 +170,19 @@ pub struct Remediation {
 impl Default for Remediation {
     fn default() -> Self {
         serde_json::from_str("{}").expect("every remediation field has a default")
+    }
+}
+
+impl Remediation {
+    /// The recovery ladder's limits: the blueprint's, or the cited defaults.
+    pub fn ladder(&self) -> crate::fault::ladder::Limits {
+        let d = crate::fault::ladder::Limits::default();
+        crate::fault::ladder::Limits {
+            reboots: self.max_reboots.unwrap_or(d.reboots),
+            window_s: self.ladder_window.as_ref().map_or(d.window_s, |w| {
+                u64::try_from(w.as_secs()).unwrap_or(u64::MAX)
+            }),
+        }
     }
 }
 

@@ -14,7 +14,8 @@
 //! every node on the previous image, on an accepted new one, or off to repair.
 //!
 //! Faults strike nodes in service. A wave waits for a node of its own that is in automatic
-//! recovery (a daemon restart or the one reboot: bounded by the blueprint's windows), and
+//! recovery (a daemon restart, the one reboot of a driver fault, or the recovery ladder's
+//! reboots of a hardware fault: bounded by the blueprint's windows and `maxReboots`), and
 //! leaves out a node in the repair queue: the repair reimages it with the image its wave
 //! targets, and acceptance decides its return. The rollout's budget counts the nodes the
 //! rollout takes; the peaks with faults are reported beside it. After the last wave no new
@@ -68,6 +69,8 @@ struct Sim<'a> {
     /// Nodes the running wave waits for (in automatic recovery).
     wave_waits: Vec<bool>,
     cases: Vec<Option<Case>>,
+    /// When each node was rebooted for a hardware fault: the ladder counts them.
+    hardware_reboots: Vec<Vec<f64>>,
     unhealthy: [usize; 2],
     waiting: [VecDeque<usize>; 2],
     counts: BTreeMap<Class, ClassCount>,
@@ -199,6 +202,7 @@ pub fn simulate(planned: &Planned, input: &Input) -> Report {
         pending: 0,
         wave_waits: vec![false; n],
         cases: vec![None; n],
+        hardware_reboots: vec![Vec::new(); n],
         unhealthy: [0; 2],
         waiting: [VecDeque::new(), VecDeque::new()],
         counts: BTreeMap::new(),
@@ -420,18 +424,15 @@ mod tests {
     }
 
     #[test]
-    fn a_hardware_fault_goes_to_repair_and_returns_only_after_acceptance() {
+    fn a_hardware_fault_climbs_the_ladder_and_returns_only_after_acceptance() {
         let mut inp = faulty(3, Class::Device, 0.05);
         inp.faults.max_unhealthy = 1000;
         let r = run(&inp);
         let c = &r.remediation.classes[0];
         assert_eq!(c.class, Some(Class::Device));
         assert!(c.faults > 5, "{c:?}");
-        assert_eq!(c.reboots, 0, "never an automatic reboot");
-        assert_eq!(
-            c.to_repair, c.faults,
-            "every device fault is queued for repair"
-        );
+        assert!(c.reboots > 0, "the reboot rung: {c:?}");
+        assert!(c.to_repair > 0, "the service rung: {c:?}");
         assert!(c.repairs >= c.to_repair);
         assert_eq!(
             c.back_in_service + c.off_to_repair,
@@ -444,7 +445,24 @@ mod tests {
         assert!(r.remediation.settled_seconds >= r.total_seconds);
         let e = super::super::faults::check(&r.trace, 200, 1000);
         assert!(e.is_empty(), "{e:?}");
+        // A reboot that never clears it: exactly maxReboots, then repair.
+        let mut never = inp.clone();
+        never.faults.reboot_clears_hardware = 0.0;
+        let r = run(&never);
+        let c = &r.remediation.classes[0];
+        assert_eq!(c.to_repair, c.faults, "{c:?}");
+        assert!(c.reboots <= 2 * c.faults, "{c:?}");
+        let e = super::super::faults::check(&r.trace, 200, 1000);
+        assert!(e.is_empty(), "{e:?}");
+        // maxReboots 0: straight to repair, never a reboot.
+        let mut none = inp;
+        none.faults.max_reboots = 0;
+        let r = run(&none);
         assert_eq!(steps_of(&r, |w| *w == What::Reboot), 0);
+        assert_eq!(
+            r.remediation.classes[0].to_repair,
+            r.remediation.classes[0].faults
+        );
     }
 
     #[test]

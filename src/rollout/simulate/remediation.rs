@@ -2,7 +2,9 @@
 //! ([`crate::rollout::faults`]): faults strike nodes in service by class; a transient one
 //! restarts the workload's Pod; a driver or daemon fault is cleared by a daemon restart
 //! within its window or counted by its NodeHealthCheck and rebooted once; a device or link
-//! fault, or a reboot that did not clear it, goes to the repair queue; NodeHealthCheck
+//! fault climbs the recovery ladder: rebooted while the node had fewer than `maxReboots`
+//! within the ladder's window, then (as verify on the node then asks for service) the
+//! repair queue; a driver reboot that did not clear it goes there too; NodeHealthCheck
 //! holds remediations back while more than `maxUnhealthy` of its nodes are unhealthy, and
 //! a node returns to service only after acceptance passes again.
 
@@ -24,14 +26,20 @@ pub(super) struct Case {
     waiting_since: Option<f64>,
     /// Counted unhealthy by its NodeHealthCheck.
     counted: bool,
+    /// Repaired and reimaged, its acceptance running.
+    accepting: bool,
 }
 
 impl Case {
     /// In automatic recovery: a driver or daemon fault that a daemon restart or the one
-    /// reboot may still clear (not held back by NodeHealthCheck, not in the repair queue).
-    /// A wave waits for such a node instead of leaving it out.
+    /// reboot may still clear, a hardware fault in the ladder's reboots (not held back by
+    /// NodeHealthCheck, not in the repair queue), or back from its repair with its
+    /// acceptance running. A wave waits for such a node instead of leaving it out (a node
+    /// reimaged just before its wave came would otherwise stay on the previous image).
     pub(super) fn recovering(&self) -> bool {
-        self.class == Class::DriverDaemon && !self.repair && self.waiting_since.is_none()
+        ((self.class == Class::DriverDaemon || self.class.hardware()) && !self.repair
+            || self.accepting)
+            && self.waiting_since.is_none()
     }
 }
 
@@ -81,6 +89,7 @@ impl Sim<'_> {
             Event::Repaired(i) => {
                 let Some(c) = &mut self.cases[i] else { return };
                 c.repairs += 1;
+                c.accepting = true;
                 let class = c.class;
                 self.count(class).repairs += 1;
                 self.note(i, What::Repaired);
@@ -91,8 +100,13 @@ impl Sim<'_> {
             }
             Event::Reaccepted(i) => {
                 let Some(c) = self.cases[i] else { return };
+                if let Some(c) = &mut self.cases[i] {
+                    c.accepting = false;
+                }
                 let p = if c.repair {
                     f.repair_clears
+                } else if c.class.hardware() {
+                    f.reboot_clears_hardware
                 } else {
                     f.reboot_clears
                 };
@@ -104,9 +118,27 @@ impl Sim<'_> {
                     self.back(i);
                 } else {
                     self.note(i, What::AcceptFailed);
-                    if !c.repair {
+                    if !c.repair && c.class.hardware() {
+                        // The reboot did not clear it: the next rung of the ladder,
+                        // another reboot or, past the limit, service; a new remediation,
+                        // so NodeHealthCheck's maxUnhealthy holds it as any other.
+                        let g = Group::DeviceLink;
+                        if self.unhealthy[g.index()] <= f.max_unhealthy {
+                            self.remediate(i, g);
+                        } else {
+                            self.waited += 1;
+                            self.note(i, What::Waits(g));
+                            if let Some(c) = &mut self.cases[i] {
+                                c.waiting_since = Some(self.now);
+                            }
+                            self.waiting[g.index()].push_back(i);
+                            self.leave_out(i);
+                        }
+                    } else if !c.repair {
                         self.queue_repair(i);
                     } else if c.repairs < f.repair_attempts {
+                        // Back to the repair queue: the wave does not wait for that.
+                        self.leave_out(i);
                         self.note(i, What::ToRepair);
                         let t = self.rng.span(d.repair);
                         self.at(t, Event::Repaired(i));
@@ -150,6 +182,7 @@ impl Sim<'_> {
             timed_out: false,
             waiting_since: None,
             counted: false,
+            accepting: false,
         });
         let d = &self.input.durations;
         let f = &self.input.faults;
@@ -177,11 +210,24 @@ impl Sim<'_> {
             self.longest_wait = self.longest_wait.max(self.now - since);
         }
         let class = c.class;
-        if class == Class::DriverDaemon {
+        let f = &self.input.faults;
+        let now = self.now;
+        let recent = self.hardware_reboots[i]
+            .iter()
+            .filter(|&&t| now - t <= f.ladder_window)
+            .count();
+        // The ladder: a hardware fault gets a reboot while the node had fewer than
+        // maxReboots within the window; past that, verify on the node asks for service.
+        let reboot =
+            class == Class::DriverDaemon || (class.hardware() && recent < f.max_reboots as usize);
+        if reboot {
             let t = self.rng.span(self.input.durations.reboot);
             let timeout = self.input.faults.reboot_timeout;
             if let Some(c) = &mut self.cases[i] {
                 c.timed_out = t > timeout;
+            }
+            if class.hardware() {
+                self.hardware_reboots[i].push(now);
             }
             self.count(class).reboots += 1;
             self.note(i, What::Reboot);
@@ -247,6 +293,7 @@ impl Sim<'_> {
 
     /// Off to repair for good: out of the fleet, no longer counted by NodeHealthCheck.
     fn retire(&mut self, i: usize) {
+        self.leave_out(i);
         let Some(c) = self.cases[i].take() else {
             return;
         };

@@ -42,7 +42,8 @@ pub struct ClassCount {
     pub pod_restarts: usize,
     /// Driver or daemon: cleared by a daemon restart within the window.
     pub daemon_restarts: usize,
-    /// Driver or daemon: rebooted once by NodeHealthCheck.
+    /// Rebooted by NodeHealthCheck: a driver or daemon fault once, a device or link fault
+    /// up to maxReboots times within the ladder's window.
     pub reboots: usize,
     /// Cordoned and queued for repair (hardware; or a reboot that did not clear it).
     pub to_repair: usize,

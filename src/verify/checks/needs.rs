@@ -23,7 +23,8 @@ use crate::verify::facts::options::{CollectOptions, KernelLogSource, ToolOutput}
 pub struct Needs {
     /// The GPU vendor tool (nvidia-smi, rocm-smi): the checks that need the driver.
     pub gpu_tool: bool,
-    /// The kernel log: Xid and fallen-off-the-bus events (`gpu.xid`).
+    /// The kernel log: Xid, SXid, amdgpu RAS and fallen-off-the-bus events (`gpu.xid`,
+    /// `gpu.sxid`, `gpu.ras.events`, `gpu.event.unknown`).
     pub kernel_log: bool,
     /// `containerd --version` (`runtime.containerd.version`).
     pub containerd_version: bool,
@@ -68,7 +69,10 @@ impl Needs {
                 && catalog
                     .iter()
                     .any(|spec| spec.stage == Stage::Driver && selected(spec)),
-            kernel_log: gpus && selected(&gpu::XID),
+            kernel_log: gpus
+                && [&gpu::XID, &gpu::SXID, &gpu::RAS_EVENTS, &gpu::EVENT_UNKNOWN]
+                    .into_iter()
+                    .any(selected),
             containerd_version: selected(&runtime::CONTAINERD),
             kubelet_version: selected(&runtime::KUBELET),
             unit_states: (blueprint.system.time_sync.is_some() && selected(&system::TIME_SYNC))

@@ -4,8 +4,8 @@
 
 use super::layers::{Baseline, Finding, Kubernetes, Layer, LayerResult, Layers, Verdict};
 use super::node::{
-    AcceptanceRecord, BlueprintIdentity, DeviceInjection, Diagnostics, Firmware, GpuDevice,
-    GpuSection, Hardware, Interconnect, Network, NicEntry, Os, RecordResult, Runtime,
+    AcceptanceRecord, BlueprintIdentity, CheckAction, DeviceInjection, Diagnostics, Firmware,
+    GpuDevice, GpuSection, Hardware, Interconnect, Network, NicEntry, Os, RecordResult, Runtime,
 };
 use super::wire::{Run, later};
 use super::{LATER, SCHEMA};
@@ -251,6 +251,17 @@ impl AcceptanceRecord {
                     .iter()
                     .filter(|r| r.verdict != CheckVerdict::Pass)
                     .map(CheckResult::name)
+                    .collect(),
+                actions: report
+                    .results
+                    .iter()
+                    .filter(|r| r.verdict != CheckVerdict::Pass)
+                    .map(|r| CheckAction {
+                        check: r.name(),
+                        fault: r.fault,
+                        action: r.action,
+                        observed: r.observed.clone(),
+                    })
                     .collect(),
             },
             layers: Layers {

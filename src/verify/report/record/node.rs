@@ -7,6 +7,7 @@ use super::layers::{
     Baseline, Dcgm, DeviceContainer, FigureValue, Finding, Framework, Kubernetes, Layers,
 };
 use super::wire::Run;
+use crate::fault::{Action, FaultClass};
 use crate::verify::fact::Fact;
 use crate::verify::report::BlueprintRef;
 use schemars::JsonSchema;
@@ -244,4 +245,19 @@ pub struct Diagnostics {
     pub warnings: usize,
     /// Names of the checks that did not pass.
     pub not_passed: Vec<String>,
+    /// What each check that did not pass asks for: its fault class, its action (from the
+    /// vendor's catalog, or the site's override, which `observed` then names) and what
+    /// was observed (a kernel-log event group with its count).
+    #[serde(default)]
+    pub actions: Vec<CheckAction>,
+}
+
+/// One layer-1 check that did not pass, with the action it asks for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct CheckAction {
+    /// `id` or `id[subject]`.
+    pub check: String,
+    pub fault: FaultClass,
+    pub action: Action,
+    pub observed: String,
 }
