@@ -626,47 +626,37 @@ fn throttle_counters_growing_between_runs_are_a_finding() {
     );
 }
 
-/// Runs `nodeimg ARGS` and returns its output and its peak resident set in KiB (the
-/// kernel's count for that one process, from `wait4`).
-#[allow(
-    clippy::zombie_processes,
-    reason = "the child is reaped by wait4, which also gives its resource usage"
-)]
+/// Runs `nodeimg ARGS` and returns its output and the peak resident set (KiB) of the
+/// nodeimg process alone. A small parent (python3) starts it and reads its rusage: the
+/// child of a vfork (as std spawns) inherits the spawning process's high-water mark at
+/// exec, so measured from this many-threaded test process it would count the tests'
+/// memory too.
 fn measured(args: &[String]) -> (Output, i64) {
-    use std::io::Read;
-    let mut child = crate::support::cmd()
-        .args(args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("{e}"));
-    let mut stdout = child.stdout.take().unwrap_or_else(|| panic!("piped"));
-    let mut stderr = child.stderr.take().unwrap_or_else(|| panic!("piped"));
-    let err = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = stderr.read_to_end(&mut buf);
-        buf
+    const PARENT: &str = "import os, resource, subprocess, sys\n\
+        code = subprocess.call(sys.argv[2:])\n\
+        open(sys.argv[1], 'w').write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))\n\
+        sys.exit(code)\n";
+    let rss = tempfile::NamedTempFile::new().unwrap_or_else(|e| panic!("{e}"));
+    let mut c = std::process::Command::new("python3");
+    crate::support::clean(&mut c)
+        .current_dir(crate::support::root())
+        .stdin(std::process::Stdio::null())
+        .arg("-c")
+        .arg(PARENT)
+        .arg(rss.path())
+        .arg(crate::support::BIN)
+        .args(args);
+    let output = c
+        .output()
+        .unwrap_or_else(|e| panic!("python3 (runs the measured nodeimg): {e}"));
+    let text = std::fs::read_to_string(rss.path()).unwrap_or_default();
+    let peak = text.trim().parse().unwrap_or_else(|e| {
+        panic!(
+            "peak RSS {text:?}: {e}; {}",
+            String::from_utf8_lossy(&output.stderr)
+        )
     });
-    let mut out = Vec::new();
-    let _ = stdout.read_to_end(&mut out);
-    let err = err.join().unwrap_or_default();
-    let pid = i32::try_from(child.id()).unwrap_or_else(|e| panic!("{e}"));
-    let mut status = 0;
-    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: wait4 reaps the child this test spawned (std's Child is not waited on after)
-    // and fills the rusage it is given.
-    let (reaped, usage) = unsafe {
-        let r = libc::wait4(pid, &mut status, 0, usage.as_mut_ptr());
-        (r, usage.assume_init())
-    };
-    assert_eq!(reaped, pid, "wait4");
-    use std::os::unix::process::ExitStatusExt;
-    let output = Output {
-        status: std::process::ExitStatus::from_raw(status),
-        stdout: out,
-        stderr: err,
-    };
-    (output, usage.ru_maxrss)
+    (output, peak)
 }
 
 /// The clock-event reasons, their counters and the temperature limits of every real
