@@ -21,3 +21,4 @@ pub mod rollout;
 pub mod time;
 pub mod tree;
 pub mod verify;
+pub mod yaml_text;

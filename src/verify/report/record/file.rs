@@ -50,7 +50,7 @@ fn is_yaml(path: &Path) -> bool {
 
 /// Block YAML in the record's field order (a `serde_json::Value` would sort the keys).
 mod yaml {
-    use crate::render::escape::yaml_string;
+    use crate::yaml_text::yaml_string;
     use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
     use std::fmt;
 
