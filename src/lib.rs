@@ -14,6 +14,7 @@ pub mod fault;
 pub mod features;
 pub mod input;
 pub mod k8s;
+pub mod line_error;
 pub mod overlay;
 pub mod package;
 pub mod render;
