@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::command::stdio::{Input, Output};
 use crate::package::{Compression, Tag};
+use crate::stdio::{Input, Output};
 use crate::verify::checks::Phase;
 use crate::verify::report::Format as ReportFormat;
 

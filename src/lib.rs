@@ -19,6 +19,7 @@ pub mod overlay;
 pub mod package;
 pub mod render;
 pub mod rollout;
+pub mod stdio;
 pub mod time;
 pub mod tree;
 pub mod verify;

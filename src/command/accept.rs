@@ -8,10 +8,10 @@
 
 use std::path::Path;
 
-use super::stdio::Input;
 use super::{Env, Exit, Failure, OrUnusable, Outcome, prepared};
 use crate::accept::{complete, input, judge, regression, report};
 use crate::cli::{AcceptArgs, AcceptCommand, Format};
+use crate::stdio::Input;
 use crate::time::{Clock, SystemClock};
 use crate::verify::report::record::{AcceptanceRecord, BlueprintIdentity, RecordResult};
 

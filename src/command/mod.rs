@@ -21,7 +21,6 @@ mod render;
 mod rollout;
 mod schema;
 mod source;
-pub mod stdio;
 mod style;
 mod validate;
 mod verify;

@@ -11,11 +11,11 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::source::{self, Source};
-use super::stdio::{Input, Output};
 use super::{Env, Exit, Failure, OrUnusable, Outcome, prepared};
 use crate::blueprint::model::{DriverAuthority, Vendor};
 use crate::cli::DEFAULT_LOCK;
 use crate::cli::VerifyArgs;
+use crate::stdio::{Input, Output};
 use crate::time::{self, Clock, SystemClock};
 use crate::verify::capture::{self, Manifest};
 use crate::verify::checks::{self, Selection, select};
