@@ -85,6 +85,21 @@ impl Failure {
         }
     }
 
+    /// `verdict`, unless some output could not be written: then unusable (exit 2), with
+    /// every problem. Commands attempt every output first, so that one failing does not
+    /// keep the others from being written.
+    pub fn unless_written(verdict: Exit, problems: Vec<String>) -> Result<Exit, Failure> {
+        if problems.is_empty() {
+            Ok(verdict)
+        } else {
+            Err(Self {
+                exit: Exit::Unusable,
+                diagnostics: Vec::new(),
+                messages: problems,
+            })
+        }
+    }
+
     /// A blueprint that did not load (exit 2).
     pub fn invalid(diagnostics: Vec<Diagnostic>) -> Self {
         Self {

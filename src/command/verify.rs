@@ -273,14 +273,7 @@ fn run_once(args: &VerifyArgs, env: &mut Env<'_>) -> Outcome {
     }
     if let Some(output) = &args.record {
         let record = AcceptanceRecord::new(spec, &facts, &report, evidence.as_deref());
-        let written = record
-            .render_for(output.path().unwrap_or(Path::new("-")))
-            .and_then(|text| {
-                output
-                    .write(text.as_bytes(), env.out)
-                    .map_err(|e| e.to_string())
-            });
-        if let Err(e) = written {
+        if let Err(e) = record.write_to(output, env.out) {
             problems.push(format!("--record {output}: {e}"));
         }
     }
@@ -290,15 +283,7 @@ fn run_once(args: &VerifyArgs, env: &mut Env<'_>) -> Outcome {
             .write_all(text.as_bytes())
             .unusable_at("cannot write the report")?;
     }
-    if problems.is_empty() {
-        Ok(verdict)
-    } else {
-        Err(Failure {
-            exit: Exit::Unusable,
-            diagnostics: Vec::new(),
-            messages: problems,
-        })
-    }
+    Failure::unless_written(verdict, problems)
 }
 
 /// The blueprint to load: `--blueprint`, except that the default lock is the inspected
