@@ -142,6 +142,32 @@ layout, reference or credentials file cannot be used.",
         after_help = "Examples:\n  nodeimg push out/h100 registry.example.com/nodes/h100-sxm-ubuntu\n  nodeimg push --insecure out/h100 127.0.0.1:5000/nodes/h100:2026.11.1"
     )]
     Push(PushArgs),
+    /// Sign an image (an OCI layout, or REF@sha256:… in a registry) with an ECDSA P-256 key, as cosign does.
+    #[command(
+        long_about = "Sign an image with an ECDSA P-256 key: a sigstore signature in cosign's format \
+(a simple-signing payload naming the manifest digest, stored as a layer of the `sha256-<hex>.sig` \
+manifest), which skopeo's `sigstoreSigned` policy (with `use-sigstore-attachments: true`) and \
+cosign verify. With the build's provenance at hand (a layout from `nodeimg build`), also a signed \
+SLSA provenance v1 attestation (`sha256-<hex>.att`).\n\nTARGET is an OCI image layout folder (the \
+attachments go into its index.json; `nodeimg push` carries them) or `registry/repository@sha256:…` \
+(written to the registry; a tag alone is refused: a signature names a digest).\n\nThe key is a \
+PEM file (PKCS#8 `PRIVATE KEY` or SEC1 `EC PRIVATE KEY`) or `env://VAR`.\n\nExit codes: 0 signed; \
+1 the registry refused or could not be reached; 2 the key, the layout or the reference cannot be used.",
+        after_help = "Examples:\n  openssl ecparam -name prime256v1 -genkey -noout | openssl pkcs8 -topk8 -nocrypt -out release.key\n  openssl pkey -in release.key -pubout -out release.pub\n  nodeimg sign out/h100 --key release.key --identity registry.example.com/nodes/h100:2026.11.1\n  NODEIMG_KEY=\"$(cat release.key)\" nodeimg sign registry.example.com/nodes/h100@sha256:… --key env://NODEIMG_KEY"
+    )]
+    Sign(SignArgs),
+    /// Check an image's signature, provenance and SBOM against trusted keys; exit 0 signed, 1 not, 2 unusable input.
+    #[command(
+        long_about = "Check an image (an OCI layout, or REF@sha256:… in a registry) against trusted \
+public keys: its signature (the `sha256-<hex>.sig` attachment, as cosign and skopeo's \
+`sigstoreSigned` read it), its provenance attestation and its SBOM. The keys come from `--key` \
+(repeatable), a site policy file (`--trust-policy`) or a blueprint's `security.imageTrust` \
+(`--blueprint`).\n\nExit codes: 0 a trusted key signed this digest; 1 the signature is missing, \
+by another key, over another digest, for another repository or malformed; 2 the keys, the layout, \
+the reference or the registry cannot be used.",
+        after_help = "Examples:\n  nodeimg verify-image out/h100 --key release.pub\n  nodeimg verify-image --format json registry.example.com/nodes/h100@sha256:… --blueprint bp.yaml\n  nodeimg verify-image --insecure 127.0.0.1:5000/nodes/h100@sha256:… --trust-policy site-trust.yaml"
+    )]
+    VerifyImage(VerifyImageArgs),
     /// Judge the outputs of acceptance layers 2-5 and write the complete acceptance record.
     #[command(
         long_about = "Judge the outputs of the acceptance workloads (nccl-tests/rccl-tests, dcgmi diag, \
@@ -202,6 +228,16 @@ pub struct RolloutPlanArgs {
     /// The new image, by digest (`nodeimg build` prints it).
     #[arg(long, value_name = "REF")]
     pub new_image: String,
+    /// Check both images against this site trust policy (default: the blueprints'
+    /// `security.imageTrust`) before making Plans; a plan is refused for an image no
+    /// trusted key signed.
+    #[arg(long, value_name = "FILE")]
+    pub trust_policy: Option<PathBuf>,
+    /// Make the Plans without checking the images' signatures (offline); the plan says so.
+    #[arg(long)]
+    pub skip_image_verification: bool,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
     /// Only nodes with this label (`key=value`; default: every node given).
     #[arg(long, value_name = "KEY=VALUE")]
     pub selector: Option<String>,
@@ -478,6 +514,9 @@ pub struct BuildArgs {
     /// Pack every layer again instead of reusing unchanged ones from the image already in OUT.
     #[arg(long)]
     pub no_cache: bool,
+    /// Attach no SBOM (by default an SPDX 2.3 and a CycloneDX 1.6 document are attached to the image as OCI referrers).
+    #[arg(long)]
+    pub no_sbom: bool,
     /// Also write the cluster-side files (operator values, NodeFeatureRule) into this folder.
     #[arg(long, value_name = "DIR")]
     pub cluster: Option<PathBuf>,
@@ -764,13 +803,13 @@ pub struct PushArgs {
     /// `registry[:port]/repository[:tag]`; without a tag, the layout's tag.
     #[arg(value_name = "REF", value_parser = parse_reference)]
     pub reference: String,
-    /// Plain HTTP instead of HTTPS (for a registry on a loopback address).
-    #[arg(long)]
-    pub insecure: bool,
-    /// Give up after this many seconds (at most a day).
-    #[arg(long, value_name = "SECONDS", default_value_t = 600,
-          value_parser = clap::value_parser!(u64).range(1..=86_400))]
-    pub timeout: u64,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
+    /// After the push, sign the image in the registry with this private key (PEM file or
+    /// `env://VAR`): the signature for `registry/repository:tag`, and the provenance
+    /// attestation from the layout's provenance.json.
+    #[arg(long, value_name = "KEY")]
+    pub sign: Option<String>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
 }
@@ -782,6 +821,62 @@ fn parse_reference(text: &str) -> Result<String, String> {
     crate::package::push::parse_reference(text, Some("latest"))
         .map(|_| text.to_owned())
         .map_err(|e| e.to_string())
+}
+
+/// Where to reach a registry (`sign`, `verify-image`, `push --sign`, `rollout plan`).
+#[derive(Debug, Clone, Args)]
+pub struct RegistryArgs {
+    /// Plain HTTP instead of HTTPS (for a registry on a loopback address).
+    #[arg(long)]
+    pub insecure: bool,
+    /// Give up on the registry after this many seconds (at most a day).
+    #[arg(long, value_name = "SECONDS", default_value_t = 600,
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub timeout: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct SignArgs {
+    /// An OCI image layout folder, or `registry/repository@sha256:…`.
+    #[arg(value_name = "TARGET")]
+    pub target: String,
+    /// The private key: a PEM file (PKCS#8 or SEC1, ECDSA P-256) or `env://VAR`.
+    #[arg(long, value_name = "KEY")]
+    pub key: String,
+    /// The name to sign the image for (`registry/repository[:tag]`; the signature's
+    /// `docker-reference`). Default: REF's repository for a registry, the image's name and
+    /// tag for a layout.
+    #[arg(long, value_name = "NAME")]
+    pub identity: Option<String>,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+#[derive(Debug, Args)]
+pub struct VerifyImageArgs {
+    /// An OCI image layout folder, or `registry/repository@sha256:…`.
+    #[arg(value_name = "TARGET")]
+    pub target: String,
+    /// A trusted public key (PEM `PUBLIC KEY`, ECDSA P-256); repeatable.
+    #[arg(long = "key", value_name = "PUB")]
+    pub keys: Vec<PathBuf>,
+    /// A site trust policy (`kind: TrustPolicy`: keys, require).
+    #[arg(long, value_name = "FILE")]
+    pub trust_policy: Option<PathBuf>,
+    /// Take the keys from this blueprint's `security.imageTrust`.
+    #[arg(long, value_name = "FILE")]
+    pub blueprint: Option<PathBuf>,
+    /// Require the signature to name this repository (`registry/repository`).
+    #[arg(long, value_name = "REPOSITORY")]
+    pub identity: Option<String>,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    #[command(flatten)]
+    pub matrix: MatrixArg,
 }
 
 #[derive(Debug, Args)]

@@ -22,5 +22,6 @@ pub mod rollout;
 pub mod stdio;
 pub mod time;
 pub mod tree;
+pub mod trust;
 pub mod verify;
 pub mod yaml_text;

@@ -8,3 +8,8 @@ fn main() -> std::process::ExitCode {
     let cli = nodeimg::cli::Cli::parse();
     nodeimg::command::run(cli)
 }
+
+// The crates compiled into this binary, in cargo auditable's `.dep-v0`
+// section (see build.rs); `nodeimg build` reads them back from the
+// verifier it packs, for the image's SBOM.
+include!(concat!(env!("OUT_DIR"), "/dep_v0.rs"));

@@ -26,6 +26,7 @@ pub fn without_layer1(
         nodeimg_version: env!("CARGO_PKG_VERSION").to_owned(),
         hostname: hostname.map_or_else(unknown, |h| Fact::Known(h.to_owned())),
         blueprint,
+        image: Fact::unknown(NO_LAYER1),
         hardware: record::Hardware {
             vendor: unknown(),
             product: unknown(),

@@ -1,7 +1,8 @@
 //! `nodeimg build BLUEPRINT [-o OUT]`: validate, render, package into a
 //! reproducible, layered OCI image layout (overlay, verifier, config;
 //! default OUT: `out/<metadata.name>/`), print the manifest digest
-//! (`--format json`: every digest and size). `--check-repro` builds twice
+//! (`--format json`: every digest and size), and attaches the image's SBOM
+//! (SPDX and CycloneDX, as OCI referrers; `--no-sbom`: none). `--check-repro` builds twice
 //! under different conditions and compares the two. `--cluster DIR` writes
 //! the cluster-side files into DIR. A long build shows its progress when
 //! stderr is a terminal.
@@ -104,10 +105,12 @@ pub fn run(args: &BuildArgs, env: &mut Env<'_>) -> Outcome {
     let overlay = Overlay::from_blueprint(bp);
     let tag = meta.tag.to_string();
     let replaced = package::output::tagged_digest(&output, &tag);
+    let sbom_source = package::sbom::Source::from_blueprint(bp);
     let image = Inputs {
         config: &rendered.layer,
         verifier: &verifier,
         overlay: overlay.as_ref(),
+        sbom: (!args.no_sbom).then_some(&sbom_source),
     };
     let (report, repro) = {
         let tty = !env.quiet && std::io::stderr().is_terminal();
@@ -129,6 +132,12 @@ pub fn run(args: &BuildArgs, env: &mut Env<'_>) -> Outcome {
     }
     .unusable()?;
     let digest = report.image.manifest.digest.to_string();
+    if !args.no_sbom && report.verifier_crates.is_none() {
+        env.note(&format!(
+            "note: the verifier {} carries no list of its crates (no .dep-v0 section, as nodeimg and cargo auditable embed); the SBOM names it without them",
+            verifier_path.display()
+        ));
+    }
     if let Some(old) = replaced.filter(|d| *d != digest) {
         env.note(&format!(
             "warning: {} held an image tagged {tag} with digest {old}; the tag now names {digest}, different content under the same tag: give it its own metadata.version (or --tag)",
@@ -211,6 +220,12 @@ fn text(
             } else {
                 ""
             }
+        ));
+    }
+    for s in &i.sbom {
+        env.note(&format!(
+            "  sbom     {} {} (referrer {})",
+            s.artifact_type, s.blob.digest, s.manifest.digest
         ));
     }
     if let Some(rep) = repro {

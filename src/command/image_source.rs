@@ -85,6 +85,7 @@ fn pull(
         insecure: args.insecure,
         timeout: std::time::Duration::from_secs(args.pull_timeout),
         auth_files: crate::package::credentials::auth_files(),
+        ca_bundle: root_ca_bundle(args),
     };
     env.detail(&format!("pulling {parsed} into {}", dest.display()));
     let report = crate::package::pull::pull(&parsed, &dest, &opts).map_err(|e| match e {
@@ -103,6 +104,22 @@ fn pull(
         layout: dest,
         _pulled: Some(temp),
     })
+}
+
+/// The CA bundle of the root the image goes to, when it has one: the registry is trusted
+/// as the node trusts it (the site's CAs the image installs included), and the node
+/// image's own container, which runs this, has no trust store of its own.
+#[cfg(feature = "push")]
+fn root_ca_bundle(args: &ApplyArgs) -> Option<PathBuf> {
+    let root = args.root.clone().unwrap_or_else(|| PathBuf::from("/"));
+    // Debian and Ubuntu, then the RHEL family (update-ca-certificates, update-ca-trust).
+    [
+        "etc/ssl/certs/ca-certificates.crt",
+        "etc/pki/tls/certs/ca-bundle.crt",
+    ]
+    .iter()
+    .map(|p| root.join(p))
+    .find(|p| p.is_file())
 }
 
 #[cfg(not(feature = "push"))]

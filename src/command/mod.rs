@@ -20,10 +20,12 @@ mod push;
 mod render;
 mod rollout;
 mod schema;
+mod sign;
 mod source;
 mod style;
 mod validate;
 mod verify;
+mod verify_image;
 
 use std::fmt;
 use std::io::Write;
@@ -221,6 +223,8 @@ pub fn dispatch(command: Command, env: &mut Env<'_>) -> Exit {
         Command::Apply(a) => apply::run(&a, env),
         #[cfg(feature = "push")]
         Command::Push(a) => push::run(&a, env),
+        Command::Sign(a) => sign::run(&a, env),
+        Command::VerifyImage(a) => verify_image::run(&a, env),
         Command::Accept(a) => accept::run(&a, env),
         Command::Rollout(a) => rollout::run(&a, env),
     };

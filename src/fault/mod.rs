@@ -60,6 +60,13 @@ pub enum FaultClass {
     /// The host: firmware settings, OS, kernel, memory, disk.
     #[schemars(description = "The host: memory, disk, OS settings.")]
     OsMemoryDisk,
+    /// The image on the node: unsigned, signed by a key the blueprint does not trust, or its
+    /// configuration changed since it was signed. Not a hardware fault: the node needs a
+    /// signed image (apply one, or roll back), not a repair.
+    #[schemars(
+        description = "The image on the node: unsigned, signed by an untrusted key, or changed since it was signed."
+    )]
+    Image,
 }
 
 /// What to do about a failure; escalates from none to repair.

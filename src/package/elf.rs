@@ -103,8 +103,8 @@ struct Reader<'a> {
     bytes: &'a [u8],
 }
 
-impl Reader<'_> {
-    fn slice(&self, offset: u64, len: u64) -> Result<&[u8], String> {
+impl<'a> Reader<'a> {
+    fn slice(&self, offset: u64, len: u64) -> Result<&'a [u8], String> {
         let start = usize::try_from(offset).map_err(|_| "offset out of range".to_string())?;
         let len = usize::try_from(len).map_err(|_| "length out of range".to_string())?;
         let end = start
@@ -400,6 +400,25 @@ pub(crate) mod tests {
             b[a + 8..a + 16].copy_from_slice(&value.to_le_bytes());
         }
         b
+    }
+
+    #[test]
+    fn finds_a_named_section_as_readelf_does() {
+        // This test binary itself: the section table as readelf reads it.
+        let exe = std::env::current_exe().unwrap();
+        let bytes = std::fs::read(&exe).unwrap();
+        let text = section(&bytes, ".text").unwrap().expect(".text");
+        assert!(!text.is_empty());
+        assert_eq!(section(&bytes, ".no-such-section").unwrap(), None);
+        // A file without a section table has no sections; garbage is an error.
+        assert_eq!(section(&tiny_elf(62, &[]), ".dep-v0").unwrap(), None);
+        assert!(section(b"MZ", ".dep-v0").is_err());
+        // A section table pointing past the end is an error, not a panic.
+        let mut broken = tiny_elf(62, &[]);
+        broken[40..48].copy_from_slice(&(1u64 << 40).to_le_bytes());
+        broken[60..62].copy_from_slice(&3u16.to_le_bytes());
+        broken[58..60].copy_from_slice(&64u16.to_le_bytes());
+        assert!(section(&broken, ".dep-v0").is_err());
     }
 
     #[test]

@@ -21,7 +21,7 @@ use oci_spec::image::{
 };
 use serde::Serialize;
 
-use super::digest::Digest;
+use super::digest::{BlobRef, Digest};
 use super::error::PackageError;
 use super::layer::LayerInfo;
 use super::meta::ImageMeta;
@@ -33,13 +33,6 @@ use crate::canonical_json;
 pub const ANNOTATION_BLUEPRINT_ID: &str = "dev.nodeimg.blueprint.id";
 /// The annotation on each layer descriptor naming what the layer holds.
 pub const ANNOTATION_LAYER_ROLE: &str = "dev.nodeimg.layer.role";
-
-/// A blob's digest and size.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct BlobRef {
-    pub digest: Digest,
-    pub size: u64,
-}
 
 /// The JSON documents written around the layer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,8 +59,9 @@ fn annotations(meta: &ImageMeta, created: &str) -> HashMap<String, String> {
     ])
 }
 
-/// Writes config and manifest blobs into `root/blobs/sha256`, then
-/// `index.json` and `oci-layout` into `root`. `layers` go bottom to top.
+/// Writes config and manifest blobs into `root/blobs/sha256`, and
+/// `oci-layout` into `root`; [`write_index`] comes last, once the
+/// referrers are written. `layers` go bottom to top.
 pub fn write_documents(
     root: &Path,
     layers: &[LayerInfo],
@@ -143,33 +137,6 @@ pub fn write_documents(
     let manifest_bytes = json("manifest", &manifest)?;
     let manifest_ref = write_blob(&blobs, &manifest_bytes)?;
 
-    let platform = PlatformBuilder::default()
-        .architecture(Arch::from(meta.architecture.as_str()))
-        .os(Os::from(meta.os.as_str()))
-        .build()
-        .map_err(PackageError::spec("platform"))?;
-    let digest = oci_spec::image::Digest::from_str(&manifest_ref.digest.to_string())
-        .map_err(PackageError::spec("digest"))?;
-    let index = ImageIndexBuilder::default()
-        .schema_version(2u32)
-        .media_type(MediaType::ImageIndex)
-        .manifests(vec![
-            DescriptorBuilder::default()
-                .media_type(MediaType::ImageManifest)
-                .digest(digest)
-                .size(manifest_ref.size)
-                .platform(platform)
-                .annotations(HashMap::from([(
-                    ANNOTATION_REF_NAME.to_string(),
-                    meta.tag.to_string(),
-                )]))
-                .build()
-                .map_err(PackageError::spec("index descriptor"))?,
-        ])
-        .build()
-        .map_err(PackageError::spec("index"))?;
-    output::write_file(&root.join("index.json"), &json("index", &index)?)?;
-
     let layout = OciLayoutBuilder::default()
         .image_layout_version("1.0.0")
         .build()
@@ -180,6 +147,46 @@ pub fn write_documents(
         config: config_ref,
         manifest: manifest_ref,
     })
+}
+
+/// Writes `root/index.json`: the image manifest, tagged, then each referrer
+/// (see [`super::referrer`]).
+pub fn write_index(
+    root: &Path,
+    meta: &ImageMeta,
+    manifest: &BlobRef,
+    referrers: &[super::referrer::Written],
+) -> Result<(), PackageError> {
+    let platform = PlatformBuilder::default()
+        .architecture(Arch::from(meta.architecture.as_str()))
+        .os(Os::from(meta.os.as_str()))
+        .build()
+        .map_err(PackageError::spec("platform"))?;
+    let digest = oci_spec::image::Digest::from_str(&manifest.digest.to_string())
+        .map_err(PackageError::spec("digest"))?;
+    let mut manifests = vec![
+        DescriptorBuilder::default()
+            .media_type(MediaType::ImageManifest)
+            .digest(digest)
+            .size(manifest.size)
+            .platform(platform)
+            .annotations(HashMap::from([(
+                ANNOTATION_REF_NAME.to_string(),
+                meta.tag.to_string(),
+            )]))
+            .build()
+            .map_err(PackageError::spec("index descriptor"))?,
+    ];
+    for r in referrers {
+        manifests.push(super::referrer::index_entry(r)?);
+    }
+    let index = ImageIndexBuilder::default()
+        .schema_version(2u32)
+        .media_type(MediaType::ImageIndex)
+        .manifests(manifests)
+        .build()
+        .map_err(PackageError::spec("index"))?;
+    output::write_file(&root.join("index.json"), &json("index", &index)?)
 }
 
 fn json<T: Serialize>(what: &'static str, value: &T) -> Result<Vec<u8>, PackageError> {

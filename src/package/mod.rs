@@ -34,11 +34,13 @@ pub mod provenance;
 pub mod pull;
 #[cfg(feature = "push")]
 pub mod push;
+pub mod referrer;
 #[cfg(feature = "push")]
 pub mod referrers;
 #[cfg(feature = "push")]
 pub mod registry;
 pub mod repro;
+pub mod sbom;
 pub mod source_date;
 pub mod tar_stream;
 pub mod verifier;
@@ -49,10 +51,10 @@ use crate::tree::Tree;
 
 pub use crate::overlay::Overlay;
 pub use compress::Compression;
+pub use digest::BlobRef;
 pub use digest::Digest;
 pub use error::PackageError;
 pub use layer::LayerInfo;
-pub use layout::BlobRef;
 pub use meta::{ImageMeta, Tag};
 pub use plan::LayerRole;
 pub use progress::{Meter, Progress, Silent};
@@ -98,6 +100,9 @@ pub struct Inputs<'a> {
     pub verifier: &'a Verifier,
     /// The blueprint's `files.overlay`, if any.
     pub overlay: Option<&'a Overlay>,
+    /// What the SBOM needs beyond the layers (base OS, the overlay's file
+    /// digests); `None` builds the image without an SBOM (`--no-sbom`).
+    pub sbom: Option<&'a sbom::Source<'a>>,
 }
 
 impl BuildOptions {
@@ -150,7 +155,7 @@ pub fn build_with(
     } else {
         Cache::empty()
     };
-    let (image, reused) = write_layout(
+    let (image, reused, verifier_crates) = write_layout(
         inputs,
         meta,
         opts,
@@ -165,11 +170,13 @@ pub fn build_with(
         provenance: out.join(PROVENANCE_FILE),
         image,
         reused,
+        verifier_crates,
     })
 }
 
 /// Writes the whole layout into the (empty) folder `root`; returns its
-/// summary and the layers taken from `cache`.
+/// summary, the layers taken from `cache`, and how many crates the
+/// verifier's crate list names (`None`: it has none, or no SBOM was made).
 pub(crate) fn write_layout(
     inputs: Inputs<'_>,
     meta: &ImageMeta,
@@ -178,7 +185,7 @@ pub(crate) fn write_layout(
     cache: &Cache,
     digests: Option<&FileDigests>,
     progress: &mut dyn Progress,
-) -> Result<(ImageSummary, Vec<LayerRole>), PackageError> {
+) -> Result<(ImageSummary, Vec<LayerRole>, Option<usize>), PackageError> {
     let settled = crate::overlay::settled_before(std::time::SystemTime::now());
     let scanned = match inputs.overlay {
         Some(o) => Some((o.listing()?, o.modes())),
@@ -224,6 +231,34 @@ pub(crate) fn write_layout(
         layers.push(info);
     }
     let docs = layout::write_documents(root, &layers, meta, opts.source_date)?;
+    let mut referrers = Vec::new();
+    let mut verifier_crates = None;
+    if let Some(source) = inputs.sbom {
+        let created = opts.source_date.rfc3339();
+        let contents = sbom::contents::gather(
+            &plans,
+            &layers,
+            inputs.verifier,
+            source,
+            meta,
+            created.clone(),
+            &docs.manifest,
+            &docs.config,
+        )?;
+        verifier_crates = contents.verifier.crates.as_ref().map(|c| c.packages.len());
+        for format in sbom::Format::ALL {
+            referrers.push(referrer::write(
+                &blobs,
+                &docs.manifest,
+                format.media_type(),
+                "sbom",
+                format.file_name(),
+                &format.write(&contents),
+                &created,
+            )?);
+        }
+    }
+    layout::write_index(root, meta, &docs.manifest, &referrers)?;
     let indexed: Vec<_> = keys
         .into_iter()
         .zip(layers.iter())
@@ -241,7 +276,8 @@ pub(crate) fn write_layout(
         manifest: docs.manifest,
         config: docs.config,
         layers,
+        sbom: referrers,
     };
     provenance::write(root, &image)?;
-    Ok((image, reused))
+    Ok((image, reused, verifier_crates))
 }

@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use super::digest::BlobRef;
 use super::error::PackageError;
 use super::layer::LayerInfo;
-use super::layout::BlobRef;
 use super::meta::Tag;
 use super::output;
 use super::plan::LayerRole;
@@ -39,6 +39,9 @@ pub struct ImageSummary {
     /// The layers, bottom to top: overlay (when the blueprint has one),
     /// verifier, config.
     pub layers: Vec<LayerInfo>,
+    /// The SBOMs attached to the image as referrers (SPDX, CycloneDX): each
+    /// one's artifact manifest and document digests. Empty with `--no-sbom`.
+    pub sbom: Vec<super::referrer::Written>,
 }
 
 impl ImageSummary {
@@ -60,6 +63,10 @@ pub struct BuildReport {
     pub image: ImageSummary,
     /// Layers taken unchanged from the previous build in OUT.
     pub reused: Vec<LayerRole>,
+    /// How many crates the verifier's embedded crate list names (`None`:
+    /// it carries none, or no SBOM was made).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verifier_crates: Option<usize>,
 }
 
 #[derive(Serialize)]

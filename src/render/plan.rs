@@ -68,6 +68,7 @@ const ACCEPTANCE: FileImpact = (
 #[rustfmt::skip]
 pub const EXTRA: &[(&str, FileImpact)] = &[
     ("layer/etc/nodeimg/blueprint.id", (Impact::Live, "verification expectations, read by verify at the next boot")),
+    ("layer/etc/nodeimg/trust/", (Impact::Live, "keys the next image must be signed by, read by apply and by verify at the next boot")),
     ("layer/etc/containerd/certs.d/", (Impact::Drain, "restart containerd")),
     ("layer/usr/local/share/ca-certificates/", (Impact::Live, "update-ca-certificates (nodeimg-trust.service at the next boot)")),
     ("layer/etc/pki/ca-trust/source/anchors/", (Impact::Live, "update-ca-trust extract (nodeimg-trust.service at the next boot)")),

@@ -145,6 +145,25 @@ fn apply(args: &[&str]) -> std::process::Output {
     cmd().arg("apply").args(args).output().unwrap()
 }
 
+/// `apply IMAGE --root R --in-place --print-actions` without the root's steps; its JSON
+/// report, the run asserted to pass.
+fn in_place(image: &Path, root: &str) -> serde_json::Value {
+    let mut args = vec![
+        image.to_str().unwrap(),
+        "--root",
+        root,
+        "--in-place",
+        "--print-actions",
+        "--format",
+        "json",
+    ];
+    args.extend(SKIP_STEPS);
+    let o = apply(&args);
+    let report = json(&o);
+    assert!(o.status.success(), "{report}");
+    report
+}
+
 fn json(o: &std::process::Output) -> serde_json::Value {
     serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}{}", stdout(o), stderr(o)))
 }
@@ -437,19 +456,7 @@ fn a_second_image_in_place_and_back_with_the_impact_diff_gives() {
     let r = root.to_str().unwrap();
     let on_a = snapshot(&root);
 
-    let mut args = vec![
-        b.to_str().unwrap(),
-        "--root",
-        r,
-        "--in-place",
-        "--print-actions",
-        "--format",
-        "json",
-    ];
-    args.extend(SKIP_STEPS);
-    let o = apply(&args);
-    let report = json(&o);
-    assert!(o.status.success(), "{report}");
+    let report = in_place(&b, r);
     let d = cmd()
         .args(["diff", "--format", "json", "--no-files"])
         .arg(example("debian12-cpu"))
@@ -515,19 +522,7 @@ fn a_reboot_change_is_on_trial_and_goes_back_by_itself_after_its_attempts() {
     });
     let r = root.to_str().unwrap();
     let on_a = snapshot(&root);
-    let mut args = vec![
-        b.to_str().unwrap(),
-        "--root",
-        r,
-        "--in-place",
-        "--print-actions",
-        "--format",
-        "json",
-    ];
-    args.extend(SKIP_STEPS);
-    let o = apply(&args);
-    let report = json(&o);
-    assert!(o.status.success(), "{report}");
+    let report = in_place(&b, r);
     assert_eq!(report["impact"], "reboot");
     assert_eq!(report["trial"]["attempts"], 2);
     assert_eq!(
@@ -929,7 +924,26 @@ fn the_node_keeps_a_receipt_of_its_image_and_applying_the_image_before_is_the_ro
             .filter(|(role, _)| *role == "config")
             .map(|(_, d)| d.to_string()),
     );
+    // And what is about the image (its SBOMs): each manifest and its blobs.
+    let index: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(a.join("index.json")).unwrap()).unwrap();
+    for entry in index["manifests"].as_array().unwrap() {
+        let d = entry["digest"].as_str().unwrap();
+        if d == manifest_of(&a) {
+            continue;
+        }
+        want.push(d.to_owned());
+        let m: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(a.join("blobs/sha256").join(d.trim_start_matches("sha256:"))).unwrap(),
+        )
+        .unwrap();
+        want.push(m["config"]["digest"].as_str().unwrap().to_owned());
+        for l in m["layers"].as_array().unwrap() {
+            want.push(l["digest"].as_str().unwrap().to_owned());
+        }
+    }
     want.sort();
+    want.dedup();
     assert_eq!(blobs, want, "{roles:?}");
     for d in &blobs {
         let bytes = std::fs::read(
@@ -957,19 +971,7 @@ fn the_node_keeps_a_receipt_of_its_image_and_applying_the_image_before_is_the_ro
     );
 
     // Image a again (what a rollback Plan runs): the exact rollback, a's receipt back.
-    let mut args = vec![
-        a.to_str().unwrap(),
-        "--root",
-        r,
-        "--in-place",
-        "--print-actions",
-        "--format",
-        "json",
-    ];
-    args.extend(SKIP_STEPS);
-    let o = apply(&args);
-    let report = json(&o);
-    assert!(o.status.success(), "{report}");
+    let report = in_place(&a, r);
     assert_eq!(report["op"], "rollback", "{report}");
     assert!(
         report["reasons"][0]
@@ -1068,23 +1070,6 @@ fn an_image_is_applied_from_a_registry_by_digest_and_a_tag_alone_is_refused() {
     assert_eq!(after, snapshot(&root));
 }
 
-/// The static verifier with registry access (`scripts/build-verifier`), which the image
-/// needs to apply itself: `NODEIMG_STATIC_VERIFIER`, or where that script leaves it.
-#[cfg(feature = "push")]
-fn static_verifier() -> PathBuf {
-    let path = std::env::var_os("NODEIMG_STATIC_VERIFIER")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            crate::support::root().join("target/static/x86_64-unknown-linux-gnu/release/nodeimg")
-        });
-    assert!(
-        path.is_file(),
-        "{} is missing: run scripts/build-verifier (or set NODEIMG_STATIC_VERIFIER)",
-        path.display()
-    );
-    path
-}
-
 /// A bind mount, undone when dropped.
 #[cfg(feature = "push")]
 struct Bind(PathBuf);
@@ -1110,7 +1095,7 @@ fn the_node_image_applies_itself_from_its_own_container() {
         .arg("-o")
         .arg(&out)
         .arg("--verifier")
-        .arg(static_verifier())
+        .arg(crate::support::static_verifier())
         .arg("-q")
         .output()
         .unwrap();
@@ -1160,20 +1145,29 @@ fn the_node_image_applies_itself_from_its_own_container() {
             .all(|e| !e.file_name().to_string_lossy().starts_with("libc.so")),
         "the image holds no libc: the applier must need none"
     );
-    std::fs::create_dir(container.join("host")).unwrap();
-    let st = std::process::Command::new("mount")
-        .arg("--bind")
-        .arg(&host)
-        .arg(container.join("host"))
-        .status()
-        .unwrap();
-    assert!(st.success(), "mount --bind (needs root)");
-    let _bind = Bind(container.join("host"));
+    // What every runtime gives a container (/dev with urandom, /proc), and the host's
+    // root at /host as system-upgrade-controller mounts it.
+    let mut binds = Vec::new();
+    for (from, to) in [
+        (Path::new("/dev"), "dev"),
+        (Path::new("/proc"), "proc"),
+        (host.as_path(), "host"),
+    ] {
+        std::fs::create_dir_all(container.join(to)).unwrap();
+        let st = std::process::Command::new("mount")
+            .arg("--bind")
+            .arg(from)
+            .arg(container.join(to))
+            .status()
+            .unwrap();
+        assert!(st.success(), "mount --bind {} (needs root)", from.display());
+        binds.push(Bind(container.join(to)));
+    }
 
     // What the Plan runs: the image's own nodeimg, the image by digest.
     let reference = format!("{name}@{digest}");
     let run = || {
-        let mut c = std::process::Command::new("chroot");
+        let mut c = std::process::Command::new("/usr/sbin/chroot");
         c.arg(&container)
             .args([
                 "/usr/local/bin/nodeimg",
@@ -1205,7 +1199,7 @@ fn the_node_image_applies_itself_from_its_own_container() {
     assert!(host.join("etc/nodeimg/blueprint.lock.json").is_file());
     assert_eq!(
         std::fs::read(host.join("usr/local/bin/nodeimg")).unwrap(),
-        std::fs::read(static_verifier()).unwrap(),
+        std::fs::read(crate::support::static_verifier()).unwrap(),
         "the image's nodeimg is on the host now"
     );
     assert_eq!(std::fs::read_dir(host.join("var/tmp")).unwrap().count(), 0);

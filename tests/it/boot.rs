@@ -1141,6 +1141,11 @@ const APPLY_ENV: &str = "# nodeimg boot test: a container boots the host's kerne
 
 /// Builds `bp` into `out` with this nodeimg (an image to apply later).
 fn build_layout(bp: &Value, dir: &Path, name: &str) -> PathBuf {
+    build_layout_with(bp, dir, name, None)
+}
+
+/// [`build_layout`], carrying `verifier` instead of this nodeimg.
+fn build_layout_with(bp: &Value, dir: &Path, name: &str, verifier: Option<&Path>) -> PathBuf {
     let file = dir.join(format!("{name}.yaml"));
     std::fs::write(&file, serde_yaml::to_string(bp).unwrap()).unwrap();
     let out = dir.join(name);
@@ -1150,6 +1155,9 @@ fn build_layout(bp: &Value, dir: &Path, name: &str) -> PathBuf {
         .arg("-o")
         .arg(&out)
         .env_remove("SOURCE_DATE_EPOCH");
+    if let Some(v) = verifier {
+        c.arg("--verifier").arg(v);
+    }
     run(c);
     out
 }
@@ -1232,17 +1240,48 @@ fn boot_apply_in_place_restarts_what_changed_and_rolls_back_byte_for_byte() {
     let boot = node.boot();
     let why = boot.explain();
     let out = node.root().join("var/lib/boot-test");
+    let drop_in = "/etc/kubernetes/kubelet.conf.d/50-nodeimg.conf";
+    let changed = |read: &dyn Fn(&str) -> String| {
+        let line = |snap: &str| {
+            read(snap)
+                .lines()
+                .find(|l| l.ends_with(drop_in))
+                .map(str::to_string)
+        };
+        assert_ne!(
+            line("in-place-before"),
+            line("in-place-during"),
+            "the drop-in changed"
+        );
+    };
+    drain_change_and_back(&out, "in-place", &why, changed);
+}
+
+/// What the probe saved of an in-place run (`PREFIX-apply.*`, `PREFIX-rollback.*`, the
+/// snapshots `PREFIX-before`, `-during`, `-after` and kubelet's start times): the apply
+/// passed with impact `drain`, its actions were the daemon reload and kubelet's restart
+/// and kubelet did restart, `changed` holds for what the change put there, and the way
+/// back passed and left every file as before. Returns the two reports.
+fn drain_change_and_back(
+    out: &Path,
+    prefix: &str,
+    why: &str,
+    changed: impl Fn(&dyn Fn(&str) -> String),
+) -> (serde_json::Value, serde_json::Value) {
     let read = |name: &str| {
         std::fs::read_to_string(out.join(name)).unwrap_or_else(|e| panic!("{name}: {e}\n{why}"))
     };
-    assert_eq!(
-        read("in-place-apply.rc").trim(),
-        "0",
-        "{}{}",
-        read("in-place-apply.json"),
-        read("in-place-apply.err")
-    );
-    let report: serde_json::Value = serde_json::from_str(&read("in-place-apply.json")).unwrap();
+    let ok = |step: &str| {
+        assert_eq!(
+            read(&format!("{prefix}-{step}.rc")).trim(),
+            "0",
+            "{}{}",
+            read(&format!("{prefix}-{step}.json")),
+            read(&format!("{prefix}-{step}.err"))
+        );
+        serde_json::from_str::<serde_json::Value>(&read(&format!("{prefix}-{step}.json"))).unwrap()
+    };
+    let report = ok("apply");
     assert_eq!(report["impact"], "drain", "{report}");
     let actions: Vec<(&str, bool)> = report["actions"]
         .as_array()
@@ -1259,38 +1298,24 @@ fn boot_apply_in_place_restarts_what_changed_and_rolls_back_byte_for_byte() {
         "{report}"
     );
     assert_ne!(
-        read("in-place-kubelet-before"),
-        read("in-place-kubelet-during"),
-        "kubelet was restarted"
+        read(&format!("{prefix}-kubelet-before")),
+        read(&format!("{prefix}-kubelet-during")),
+        "kubelet was restarted by the node's systemd"
     );
-    let drop_in = "/etc/kubernetes/kubelet.conf.d/50-nodeimg.conf";
-    let line = |snap: &str| {
-        read(snap)
-            .lines()
-            .find(|l| l.ends_with(drop_in))
-            .map(str::to_string)
-    };
-    assert_ne!(
-        line("in-place-before"),
-        line("in-place-during"),
-        "the drop-in changed"
+    changed(&read);
+    let rollback = ok("rollback");
+    let (before, after) = (
+        read(&format!("{prefix}-before")),
+        read(&format!("{prefix}-after")),
     );
-    assert_eq!(
-        read("in-place-rollback.rc").trim(),
-        "0",
-        "{}{}",
-        read("in-place-rollback.json"),
-        read("in-place-rollback.err")
-    );
-    let before = read("in-place-before");
-    let after = read("in-place-after");
     let differ: Vec<_> = before
         .lines()
         .zip(after.lines())
         .filter(|(a, b)| a != b)
         .take(5)
         .collect();
-    assert!(before == after, "rollback is byte for byte: {differ:?}");
+    assert!(before == after, "the way back is byte for byte: {differ:?}");
+    (report, rollback)
 }
 
 /// Boot assessment: an image applied in place whose verify fails at boot (it requires a
@@ -1572,5 +1597,173 @@ fn boot_a_good_boot_of_an_image_on_trial_blesses_it_after_verify() {
     assert_eq!(
         read_json(&state.join("current.json"))["image"]["manifest"],
         manifest_digest(&layout).as_str()
+    );
+}
+
+/// `apply --install-packages` on a root that lacks a pinned package: the root's own
+/// `apt-get` fetches it from the Debian archive the root names, at the version the
+/// image's holds file pins (Debian 12's containerd here, which the root's bookworm
+/// source serves), and the pin then holds. No boot: this is the image pipeline's step.
+#[test]
+#[ignore = "opt-in suite `boot`: installs from the Debian archive into the cached Debian 12 root (root, network to the Debian mirror; cargo test -- --ignored boot::)"]
+fn boot_install_packages_brings_a_missing_pin_from_the_archive() {
+    let versions = root_versions();
+    let mut bp = container_variant("debian12-cpu", &versions);
+    set(
+        &mut bp,
+        &["runtime", "containerd", "version"],
+        Value::from("1.6.20~ds1"),
+    );
+    // The root's own kernel (no boot here): the one pin left to install is containerd.
+    set(
+        &mut bp,
+        &["os", "kernel"],
+        Value::from(versions.kernel.as_str()),
+    );
+    let node = Node::build(&bp, false);
+    let root = node.root();
+    let chroot = |args: &[&str]| {
+        let mut c = Command::new("chroot");
+        c.arg(&root).args(args);
+        run(c)
+    };
+    // A base that does not hold it (the cached root has trixie's containerd).
+    chroot(&["dpkg", "--purge", "--force-depends", "containerd"]);
+    // Name resolution inside the root, as a pipeline's build machine gives it.
+    std::fs::copy("/etc/resolv.conf", root.join("etc/resolv.conf")).unwrap();
+
+    let o = Command::new(env!("CARGO_BIN_EXE_nodeimg"))
+        .arg("apply")
+        .arg(&node.layout)
+        .arg("--root")
+        .arg(&root)
+        .args([
+            "--install-packages",
+            "--skip",
+            "initramfs",
+            "--skip",
+            "boot-loader",
+        ])
+        .args(["--no-root-check", "--format", "json"])
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr)));
+    let installed = &report["installed"];
+    assert_eq!(
+        installed["command"],
+        "apt-get install -y -q --no-install-recommends -o Dpkg::Options::=--force-confdef \
+         -o Dpkg::Options::=--force-confold containerd",
+        "{report}"
+    );
+    assert_eq!(installed["status"], "ran", "{report}");
+    assert_eq!(installed["exit"], 0, "{report}");
+    let containerd = report["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| {
+            p["why"]
+                .as_str()
+                .unwrap()
+                .ends_with("(runtime.containerd.version)")
+        })
+        .unwrap_or_else(|| panic!("{report}"));
+    assert_eq!(containerd["ok"], true, "{report}");
+    let out = chroot(&["dpkg-query", "-W", "-f=${Version}", "containerd"]);
+    let version = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(version.starts_with("1.6.20~ds1-"), "{version}");
+    // The package's own config.toml did not replace the image's.
+    assert_eq!(
+        std::fs::read_to_string(root.join("etc/containerd/config.toml")).unwrap(),
+        node.rendered("layer/etc/containerd/config.toml")
+    );
+}
+
+/// The default applier of a rollout, on a running node: the upgrade Job's container is
+/// the next image itself — its layers unpacked as a runtime unpacks them, holding the
+/// static nodeimg and the node's files but no libc, chroot or nsenter — with the node's
+/// root at `/host`, in the node's PID namespace, as system-upgrade-controller starts it.
+/// Its own nodeimg applies the image in place: the kubelet drop-in changes, the impact is
+/// `drain`, and `systemctl try-restart kubelet` reaches the node's systemd through PID 1's
+/// namespaces. Then the rollback Plan's run — the same container applying the previous
+/// image — is the exact rollback: every file as before. (Pulling by digest is shown
+/// against the real registry in `apply::the_node_image_applies_itself_from_its_own_container`;
+/// the container here has no network.)
+#[test]
+#[ignore = "opt-in suite `boot`: boots a Debian 12 root under systemd-nspawn (root, mmdebstrap, systemd-container, scripts/build-verifier; cargo test -- --ignored boot::)"]
+fn boot_the_image_applies_itself_from_its_own_container_and_back() {
+    let versions = root_versions();
+    let node = cpu_node(|_| {});
+    let mut next = container_variant("debian12-cpu", &versions);
+    set(
+        &mut next,
+        &["metadata", "version"],
+        Value::from("2026.12.91"),
+    );
+    set(
+        &mut next,
+        &["kubernetes", "kubelet", "maxPods"],
+        Value::from(70),
+    );
+    let verifier = crate::support::static_verifier();
+    let layout = build_layout_with(&next, node.dir.path(), "next", Some(&verifier));
+    let inside = node.root().join("var/lib/boot-test");
+    std::fs::create_dir_all(&inside).unwrap();
+    for (from, to) in [(&layout, "next"), (&node.layout, "previous")] {
+        run({
+            let mut c = Command::new("cp");
+            c.arg("-a").arg(from).arg(inside.join(to));
+            c
+        });
+    }
+    // The container's root: the next image's layers, bottom to top.
+    let rootfs = inside.join("applier-root");
+    std::fs::create_dir_all(&rootfs).unwrap();
+    let index = read_json(&layout.join("index.json"));
+    let manifest_digest = index["manifests"][0]["digest"].as_str().unwrap();
+    let manifest = read_json(
+        &layout
+            .join("blobs/sha256")
+            .join(manifest_digest.trim_start_matches("sha256:")),
+    );
+    for l in manifest["layers"].as_array().unwrap() {
+        run({
+            let mut c = Command::new("tar");
+            c.args(["--zstd", "-xf"])
+                .arg(
+                    layout
+                        .join("blobs/sha256")
+                        .join(l["digest"].as_str().unwrap().trim_start_matches("sha256:")),
+                )
+                .arg("-C")
+                .arg(&rootfs);
+            c
+        });
+    }
+    node.write(
+        "/etc/boot-test/applier",
+        "/var/lib/boot-test/applier-root /var/lib/boot-test/next /var/lib/boot-test/previous\n",
+    );
+    node.write("/etc/nodeimg/apply.env", APPLY_ENV);
+    let boot = node.boot();
+    let why = boot.explain();
+    let changed = |read: &dyn Fn(&str) -> String| {
+        let nodeimg_line = |snap: &str| {
+            read(snap)
+                .lines()
+                .find(|l| l.starts_with("/usr/local/bin/nodeimg f"))
+                .map(str::to_string)
+        };
+        assert_ne!(
+            nodeimg_line("applier-before"),
+            nodeimg_line("applier-during"),
+            "the image's own nodeimg is on the node"
+        );
+    };
+    let (_, rollback) = drain_change_and_back(&inside, "applier", &why, changed);
+    assert_eq!(
+        rollback["op"], "rollback",
+        "the previous image, applied: {rollback}"
     );
 }

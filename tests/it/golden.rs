@@ -77,10 +77,12 @@ fn image_txt(bp: &nodeimg::blueprint::Blueprint, layer: &Tree) -> String {
     let overlay = Overlay::from_blueprint(bp);
     let meta = ImageMeta::from_blueprint(bp).unwrap();
     let verifier = Verifier::golden_stand_in();
+    let sbom = nodeimg::package::sbom::Source::from_blueprint(bp);
     let inputs = Inputs {
         config: layer,
         verifier: &verifier,
         overlay: overlay.as_ref(),
+        sbom: Some(&sbom),
     };
     let r = build(inputs, &meta, &BuildOptions::default(), &out, &mut Silent).unwrap();
     let i = &r.image;
@@ -97,6 +99,12 @@ fn image_txt(bp: &nodeimg::blueprint::Blueprint, layer: &Tree) -> String {
             l.digest,
             l.diff_id,
             l.entries
+        ));
+    }
+    for s in &i.sbom {
+        text.push_str(&format!(
+            "sbom  {:<30} {} referrer {}\n",
+            s.artifact_type, s.blob.digest, s.manifest.digest
         ));
     }
     text

@@ -758,10 +758,12 @@ fn blueprint_case(
         };
         let verifier = Verifier::golden_stand_in();
         let overlay = Overlay::from_blueprint(&bp);
+        let sbom = nodeimg::package::sbom::Source::from_blueprint(&bp);
         let inputs = Inputs {
             config: &rendered.layer,
             verifier: &verifier,
             overlay: overlay.as_ref(),
+            sbom: Some(&sbom),
         };
         if package::build(inputs, &meta, &BuildOptions::default(), &out, &mut Silent).is_ok() {
             tally.built += 1;

@@ -190,6 +190,7 @@ fn layout(dir: &Path) -> PathBuf {
         config: &t,
         verifier: &verifier,
         overlay: None,
+        sbom: None,
     };
     package::build(inputs, &meta, &BuildOptions::default(), &out, &mut Silent)
         .unwrap_or_else(|e| panic!("{e}"));
@@ -649,6 +650,7 @@ fn pull_from(port: u16, image: &str, dest: &Path) -> Result<(), String> {
         insecure: true,
         timeout: Duration::from_secs(30),
         auth_files: Vec::new(),
+        ca_bundle: None,
     };
     nodeimg::package::pull::pull(&reference, dest, &opts)
         .map(|_| ())

@@ -70,9 +70,16 @@ mod render_kubelet;
 mod robustness;
 mod rollout;
 mod rollout_properties;
+mod sbom;
+mod sbom_validators;
 mod shm_policy;
 mod site_matrix;
 mod startup;
+mod trust_cli;
+#[cfg(feature = "push")]
+mod trust_interop;
+mod trust_node;
+mod trust_properties;
 mod valid_renders;
 mod verify_checks;
 mod verify_cli;

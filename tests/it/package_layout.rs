@@ -59,6 +59,7 @@ fn build(
         config: tree,
         verifier: &v,
         overlay,
+        sbom: None,
     };
     package::build(inputs, meta, opts, out, &mut Silent)
 }

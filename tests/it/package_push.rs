@@ -14,10 +14,12 @@ fn layout(dir: &Path) -> std::path::PathBuf {
     let meta = crate::support::package::meta();
     let out = dir.join("out");
     let verifier = Verifier::golden_stand_in();
+    let sbom = crate::support::package::sbom_source();
     let inputs = Inputs {
         config: &t,
         verifier: &verifier,
         overlay: None,
+        sbom: Some(&sbom),
     };
     package::build(inputs, &meta, &BuildOptions::default(), &out, &mut Silent).unwrap();
     out

@@ -91,10 +91,12 @@ fn build_with(tree: &Tree, ov: &Overlay, compression: Compression, out: &Path) -
         cache: true,
     };
     let verifier = Verifier::golden_stand_in();
+    let sbom = crate::support::package::sbom_source();
     let inputs = Inputs {
         config: tree,
         verifier: &verifier,
         overlay: Some(ov),
+        sbom: Some(&sbom),
     };
     package::build(inputs, &meta(), &opts, out, &mut Silent).unwrap()
 }
@@ -164,6 +166,9 @@ fn skopeo() -> Command {
 fn skopeo_accepts_the_layout() {
     let dir = tempfile::tempdir().unwrap();
     let r = build(dir.path(), "out", Compression::Zstd, 1000);
+    // index.json lists the image and its two SBOM referrers; the tag still
+    // names the image.
+    assert_eq!(r.image.sbom.len(), 2);
     let src = format!("oci:{}:2026.11.1", r.out.display());
     let out = run_ok(skopeo().args(["inspect", &src]));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();

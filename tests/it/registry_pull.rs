@@ -21,6 +21,7 @@ fn options() -> Options {
         insecure: true,
         timeout: std::time::Duration::from_secs(60),
         auth_files: Vec::new(),
+        ca_bundle: None,
     }
 }
 

@@ -954,6 +954,8 @@ fn every_check_has_a_passing_and_a_failing_fixture() {
         "runtime.cdi.management-spec",
         "gpu.render-nodes",
         "system.partition.mounted", // partitions
+        "image.signature",          // trust_node
+        "image.config",             // trust_node
     ] {
         failing.push(id);
     }
@@ -968,6 +970,8 @@ fn every_check_has_a_passing_and_a_failing_fixture() {
         "runtime.cdi.management-spec", // container_devices
         "gpu.render-nodes",            // container_devices
         "system.partition.mounted",    // partitions
+        "image.signature",             // trust_node
+        "image.config",                // trust_node
     ]);
     // The cluster checks judge a Node object, not the host: their fixtures are in
     // cluster_cli.
@@ -1504,6 +1508,7 @@ fn each_check_alone_reads_what_it_needs() {
             unit_states: false,
             sysctls: true,
             kernel_config: false,
+            image: false,
         }
     );
 }

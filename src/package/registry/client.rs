@@ -182,10 +182,12 @@ fn file_body(path: &Path) -> std::io::Result<reqwest::Body> {
 }
 
 impl<'a> Registry<'a> {
+    /// A session; `roots`, when given, are the only CA certificates TLS trusts.
     pub fn new(
         target: &'a Reference,
         creds: Option<&'a Credentials>,
         insecure: bool,
+        roots: Option<Vec<reqwest::Certificate>>,
         hint: String,
     ) -> Result<Self, RegistryError> {
         let scheme = if insecure { "http" } else { "https" };
@@ -195,12 +197,30 @@ impl<'a> Registry<'a> {
                 message: format!("registry host: {e}"),
             }
         })?;
-        let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10))
-            .read_timeout(Duration::from_secs(60))
-            .user_agent(concat!("nodeimg/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| RegistryError::Runtime(std::io::Error::other(chain(&e))))?;
+        let builder = || {
+            reqwest::Client::builder()
+                .connect_timeout(Duration::from_secs(10))
+                .read_timeout(Duration::from_secs(60))
+                .user_agent(concat!("nodeimg/", env!("CARGO_PKG_VERSION")))
+        };
+        let built = match roots {
+            Some(roots) => builder().tls_certs_only(roots).build(),
+            None => builder().build().or_else(|e| {
+                // No trust store on this machine (the node image's own container): plain
+                // HTTP needs none, and anything on TLS then fails saying so.
+                if insecure {
+                    builder().tls_certs_only(Vec::new()).build()
+                } else {
+                    Err(e)
+                }
+            }),
+        };
+        let http = built.map_err(|e| {
+            RegistryError::Runtime(std::io::Error::other(format!(
+                "{} (no CA certificates to trust: give a root whose trust store has them)",
+                chain(&e)
+            )))
+        })?;
         Ok(Registry {
             http,
             target,

@@ -6,7 +6,7 @@
 //! manifest fetched by digest is hashed and compared with that digest before it is
 //! parsed, a blob is streamed to its file and refused past its descriptor's size or on
 //! another digest. References are checked against the distribution grammar before any
-//! request ([`reference`]). Plain HTTP is used only when asked for (`insecure`, meant
+//! request ([`reference`](mod@reference)). Plain HTTP is used only when asked for (`insecure`, meant
 //! for loopback registries). Every failure says which registry and what it was doing.
 
 mod challenge;
@@ -34,6 +34,10 @@ pub struct Options {
     pub timeout: Duration,
     /// Auth files to consult, in order (see [`credentials::auth_files`]).
     pub auth_files: Vec<PathBuf>,
+    /// The only CA certificates (a PEM bundle) that TLS trusts, instead of the system's:
+    /// `apply` trusts what the root it applies to trusts, since the node image's own
+    /// container has no trust store of its own.
+    pub ca_bundle: Option<PathBuf>,
 }
 
 impl Default for Options {
@@ -42,6 +46,7 @@ impl Default for Options {
             insecure: false,
             timeout: Duration::from_secs(600),
             auth_files: credentials::auth_files(),
+            ca_bundle: None,
         }
     }
 }
@@ -145,6 +150,24 @@ pub fn block_on<T>(
     })
 }
 
+/// Most bytes of a CA bundle read (Debian's is about 200 KiB).
+const CA_BUNDLE_LIMIT: u64 = 16 << 20;
+
+/// The certificates of a PEM bundle.
+fn ca_bundle(path: &std::path::Path) -> Result<Vec<reqwest::Certificate>, RegistryError> {
+    let bad = |message: String| RegistryError::Local {
+        path: path.to_path_buf(),
+        message,
+    };
+    let bytes = crate::input::read(path, CA_BUNDLE_LIMIT).map_err(|e| bad(e.to_string()))?;
+    let certs = reqwest::Certificate::from_pem_bundle(&bytes)
+        .map_err(|e| bad(format!("not a PEM bundle of CA certificates: {e}")))?;
+    if certs.is_empty() {
+        return Err(bad("holds no CA certificate".into()));
+    }
+    Ok(certs)
+}
+
 /// A session with the registry of `reference`: credentials looked up in
 /// `opts.auth_files`, authenticated for `access`.
 pub async fn connect<'a>(
@@ -165,7 +188,11 @@ pub async fn connect<'a>(
                 .join(", ")
         ),
     };
-    let mut registry = Registry::new(reference, creds, opts.insecure, hint)?;
+    let roots = match &opts.ca_bundle {
+        Some(path) => Some(ca_bundle(path)?),
+        None => None,
+    };
+    let mut registry = Registry::new(reference, creds, opts.insecure, roots, hint)?;
     registry.authenticate(access).await?;
     Ok(registry)
 }

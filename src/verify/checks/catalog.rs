@@ -203,6 +203,12 @@ checks! {
         CAPACITY_MEMORY = "system.capacity.memory",   "memory the kernel sees fits the declared capacity", Critical, OsMemoryDisk, IsolateAndRepair, Host, -;
         PARTITION       = "system.partition.mounted", "the partition is mounted where its data goes",    Critical, OsMemoryDisk, IsolateAndRepair, Host, -;
     }
+    /// The image the node runs, as apply kept it: signed by a key the blueprint trusts,
+    /// and the configuration on disk the signed one. Only with `security.imageTrust`.
+    image {
+        SIGNATURE = "image.signature", "the running image is signed by a key of security.imageTrust",   Critical, Image, IsolateAndRepair, Host, -;
+        CONFIG    = "image.config",    "the lock, matrix and trust keys on disk are the signed image's", Critical, Image, IsolateAndRepair, Host, -;
+    }
     /// The Node object after join (acceptance layer 2, `--phase cluster`).
     cluster {
         STATUS                  = "cluster.status",                        "the Node object has a status",                            Critical, DriverDaemon, None,             Cluster, -;

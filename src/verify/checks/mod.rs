@@ -20,6 +20,7 @@ mod context;
 pub mod firmware;
 pub mod gpu;
 pub mod gpudirect;
+pub mod image;
 pub mod matcher;
 pub mod needs;
 pub mod network;
@@ -167,7 +168,7 @@ pub fn catalog() -> &'static [&'static Spec] {
 }
 
 /// The families, in report order; each records its results for the blueprint and facts.
-const FAMILIES: [fn(&Inputs, &mut Results); 10] = [
+const FAMILIES: [fn(&Inputs, &mut Results); 11] = [
     os::evaluate,
     firmware::evaluate,
     pcie::evaluate,
@@ -178,6 +179,7 @@ const FAMILIES: [fn(&Inputs, &mut Results); 10] = [
     container_devices::evaluate,
     system::evaluate,
     partitions::evaluate,
+    image::evaluate,
 ];
 
 /// Runs every check that applies to the blueprint, then keeps the selected ones.

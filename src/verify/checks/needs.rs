@@ -12,7 +12,7 @@
 //! a check missing here fails closed. A test runs every check alone with only what it
 //! needs and compares its verdict with the one it gets from every fact.
 
-use super::catalog::{gpu, gpudirect, os, runtime, system};
+use super::catalog::{gpu, gpudirect, image, os, runtime, system};
 use super::{Selection, Spec, Stage};
 use crate::blueprint;
 use crate::blueprint::model::DriverAuthority;
@@ -37,6 +37,10 @@ pub struct Needs {
     /// The kernel's build configuration (`gpudirect.dma-buf.kernel`, only on a DMA-BUF
     /// GPUDirect blueprint).
     pub kernel_config: bool,
+    /// The image apply kept and the trust keys (`image.*`, only with
+    /// `security.imageTrust`): a few small files, a config layer to decompress and a
+    /// signature to verify.
+    pub image: bool,
 }
 
 impl Needs {
@@ -49,6 +53,7 @@ impl Needs {
         unit_states: true,
         sysctls: true,
         kernel_config: true,
+        image: true,
     };
 
     /// What the checks `selection` keeps for `blueprint` read.
@@ -71,6 +76,8 @@ impl Needs {
             sysctls: selected(&os::SYSCTL),
             kernel_config: super::gpudirect::applies(blueprint)
                 && selected(&gpudirect::DMA_BUF_KERNEL),
+            image: blueprint.security.image_trust.is_some()
+                && (selected(&image::SIGNATURE) || selected(&image::CONFIG)),
         }
     }
 
@@ -88,6 +95,7 @@ impl Needs {
             options.sysctls.clear();
         }
         options.kernel_config &= self.kernel_config;
+        options.image &= self.image;
         if !self.unit_states {
             options.units.clear();
         }

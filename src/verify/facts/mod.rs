@@ -14,6 +14,7 @@ pub mod dmi;
 pub mod dri;
 pub mod gpu;
 pub mod hugepages;
+pub mod image;
 pub mod iommu;
 pub mod kernel;
 pub mod kernel_config;
@@ -78,6 +79,8 @@ pub struct Facts {
     pub sysctls: BTreeMap<String, Fact<sysctl::Setting>>,
     /// `None` when the caller skipped the kernel log.
     pub kernel_log: Option<Fact<kernel_log::KernelLog>>,
+    /// The image `apply` kept, judged with the node's trust keys.
+    pub image: Fact<image::RunningImage>,
 }
 
 /// Reads every fact from `host`. Never panics and never fails as a whole.
@@ -144,6 +147,11 @@ pub fn collect(host: &dyn Host, options: &CollectOptions) -> Facts {
         let mounts = mounts::collect(host);
         let containerd_memlock = memlock::collect(host);
         let sysctls = sysctl::collect(host, &options.sysctls);
+        let image = if options.image {
+            image::collect(host)
+        } else {
+            Fact::unknown("the kept image was not read: no selected check needs it")
+        };
         let (pci_devices, gpus) = runtime::joined(gpus);
         Facts {
             hostname,
@@ -170,6 +178,7 @@ pub fn collect(host: &dyn Host, options: &CollectOptions) -> Facts {
             mounts,
             sysctls,
             kernel_log,
+            image,
         }
     })
 }

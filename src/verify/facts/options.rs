@@ -68,6 +68,9 @@ pub struct CollectOptions {
     /// Read the kernel's build configuration (`/boot/config-<release>`, a few hundred
     /// KiB, or `/proc/config.gz`).
     pub kernel_config: bool,
+    /// Read the image `apply` kept (`/var/lib/nodeimg/image`) and the trust keys, and
+    /// verify its signature.
+    pub image: bool,
 }
 
 impl Default for CollectOptions {
@@ -92,6 +95,7 @@ impl Default for CollectOptions {
             versions: RuntimeVersions::default(),
             sysctls: super::sysctl::baseline(),
             kernel_config: true,
+            image: true,
         }
     }
 }

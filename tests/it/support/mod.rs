@@ -14,6 +14,7 @@ pub mod fault_host;
 pub mod fixture_tree;
 pub mod import_graph;
 pub mod k8s_schema;
+pub mod keys;
 pub mod nvidia_smi;
 pub mod oci;
 pub mod package;
@@ -107,4 +108,18 @@ pub fn npd_health_monitor(values_yaml: &str) -> serde_json::Value {
             .expect("the nodeimg-health.json monitor"),
     )
     .expect("the monitor is JSON")
+}
+
+/// The static verifier with registry access (`scripts/build-verifier`), which the image
+/// needs to apply itself: `NODEIMG_STATIC_VERIFIER`, or where that script leaves it.
+pub fn static_verifier() -> PathBuf {
+    let path = std::env::var_os("NODEIMG_STATIC_VERIFIER")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target/static/x86_64-unknown-linux-gnu/release/nodeimg"));
+    assert!(
+        path.is_file(),
+        "{} is missing: run scripts/build-verifier (or set NODEIMG_STATIC_VERIFIER)",
+        path.display()
+    );
+    path
 }

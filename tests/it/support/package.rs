@@ -23,6 +23,18 @@ pub fn meta() -> ImageMeta {
     }
 }
 
+/// What the test image's SBOM says about the base OS (no overlay digests:
+/// the build hashes an overlay itself then).
+pub fn sbom_source() -> nodeimg::package::sbom::Source<'static> {
+    nodeimg::package::sbom::Source {
+        distro: nodeimg::blueprint::model::Distro::Ubuntu,
+        os_version: "22.04".into(),
+        patch_level: "2026-11-15".into(),
+        kernel: "5.15.0-171-generic".into(),
+        overlay: None,
+    }
+}
+
 /// A rendered tree with a file, a private file, a private folder and a symlink.
 pub fn tree() -> Tree {
     let mut t = Tree::new();

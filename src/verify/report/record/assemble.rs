@@ -130,6 +130,7 @@ impl AcceptanceRecord {
             created_at: report.started_at.clone(),
             nodeimg_version: report.nodeimg_version.clone(),
             hostname: facts.hostname.clone(),
+            image: super::node::ImageIdentity::of(facts),
             blueprint: BlueprintIdentity::from(&report.blueprint),
             hardware: Hardware {
                 vendor: dmi.sys_vendor.clone(),

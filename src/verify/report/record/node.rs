@@ -24,6 +24,10 @@ pub struct AcceptanceRecord {
     /// The node's host name (its Kubernetes node name after join).
     pub hostname: Fact<String>,
     pub blueprint: BlueprintIdentity,
+    /// The image the node ran when layer 1 judged it (what `apply` kept of it): the
+    /// evidence is bound to exactly this manifest.
+    #[serde(default = "ImageIdentity::not_recorded")]
+    pub image: Fact<ImageIdentity>,
     pub hardware: Hardware,
     pub firmware: Firmware,
     pub os: Os,
@@ -87,6 +91,38 @@ impl From<&BlueprintRef> for BlueprintIdentity {
             id: b.id.clone(),
             file: b.file.clone(),
         }
+    }
+}
+
+/// The image a record was made on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ImageIdentity {
+    /// The image manifest digest (`sha256:…`).
+    pub manifest: String,
+    /// The signature's status: `verified`, `missing`, `untrusted-key`, `other-digest`,
+    /// `other-identity` or `malformed`.
+    pub signature: String,
+    /// The id (`sha256:` of the SubjectPublicKeyInfo) of the key whose signature verified.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signed_by: Option<String>,
+    /// The digest of the image's SBOM, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sbom: Option<String>,
+}
+
+impl ImageIdentity {
+    fn not_recorded() -> Fact<ImageIdentity> {
+        Fact::unknown("not recorded (a record from before images were named)")
+    }
+
+    /// The identity of the image in `facts`, as far as the node knows it.
+    pub fn of(facts: &crate::verify::facts::Facts) -> Fact<ImageIdentity> {
+        facts.image.as_ref().map(|i| ImageIdentity {
+            manifest: i.report.image.to_string(),
+            signature: i.report.signature.word().to_owned(),
+            signed_by: i.report.signer().map(|k| k.to_string()),
+            sbom: i.report.sbom_digest.as_ref().map(|d| d.to_string()),
+        })
     }
 }
 
