@@ -1,12 +1,16 @@
 //! Command-line definitions (clap derive) and nothing else: the same
 //! definitions produce `--help`, shell completions and the man page.
+//!
+//! One file although it is long: it holds only declarations, a block per subcommand
+//! with the value parsers its arguments need, so the whole command line reads top to
+//! bottom in one place, as `--help` lists it.
 
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::command::stdio::{Input, Output};
 use crate::package::{Compression, Tag};
+use crate::stdio::{Input, Output};
 use crate::verify::checks::Phase;
 use crate::verify::report::Format as ReportFormat;
 

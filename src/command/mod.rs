@@ -22,7 +22,6 @@ mod rollout;
 mod schema;
 mod sign;
 mod source;
-pub mod stdio;
 mod style;
 mod validate;
 mod verify;
@@ -85,6 +84,21 @@ impl Failure {
         Self {
             exit: Exit::Negative,
             ..Self::unusable(message)
+        }
+    }
+
+    /// `verdict`, unless some output could not be written: then unusable (exit 2), with
+    /// every problem. Commands attempt every output first, so that one failing does not
+    /// keep the others from being written.
+    pub fn unless_written(verdict: Exit, problems: Vec<String>) -> Result<Exit, Failure> {
+        if problems.is_empty() {
+            Ok(verdict)
+        } else {
+            Err(Self {
+                exit: Exit::Unusable,
+                diagnostics: Vec::new(),
+                messages: problems,
+            })
         }
     }
 

@@ -8,7 +8,6 @@
 use std::path::PathBuf;
 
 use super::prepared::{self, Prepared};
-use super::stdio::Input;
 use super::{Env, Exit, Failure, OrUnusable, Outcome};
 use crate::atomic::{Kind, StagedDir};
 use crate::blueprint::model::acceptance::pinned;
@@ -20,6 +19,7 @@ use crate::cli::{
 use crate::diff::impact::Impact;
 use crate::rollout::plan::{self, Plan, Settings, Side};
 use crate::rollout::{baseline, fleet::Fleet, gate, manifests, readmit, records, simulate};
+use crate::stdio::Input;
 
 /// Largest Node list or plan read.
 const MAX_INPUT: u64 = 256 * 1024 * 1024;

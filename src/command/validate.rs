@@ -9,11 +9,11 @@
 
 use serde::Serialize;
 
-use super::stdio::Input;
 use super::{Env, Exit, Failure, OrUnusable, Outcome, prepared};
 use crate::blueprint::diagnostic::{Diagnostic, Severity};
 use crate::blueprint::fails;
 use crate::cli::{Format, ValidateArgs};
+use crate::stdio::Input;
 
 #[derive(Serialize)]
 struct FileReport {

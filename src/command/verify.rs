@@ -11,11 +11,11 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::source::{self, Source};
-use super::stdio::{Input, Output};
 use super::{Env, Exit, Failure, OrUnusable, Outcome, prepared};
 use crate::blueprint::model::{DriverAuthority, Vendor};
 use crate::cli::DEFAULT_LOCK;
 use crate::cli::VerifyArgs;
+use crate::stdio::{Input, Output};
 use crate::time::{self, Clock, SystemClock};
 use crate::verify::capture::{self, Manifest};
 use crate::verify::checks::{self, Selection, gpu_events, select};
@@ -328,14 +328,7 @@ fn run_once(args: &VerifyArgs, env: &mut Env<'_>) -> Outcome {
     }
     if let Some(output) = &args.record {
         let record = AcceptanceRecord::new(spec, &facts, &report, evidence.as_deref());
-        let written = record
-            .render_for(output.path().unwrap_or(Path::new("-")))
-            .and_then(|text| {
-                output
-                    .write(text.as_bytes(), env.out)
-                    .map_err(|e| e.to_string())
-            });
-        if let Err(e) = written {
+        if let Err(e) = record.write_to(output, env.out) {
             problems.push(format!("--record {output}: {e}"));
         }
     }
@@ -345,15 +338,7 @@ fn run_once(args: &VerifyArgs, env: &mut Env<'_>) -> Outcome {
             .write_all(text.as_bytes())
             .unusable_at("cannot write the report")?;
     }
-    if problems.is_empty() {
-        Ok(verdict)
-    } else {
-        Err(Failure {
-            exit: Exit::Unusable,
-            diagnostics: Vec::new(),
-            messages: problems,
-        })
-    }
+    Failure::unless_written(verdict, problems)
 }
 
 /// The health history at `path`; a missing one is empty, and an unreadable or foreign one

@@ -4,7 +4,7 @@
 
 use super::{Env, Exit, Failure, OrUnusable, Outcome};
 use crate::cli::{Format, VerifyImageArgs};
-use crate::command::stdio::Input;
+use crate::stdio::Input;
 use crate::trust::target::ImageTarget;
 use crate::trust::{Dir, Expect, Layout, Report, TrustPolicy, verify_image};
 

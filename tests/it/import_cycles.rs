@@ -2,7 +2,7 @@
 //! around a circle. The graph and what counts as an edge are in
 //! `support/import_graph.rs`; the synthetic crates below pin that definition down.
 
-use crate::support::import_graph::Graph;
+use crate::support::import_graph::{Graph, crate_of};
 use crate::support::root;
 
 #[test]
@@ -21,18 +21,6 @@ fn no_file_of_src_is_in_an_import_circle() {
         "files that import each other around a circle (move what both sides need below \
          them; README, Architecture):\n{text}"
     );
-}
-
-/// Writes `files` (path under `src/`, text) into a temporary crate and reads its graph.
-fn crate_of(files: &[(&str, &str)]) -> (tempfile::TempDir, Graph) {
-    let dir = tempfile::tempdir().unwrap();
-    for (path, text) in files {
-        let path = dir.path().join("src").join(path);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-    let graph = Graph::read(&dir.path().join("src"));
-    (dir, graph)
 }
 
 fn circles(graph: &Graph) -> Vec<Vec<String>> {

@@ -46,6 +46,7 @@ mod hostile_property;
 mod hostile_registry;
 mod identity;
 mod import_cycles;
+mod import_floors;
 mod injection;
 mod invalid_blueprints;
 mod kubelet_drop_in;

@@ -803,16 +803,11 @@ fn a_completed_simulation_says_which_nodes_stay_on_the_previous_image() {
     }
 }
 
-/// The health plugin's script from the rendered node-problem-detector values of the H100
-/// example, for the rule that sets `condition`.
-fn health_script(condition: &str) -> String {
+/// The health plugin's config (custom-plugin JSON) from the rendered
+/// node-problem-detector values of the H100 example.
+fn health_plugin_config() -> Value {
     let r = crate::support::rendered(&crate::support::example("h100-sxm-ubuntu"));
-    let values: Value = r
-        .cluster
-        .files()
-        .find(|(p, _, _)| *p == "node-problem-detector-values.yaml")
-        .map(|(_, _, b)| serde_yaml::from_slice(b).unwrap())
-        .unwrap();
+    let values: Value = crate::support::cluster_file(&r, "node-problem-detector-values.yaml");
     let text = values["settings"]["custom_monitor_definitions"]
         .as_object()
         .unwrap()
@@ -820,9 +815,14 @@ fn health_script(condition: &str) -> String {
         .next()
         .unwrap()
         .as_str()
-        .unwrap()
-        .to_owned();
-    let config: Value = serde_json::from_str(&text).unwrap();
+        .unwrap();
+    serde_json::from_str(text).unwrap()
+}
+
+/// The health plugin's script from the rendered node-problem-detector values of the H100
+/// example, for the rule that sets `condition`.
+fn health_script(condition: &str) -> String {
+    let config = health_plugin_config();
     let rule = config["rules"]
         .as_array()
         .unwrap()
@@ -1181,23 +1181,7 @@ fn the_health_plugin_config_has_the_shape_of_the_upstream_custom_plugin_configs(
     )
     .unwrap();
     let keys = |v: &Value| -> Vec<String> { v.as_object().unwrap().keys().cloned().collect() };
-    let r = crate::support::rendered(&crate::support::example("h100-sxm-ubuntu"));
-    let values: Value = r
-        .cluster
-        .files()
-        .find(|(p, _, _)| *p == "node-problem-detector-values.yaml")
-        .map(|(_, _, b)| serde_yaml::from_slice(b).unwrap())
-        .unwrap();
-    let text = values["settings"]["custom_monitor_definitions"]
-        .as_object()
-        .unwrap()
-        .values()
-        .next()
-        .unwrap()
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let ours: Value = serde_json::from_str(&text).unwrap();
+    let ours = health_plugin_config();
     assert_eq!(keys(&ours), keys(&upstream));
     // pluginConfig keys: those of every upstream custom-plugin config.
     let mut known = Vec::new();

@@ -17,7 +17,8 @@
 //! messages) is the judge's business, not the parser's.
 
 use super::{Check, Measure, NcclRun, OutOfBounds, Params, Rank, Row, Step, Suite};
-use crate::accept::lines::{Line, LineError, each, fields, number};
+use crate::accept::lines::{Line, each, fields, number};
+use crate::line_error::LineError;
 
 /// Collectives nccl-tests and rccl-tests ship, longest name first so that a file name
 /// `reduce_scatter_perf.log` is not taken for `reduce`.

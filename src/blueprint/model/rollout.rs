@@ -7,7 +7,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::blueprint::value::{AbsPath, Duration, LabelKey, Percent};
+use crate::blueprint::value::{AbsPath, DnsLabel, Duration, LabelKey, Percent};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -305,7 +305,7 @@ impl Rollout {
             ("namespace", &self.engine.namespace),
             ("serviceAccount", &self.engine.service_account),
         ] {
-            if !dns_label(value) {
+            if !DnsLabel::is_valid(value) {
                 out.push((
                     format!("rollout.engine.{field}"),
                     format!("`{value}` is not a DNS-1123 label"),
@@ -340,7 +340,7 @@ impl Rollout {
         for (field, t) in
             std::iter::once(("reboot", &r.reboot)).chain(r.repair.as_ref().map(|t| ("repair", t)))
         {
-            if !dns_label(&t.namespace) || t.name.is_empty() || t.kind.is_empty() {
+            if !DnsLabel::is_valid(&t.namespace) || t.name.is_empty() || t.kind.is_empty() {
                 out.push((
                     format!("rollout.remediation.{field}"),
                     "a template needs apiVersion, kind, name and a DNS-1123 namespace".into(),
@@ -351,18 +351,9 @@ impl Rollout {
     }
 }
 
-fn dns_label(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 63
-        && s.bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        && !s.starts_with('-')
-        && !s.ends_with('-')
-}
-
 /// A DNS-1123 subdomain (the name of a Secret): labels joined by dots, 253 at most.
 fn dns_subdomain(s: &str) -> bool {
-    s.len() <= 253 && s.split('.').all(dns_label)
+    s.len() <= 253 && s.split('.').all(DnsLabel::is_valid)
 }
 
 #[cfg(test)]

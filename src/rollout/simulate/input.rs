@@ -81,7 +81,8 @@ pub struct Input {
     pub failures: Failures,
     /// Node faults and their remediation.
     pub faults: Faults,
-    /// Keep every node's steps in [`super::Report::trace`] (for [`crate::rollout::faults::check`]).
+    /// Keep every node's steps in [`Report::trace`](super::Report::trace) (for
+    /// [`faults::check`](crate::rollout::faults::check)).
     pub trace: bool,
     pub seed: u64,
 }

@@ -105,7 +105,8 @@ pub struct Report {
     /// Where each node ended, by name.
     #[serde(skip)]
     pub final_images: BTreeMap<String, Image>,
-    /// Every node's steps, when [`super::Input::trace`] asked for them (nodes by index).
+    /// Every node's steps, when [`Input::trace`](super::Input::trace) asked for them (nodes
+    /// by index).
     #[serde(skip)]
     pub trace: Vec<Step>,
     /// Any domain whose peak exceeded its budget (empty unless the planner is wrong).

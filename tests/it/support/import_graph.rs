@@ -17,7 +17,9 @@
 //! `crate::a::X` from inside `a/`): a folder's `mod.rs` is the front of the module its files
 //! make up, and what it declares is in scope of every file below it. Comments, strings and
 //! character literals are blanked before reading. Inline modules (`mod tests { … }`) are
-//! read as part of their file, with their own scope for `super` and `use`.
+//! read as part of their file, with their own scope for `super` and `use`; what is inside
+//! a `#[cfg(test)]` one is an edge of the file, and is left out of [`Graph::code_edges`],
+//! the edges of the code that ships.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -37,6 +39,8 @@ pub struct Graph {
     files: BTreeMap<ModPath, PathBuf>,
     /// From file → to file → why.
     edges: BTreeMap<PathBuf, BTreeMap<PathBuf, Reason>>,
+    /// The same, without what only `#[cfg(test)]` modules read.
+    code: BTreeMap<PathBuf, BTreeMap<PathBuf, Reason>>,
 }
 
 impl Graph {
@@ -96,11 +100,19 @@ impl Graph {
             }
         }
         let mut edges: BTreeMap<PathBuf, BTreeMap<PathBuf, Reason>> = BTreeMap::new();
+        let mut code: BTreeMap<PathBuf, BTreeMap<PathBuf, Reason>> = BTreeMap::new();
         for (module, p) in &parsed {
             let from = &files[module];
-            let refs = p.uses.iter().map(|u| (&u.scope, &u.segments, u.line));
-            let refs = refs.chain(p.paths.iter().map(|r| (&r.scope, &r.segments, r.line)));
-            for (scope, segments, line) in refs {
+            let refs = p
+                .uses
+                .iter()
+                .map(|u| (&u.scope, &u.segments, u.line, u.test));
+            let refs = refs.chain(
+                p.paths
+                    .iter()
+                    .map(|r| (&r.scope, &r.segments, r.line, r.test)),
+            );
+            for (scope, segments, line, test) in refs {
                 let Some(target) = resolver.absolute(scope, segments) else {
                     continue;
                 };
@@ -111,17 +123,31 @@ impl Graph {
                 if module.starts_with(to) {
                     continue;
                 }
+                let reason = Reason {
+                    line,
+                    path: segments.join("::"),
+                };
+                if !test {
+                    code.entry(from.clone())
+                        .or_default()
+                        .entry(files[to].clone())
+                        .or_insert_with(|| reason.clone());
+                }
                 edges
                     .entry(from.clone())
                     .or_default()
                     .entry(files[to].clone())
-                    .or_insert_with(|| Reason {
-                        line,
-                        path: segments.join("::"),
-                    });
+                    .or_insert(reason);
             }
         }
-        Graph { files, edges }
+        Graph { files, edges, code }
+    }
+
+    /// Every file (relative to `src/`), sorted.
+    pub fn files(&self) -> impl Iterator<Item = &Path> {
+        let mut files: Vec<&Path> = self.files.values().map(PathBuf::as_path).collect();
+        files.sort();
+        files.into_iter()
     }
 
     /// The files `from` reads (relative to `src/`).
@@ -130,6 +156,15 @@ impl Graph {
             .get(Path::new(from))
             .map(|to| to.keys().map(|p| p.display().to_string()).collect())
             .unwrap_or_default()
+    }
+
+    /// Every edge of the code that ships (not of `#[cfg(test)]` modules): from, to (files
+    /// relative to `src/`), and why.
+    pub fn code_edges(&self) -> impl Iterator<Item = (&Path, &Path, &Reason)> {
+        self.code.iter().flat_map(|(from, to)| {
+            to.iter()
+                .map(move |(to, why)| (from.as_path(), to.as_path(), why))
+        })
     }
 
     /// The circles: every set of two or more files each reachable from the others
@@ -196,6 +231,18 @@ impl Graph {
     }
 }
 
+/// Writes `files` (path under `src/`, text) into a temporary crate and reads its graph.
+pub fn crate_of(files: &[(&str, &str)]) -> (tempfile::TempDir, Graph) {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, text) in files {
+        let path = dir.path().join("src").join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    let graph = Graph::read(&dir.path().join("src"));
+    (dir, graph)
+}
+
 /// The file a module path lands in: the one with the longest module prefix of it.
 fn deepest_file<'a>(files: &'a BTreeMap<ModPath, PathBuf>, path: &[String]) -> Option<&'a ModPath> {
     (0..=path.len())
@@ -237,6 +284,8 @@ impl Resolver {
 
 struct Use {
     scope: ModPath,
+    /// Inside a `#[cfg(test)]` module.
+    test: bool,
     segments: Vec<String>,
     /// The name it brings into scope (`None` for a glob).
     alias: Option<String>,
@@ -245,6 +294,7 @@ struct Use {
 
 struct PathRef {
     scope: ModPath,
+    test: bool,
     segments: Vec<String>,
     line: usize,
 }
@@ -278,15 +328,17 @@ fn parse(module: &ModPath, text: &str) -> Parsed {
         inline: Vec::new(),
     };
     // Inline modules open at a brace depth; the scope is the file's module plus them.
-    let mut inline: Vec<(String, usize)> = Vec::new();
+    // Each with the depth it opened at and whether it is `#[cfg(test)]`.
+    let mut inline: Vec<(String, usize, bool)> = Vec::new();
     let mut depth = 0usize;
-    let scope = |inline: &[(String, usize)]| -> ModPath {
+    let scope = |inline: &[(String, usize, bool)]| -> ModPath {
         module
             .iter()
             .cloned()
-            .chain(inline.iter().map(|(m, _)| m.clone()))
+            .chain(inline.iter().map(|(m, _, _)| m.clone()))
             .collect()
     };
+    let in_test = |inline: &[(String, usize, bool)]| inline.iter().any(|(_, _, t)| *t);
     let mut i = 0;
     while i < toks.len() {
         let (tok, line) = toks[i];
@@ -294,7 +346,7 @@ fn parse(module: &ModPath, text: &str) -> Parsed {
             Tok::Open => depth += 1,
             Tok::Close => {
                 depth = depth.saturating_sub(1);
-                if inline.last().is_some_and(|(_, d)| *d == depth) {
+                if inline.last().is_some_and(|(_, d, _)| *d == depth) {
                     inline.pop();
                 }
             }
@@ -302,7 +354,11 @@ fn parse(module: &ModPath, text: &str) -> Parsed {
                 if let (Some((Tok::Ident(name), _)), Some((Tok::Open, _))) =
                     (toks.get(i + 1), toks.get(i + 2))
                 {
-                    inline.push((name.to_string(), depth));
+                    // `#[cfg(test)] mod name {`: `cfg` `(` `test` `)` `]` just before.
+                    let test = i >= 5
+                        && toks[i - 5].0 == Tok::Ident("cfg")
+                        && toks[i - 3].0 == Tok::Ident("test");
+                    inline.push((name.to_string(), depth, test));
                     out.inline.push(scope(&inline));
                     depth += 1;
                     i += 3;
@@ -320,6 +376,7 @@ fn parse(module: &ModPath, text: &str) -> Parsed {
                 for (segments, alias) in leaves {
                     out.uses.push(Use {
                         scope: here.clone(),
+                        test: in_test(&inline),
                         segments,
                         alias,
                         line,
@@ -342,6 +399,7 @@ fn parse(module: &ModPath, text: &str) -> Parsed {
                 }
                 out.paths.push(PathRef {
                     scope: scope(&inline),
+                    test: in_test(&inline),
                     segments,
                     line,
                 });

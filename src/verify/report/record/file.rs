@@ -4,7 +4,9 @@
 
 use super::SCHEMA;
 use super::node::AcceptanceRecord;
+use crate::stdio::Output;
 use serde::Deserialize;
+use std::io::Write;
 use std::path::Path;
 
 impl AcceptanceRecord {
@@ -17,6 +19,15 @@ impl AcceptanceRecord {
         } else {
             Ok(json + "\n")
         }
+    }
+
+    /// Writes the record to `output`: a file (atomically; YAML for `.yaml`/`.yml`, JSON
+    /// otherwise), or JSON on `stdout` for `-`.
+    pub fn write_to(&self, output: &Output, stdout: &mut dyn Write) -> Result<(), String> {
+        let text = self.render_for(output.path().unwrap_or(Path::new("-")))?;
+        output
+            .write(text.as_bytes(), stdout)
+            .map_err(|e| e.to_string())
     }
 
     /// Reads a record (JSON, or YAML for `.yaml`/`.yml`), refusing another schema.
@@ -50,7 +61,7 @@ fn is_yaml(path: &Path) -> bool {
 
 /// Block YAML in the record's field order (a `serde_json::Value` would sort the keys).
 mod yaml {
-    use crate::render::escape::yaml_string;
+    use crate::yaml_text::yaml_string;
     use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
     use std::fmt;
 
