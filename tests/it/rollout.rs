@@ -1216,7 +1216,8 @@ fn the_health_plugin_config_has_the_shape_of_the_upstream_custom_plugin_configs(
             "GPUProblem",
             "NodeimgDeviceProblem",
             "NodeimgLinkProblem",
-            "NodeimgDriverDaemonProblem"
+            "NodeimgDriverDaemonProblem",
+            "NodeimgServiceRequired"
         ]
     );
 }
