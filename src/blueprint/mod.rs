@@ -14,6 +14,7 @@ pub mod identity;
 pub mod kernel;
 pub mod known_fields;
 pub mod model;
+mod partial;
 pub mod pem;
 pub mod reservation;
 pub mod resolve;
@@ -182,6 +183,16 @@ pub fn load_bytes_with(
     }
     schema::check(&doc.value, &mut out);
     if out.has_errors() {
+        // Every problem at once: the rules also judge what the structural
+        // errors leave intact (see [`partial`]).
+        let faulty: Vec<YamlPath> = out
+            .items
+            .iter()
+            .filter(|d| d.code != "missing-field")
+            .map(|d| d.path.clone())
+            .collect();
+        let ctx = rules::Context { matrix, base_dir };
+        partial::rule_findings(&doc.value, &faulty, |raw, c| rules::check(raw, &ctx, c), &mut out);
         return Err(out.finish());
     }
     let mut raw: RawBlueprint = match serde_path_to_error::deserialize(&doc.value) {
