@@ -18,6 +18,7 @@ use crate::verify::report::Format as ReportFormat;
 #[command(
     name = "nodeimg",
     version,
+    long_version = crate::features::LONG_VERSION,
     about = "Declarative, checkable GPU Kubernetes node images",
     long_about = "nodeimg turns a pinned node blueprint into rendered configuration, a reproducible OCI \
 image layer and a boot-time verifier.\n\nExit codes: 0 ok; 1 negative verdict (invalid blueprint, \
@@ -65,6 +66,11 @@ pub enum SchemaFormat {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Write a commented starter blueprint from an embedded example (and the files it refers to).
+    #[command(
+        after_help = "Examples:\n  nodeimg init --list\n  nodeimg init --example h100-sxm-ubuntu -o site/h100.yaml\n  nodeimg init --example cpu-minimal > bp.yaml"
+    )]
+    Init(InitArgs),
     /// Check blueprints: structure, typed values and semantic rules; print each one's id.
     #[command(
         after_help = "Examples:\n  nodeimg validate blueprints/*.yaml\n  nodeimg validate --strict --format json blueprints/h100-sxm-ubuntu.yaml\n  nodeimg validate --matrix site-matrix.yaml bp.yaml"
@@ -577,6 +583,20 @@ pub struct SchemaArgs {
 pub struct CompletionsArgs {
     #[arg(value_enum)]
     pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// The example to start from (see `--list`).
+    #[arg(long, value_name = "NAME", required_unless_present = "list")]
+    pub example: Option<String>,
+    /// List the examples, one a line with what node each describes.
+    #[arg(long, conflicts_with_all = ["example", "output"])]
+    pub list: bool,
+    /// Write the blueprint to this file, and the certificates and overlay files it refers to
+    /// beside it; nothing is overwritten. Without it, the blueprint alone goes to stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

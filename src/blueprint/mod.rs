@@ -10,6 +10,7 @@
 pub mod cmdline;
 pub mod compat;
 pub mod diagnostic;
+pub mod examples;
 pub mod identity;
 pub mod kernel;
 pub mod known_fields;
@@ -192,7 +193,12 @@ pub fn load_bytes_with(
             .map(|d| d.path.clone())
             .collect();
         let ctx = rules::Context { matrix, base_dir };
-        partial::rule_findings(&doc.value, &faulty, |raw, c| rules::check(raw, &ctx, c), &mut out);
+        partial::rule_findings(
+            &doc.value,
+            &faulty,
+            |raw, c| rules::check(raw, &ctx, c),
+            &mut out,
+        );
         return Err(out.finish());
     }
     let mut raw: RawBlueprint = match serde_path_to_error::deserialize(&doc.value) {

@@ -169,8 +169,8 @@ fn a_missing_file_is_a_located_error_not_a_panic() {
 
 #[test]
 fn cdi_as_an_injection_mode_names_the_modes_and_where_cdi_lives() {
-    let file =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/invalid/injection-mode-cdi.yaml");
+    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/invalid/injection-mode-cdi.yaml");
     let diags = load_file(&file, &Matrix::builtin()).unwrap_err();
     let d = diags
         .iter()

@@ -35,6 +35,7 @@ mod facts_corpus;
 mod facts_fixtures;
 mod facts_host;
 mod facts_live;
+mod first_hour;
 mod fixture_generator;
 mod fuzz_replay;
 mod golden;
