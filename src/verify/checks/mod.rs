@@ -14,6 +14,7 @@
 //! types and [`evaluate`].
 
 pub mod applies;
+pub mod blocked;
 pub mod catalog;
 pub mod container_devices;
 mod context;
@@ -115,6 +116,9 @@ pub struct CheckResult {
     pub fault: FaultClass,
     /// Recommended action; `none` when the check passed.
     pub action: Action,
+    /// The failed check that explains this one's not passing (`gpu.count` for the checks
+    /// of GPUs that are not there): see [`blocked`]. The verdict stays as it is.
+    pub blocked_by: Option<&'static str>,
 }
 
 impl CheckResult {
@@ -161,6 +165,9 @@ impl Serialize for CheckResult {
         map.serialize_entry("fault", &self.fault)?;
         map.serialize_entry("action", &self.action)?;
         map.serialize_entry("stage", &self.spec.stage)?;
+        if let Some(root) = self.blocked_by {
+            map.serialize_entry("blocked_by", root)?;
+        }
         map.end()
     }
 }
@@ -232,5 +239,6 @@ pub fn evaluate_remembering(
             }
         }
     }
+    blocked::mark(&mut results);
     results
 }
