@@ -569,7 +569,7 @@ fn cases() -> Vec<Case> {
         fail(
             "gpu.nic.numa",
             Some("0000:93:00.0"),
-            OsMemoryDisk,
+            Link,
             "compute NICs there: none",
             |f| {
                 for i in 4..8 {
