@@ -711,6 +711,10 @@ pub struct VerifyArgs {
     /// `--format json` prints it as JSON.
     #[arg(long)]
     pub list_checks: bool,
+    /// Print one check's runbook and exit: what it checks, its fault class and action, what
+    /// blocks it, and the remedy (the ids are `--list-checks`').
+    #[arg(long, value_name = "ID", conflicts_with = "list_checks")]
+    pub explain: Option<String>,
     /// Also write a report to a file, atomically: `FORMAT=FILE` (repeatable; `FORMAT=-`: on
     /// standard output, in place of the `--format` report).
     #[arg(long, value_name = "FORMAT=FILE", value_parser = parse_output)]

@@ -73,6 +73,17 @@ pub fn run(args: &VerifyArgs, env: &mut Env<'_>) -> Outcome {
             .unusable_at("cannot write the check list")?;
         return Ok(Exit::Ok);
     }
+    if let Some(id) = &args.explain {
+        let text = report::catalog::explain(id).ok_or_else(|| {
+            Failure::unusable(format!(
+                "--explain {id}: no such check (see `nodeimg verify --list-checks`)"
+            ))
+        })?;
+        env.out
+            .write_all(text.as_bytes())
+            .unusable_at("cannot write the runbook")?;
+        return Ok(Exit::Ok);
+    }
     if args.phase == checks::Phase::Cluster {
         return super::cluster::run(args, env);
     }

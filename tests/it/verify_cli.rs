@@ -692,3 +692,35 @@ fn text_reports_escape_control_characters_from_the_machine() {
         text(&out.stderr)
     );
 }
+
+#[test]
+fn every_check_has_a_runbook_with_a_remedy() {
+    let list = parse(&nodeimg(&["verify", "--list-checks", "--format", "json"]).stdout);
+    let ids: Vec<String> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(ids.len() > 50);
+    for id in &ids {
+        let out = nodeimg(&["verify", "--explain", id]);
+        assert_eq!(out.status.code(), Some(0), "{id}: {}", text(&out.stderr));
+        let runbook = text(&out.stdout);
+        assert!(runbook.starts_with(&format!("{id}: ")), "{runbook}");
+        let remedy = runbook
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("remedy: "))
+            .unwrap_or_default();
+        assert!(remedy.len() > 20, "{id}: {runbook}");
+    }
+    // The sysctl that does not hold says how to load it, and what an absent file means.
+    let sysctl = text(&nodeimg(&["verify", "--explain", "os.sysctl"]).stdout);
+    assert!(sysctl.contains("sysctl --system"), "{sysctl}");
+    assert!(sysctl.contains("not applied"), "{sysctl}");
+    // A dependent names its root.
+    let cuda = text(&nodeimg(&["verify", "--explain", "gpu.cuda.version"]).stdout);
+    assert!(cuda.contains("blocked by: gpu.count"), "{cuda}");
+    let out = nodeimg(&["verify", "--explain", "gpu.counts"]);
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -30,6 +30,7 @@ pub mod network;
 pub mod os;
 pub mod partitions;
 pub mod pcie;
+pub mod remedy;
 pub mod runtime;
 pub mod select;
 pub mod system;

@@ -8,7 +8,7 @@
 
 use super::{Outcome, Report};
 use crate::fault::Severity;
-use crate::verify::checks::{CheckResult, Verdict, blocked};
+use crate::verify::checks::{CheckResult, Verdict, blocked, remedy};
 use std::borrow::Cow;
 use std::fmt::Write;
 
@@ -121,6 +121,12 @@ pub fn render(report: &Report) -> String {
                         out,
                         "      fault: {}, action: {}",
                         result.fault, result.action
+                    );
+                    let _ = writeln!(
+                        out,
+                        "      remedy: {} (nodeimg verify --explain {})",
+                        remedy::of(result.spec),
+                        result.id()
                     );
                 }
             }
