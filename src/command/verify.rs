@@ -349,6 +349,16 @@ fn run_once(args: &VerifyArgs, env: &mut Env<'_>) -> Outcome {
             .write_all(text.as_bytes())
             .unusable_at("cannot write the report")?;
     }
+    if report.outcome == Verdict::Fail && selection.phase == checks::Phase::Boot {
+        let record = args.record.as_ref().map(ToString::to_string);
+        let text = crate::verify::break_glass::instructions(
+            &args.break_glass,
+            started_unix,
+            evidence.as_deref(),
+            record.as_deref(),
+        );
+        env.note(text.trim_end());
+    }
     Failure::unless_written(verdict, problems)
 }
 

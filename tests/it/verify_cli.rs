@@ -724,3 +724,60 @@ fn every_check_has_a_runbook_with_a_remedy() {
     let out = nodeimg(&["verify", "--explain", "gpu.counts"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// A failed boot verification prints where the evidence went and a break-glass command
+/// that works as printed.
+#[test]
+fn failed_boot_verify_prints_a_working_break_glass_command() {
+    if this_machine_has_a_gpu() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let glass = dir.path().join("break-glass");
+    let evidence = dir.path().join("evidence");
+    let args = [
+        "verify",
+        "--phase",
+        "boot",
+        "--blueprint",
+        "blueprints/h100-sxm-ubuntu.yaml",
+        "--timeout",
+        "10",
+        "--break-glass",
+        glass.to_str().unwrap(),
+        "--evidence-on-fail",
+        evidence.to_str().unwrap(),
+    ];
+    let out = nodeimg(&args);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    let kept = std::fs::read_dir(&evidence)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    assert!(
+        err.contains(&format!("evidence: {}", kept.display())),
+        "{err}"
+    );
+    let command = err
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("printf "))
+        .unwrap_or_else(|| panic!("no break-glass command in {err}"));
+    let (write, restart) = command.split_once(" && ").unwrap();
+    assert_eq!(restart, "systemctl restart nodeimg-verify kubelet");
+    let sh = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("printf {}", write.replace("REASON", "test")))
+        .status()
+        .unwrap();
+    assert!(sh.success());
+    let out = nodeimg(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("overrides it"),
+        "{}",
+        text(&out.stderr)
+    );
+}
