@@ -91,7 +91,7 @@ pub enum Command {
     Build(BuildArgs),
     /// Compare two blueprints: field changes, computed values, rendered files, and the fleet impact.
     #[command(
-        after_help = "Examples:\n  nodeimg diff old/h100.yaml blueprints/h100-sxm-ubuntu.yaml\n  nodeimg diff --format json --no-files a.yaml b.yaml"
+        after_help = "Examples:\n  nodeimg diff old/h100.yaml blueprints/h100-sxm-ubuntu.yaml\n  nodeimg diff main:blueprints/h100.yaml blueprints/h100.yaml\n  git show main:site/h100.yaml | nodeimg diff --base-dir site - site/h100.yaml\n  nodeimg diff --format json --no-files a.yaml b.yaml"
     )]
     Diff(DiffArgs),
     /// Print the blueprint's JSON Schema (for editors and CI).
@@ -546,12 +546,17 @@ pub struct BuildArgs {
 
 #[derive(Debug, Args)]
 pub struct DiffArgs {
-    /// The blueprint before (`-`: standard input).
+    /// The blueprint before (`-`: standard input; `REV:PATH`: as it was at a git revision,
+    /// with that revision's overlay and certificates).
     #[arg(value_name = "OLD")]
     pub old: Input,
-    /// The blueprint after (`-`: standard input).
+    /// The blueprint after (`-`: standard input; `REV:PATH` as for OLD).
     #[arg(value_name = "NEW")]
     pub new: Input,
+    /// The folder relative paths (overlay, certificates) of a blueprint read from standard
+    /// input resolve against (default: the current folder).
+    #[arg(long, value_name = "DIR")]
+    pub base_dir: Option<PathBuf>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     /// List changed files without their unified diffs (text format).

@@ -40,6 +40,9 @@ pub struct Blueprint {
     raw: Spec,
     identity: identity::Identity,
     file: PathBuf,
+    /// The folder relative paths resolve against, when not the file's own (standard
+    /// input under `diff --base-dir`).
+    base: Option<PathBuf>,
 }
 
 impl Blueprint {
@@ -65,6 +68,14 @@ impl Blueprint {
         &self.file
     }
 
+    /// The folder its relative paths (overlay, certificates, keys) resolve against: the
+    /// one it was loaded with, else the file's own.
+    pub fn base_dir(&self) -> &Path {
+        self.base
+            .as_deref()
+            .unwrap_or_else(|| crate::atomic::parent_dir(&self.file))
+    }
+
     pub fn name(&self) -> &str {
         self.raw.metadata.name.as_str()
     }
@@ -83,6 +94,7 @@ impl Blueprint {
             raw: Spec::checked(raw),
             identity,
             file: file.to_path_buf(),
+            base: None,
         }
     }
 }
@@ -231,6 +243,9 @@ pub fn load_bytes_with(
             raw: spec,
             identity,
             file: file.to_path_buf(),
+            base: base_dir
+                .filter(|b| *b != crate::atomic::parent_dir(file))
+                .map(Path::to_path_buf),
         },
         warnings: out.finish(),
     })

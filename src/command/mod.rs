@@ -13,6 +13,7 @@ mod completions;
 mod diff;
 mod explain;
 mod facts;
+mod git_revision;
 mod image_source;
 mod init;
 mod man;
