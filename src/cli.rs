@@ -606,7 +606,7 @@ pub struct InitArgs {
 
 #[derive(Debug, Args)]
 pub struct ManArgs {
-    /// Folder to write nodeimg.1 and nodeimg-COMMAND.1 into.
+    /// Folder to write nodeimg.1 and a page per subcommand into (nodeimg-verify.1, nodeimg-rollout-plan.1, …).
     #[arg(short, long, value_name = "DIR")]
     pub output: PathBuf,
 }
