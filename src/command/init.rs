@@ -50,12 +50,16 @@ pub fn run(args: &InitArgs, env: &mut Env<'_>) -> Outcome {
         writes.push((dir.join(rel), bytes.to_vec()));
     }
     // Refused as a whole before anything is written: a half-written starter
-    // would not validate.
+    // would not validate. A referenced file that is already there with the same
+    // bytes (a second example sharing a CA) is kept as it is.
+    let same = |p: &Path, bytes: &[u8]| std::fs::read(p).is_ok_and(|b| b == bytes);
     let taken: Vec<String> = writes
         .iter()
-        .filter(|(p, _)| p.symlink_metadata().is_ok())
-        .map(|(p, _)| p.display().to_string())
+        .enumerate()
+        .filter(|(i, (p, bytes))| p.symlink_metadata().is_ok() && (*i == 0 || !same(p, bytes)))
+        .map(|(_, (p, _))| p.display().to_string())
         .collect();
+    writes.retain(|(p, _)| p.symlink_metadata().is_err());
     if !taken.is_empty() {
         return Err(Failure::unusable(format!(
             "not overwriting what exists: {}",

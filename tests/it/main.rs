@@ -61,6 +61,7 @@ mod package_repro;
 mod partitions;
 mod properties;
 mod readme_node;
+mod readme_usage;
 mod real_consumers;
 #[cfg(feature = "push")]
 mod registry_pull;

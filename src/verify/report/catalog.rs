@@ -62,31 +62,6 @@ pub fn json() -> String {
     text
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn lists_every_check_once() {
-        let text = text();
-        for spec in CATALOG {
-            assert_eq!(
-                text.lines()
-                    .filter(|l| l.split_whitespace().next() == Some(spec.id))
-                    .count(),
-                1,
-                "{}",
-                spec.id
-            );
-        }
-        let json: serde_json::Value =
-            serde_json::from_str(&json()).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(json.as_array().map(Vec::len), Some(CATALOG.len()));
-        assert_eq!(json[0]["id"], "os.distro");
-        assert_eq!(json[0]["phases"], serde_json::json!(["boot"]));
-    }
-}
-
 /// `nodeimg verify --explain ID`: one check's runbook, or `None` for an unknown id.
 pub fn explain(id: &str) -> Option<String> {
     let spec = remedy::spec(id)?;
@@ -123,4 +98,29 @@ pub fn explain(id: &str) -> Option<String> {
     }
     let _ = writeln!(out, "  remedy: {}", remedy::of(spec));
     Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_every_check_once() {
+        let text = text();
+        for spec in CATALOG {
+            assert_eq!(
+                text.lines()
+                    .filter(|l| l.split_whitespace().next() == Some(spec.id))
+                    .count(),
+                1,
+                "{}",
+                spec.id
+            );
+        }
+        let json: serde_json::Value =
+            serde_json::from_str(&json()).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(json.as_array().map(Vec::len), Some(CATALOG.len()));
+        assert_eq!(json[0]["id"], "os.distro");
+        assert_eq!(json[0]["phases"], serde_json::json!(["boot"]));
+    }
 }
