@@ -60,6 +60,104 @@ fn main() {
     let out = Path::new(&out_dir).join("templates.rs");
     std::fs::write(out, code).expect("write templates.rs");
     embed_crates(Path::new(&manifest), Path::new(&out_dir));
+    embed_commit(Path::new(&manifest));
+    embed_examples(Path::new(&manifest), Path::new(&out_dir));
+}
+
+/// `OUT_DIR/examples.rs`: the example blueprints (`blueprints/*.yaml`) and
+/// the files they refer to (`blueprints/certs`, `blueprints/overlays`), for
+/// `nodeimg init` to write without a checkout.
+fn embed_examples(manifest_dir: &Path, out_dir: &Path) {
+    let root = manifest_dir.join("blueprints");
+    println!("cargo:rerun-if-changed={}", root.display());
+    let mut examples: Vec<String> = std::fs::read_dir(&root)
+        .expect("blueprints/ is readable")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".yaml"))
+        .collect();
+    examples.sort();
+    let mut files = Vec::new();
+    for dir in ["certs", "overlays"] {
+        collect(&root.join(dir), &root, &mut files);
+    }
+    let mut code = String::from("pub const EXAMPLES: &[(&str, &str)] = &[\n");
+    for n in &examples {
+        println!("cargo:rerun-if-changed=blueprints/{n}");
+        code.push_str(&format!(
+            "    ({:?}, include_str!({:?})),\n",
+            n.trim_end_matches(".yaml"),
+            root.join(n).to_string_lossy()
+        ));
+    }
+    code.push_str("];\npub const REFERENCED: &[(&str, &[u8])] = &[\n");
+    for n in &files {
+        println!("cargo:rerun-if-changed=blueprints/{n}");
+        code.push_str(&format!(
+            "    ({n:?}, include_bytes!({:?})),\n",
+            root.join(n).to_string_lossy()
+        ));
+    }
+    code.push_str("];\n");
+    std::fs::write(out_dir.join("examples.rs"), code).expect("write examples.rs");
+}
+
+/// `OUT_DIR/long_version.rs` for `nodeimg --version`: the version, the commit this
+/// source is, the features and the target. The commit comes from
+/// `NODEIMG_COMMIT` in the environment (a build from a tarball) or git, else
+/// `unknown`. Rebuilt when HEAD moves (the HEAD file and the branch it names).
+fn embed_commit(manifest_dir: &Path) {
+    println!("cargo:rerun-if-env-changed=NODEIMG_COMMIT");
+    let git = |args: &[&str]| -> Option<String> {
+        let o = std::process::Command::new("git")
+            .args(args)
+            .current_dir(manifest_dir)
+            .output()
+            .ok()?;
+        let text = String::from_utf8(o.stdout).ok()?.trim().to_string();
+        (o.status.success() && !text.is_empty()).then_some(text)
+    };
+    let commit = std::env::var("NODEIMG_COMMIT").ok().or_else(|| {
+        for watched in [
+            git(&["rev-parse", "--git-path", "HEAD"]),
+            git(&["symbolic-ref", "-q", "HEAD"])
+                .and_then(|r| git(&["rev-parse", "--git-path", &r])),
+            git(&["rev-parse", "--git-path", "packed-refs"]),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            println!(
+                "cargo:rerun-if-changed={}",
+                manifest_dir.join(watched).display()
+            );
+        }
+        git(&["rev-parse", "--short=12", "HEAD"])
+    });
+    let features: Vec<&str> = [
+        ("push", "CARGO_FEATURE_PUSH"),
+        ("kube", "CARGO_FEATURE_KUBE"),
+    ]
+    .into_iter()
+    .filter(|(_, var)| std::env::var_os(var).is_some())
+    .map(|(name, _)| name)
+    .collect();
+    let text = format!(
+        "{}\ncommit: {}\nfeatures: {}\ntarget: {}",
+        std::env::var("CARGO_PKG_VERSION").expect("CARGO_PKG_VERSION"),
+        commit.unwrap_or_else(|| "unknown".into()),
+        if features.is_empty() {
+            "none".to_string()
+        } else {
+            features.join(" ")
+        },
+        std::env::var("TARGET").expect("TARGET"),
+    );
+    let out_dir = std::env::var("OUT_DIR").expect("OUT_DIR");
+    std::fs::write(
+        Path::new(&out_dir).join("long_version.rs"),
+        format!("pub const LONG_VERSION: &str = {text:?};\n"),
+    )
+    .expect("write long_version.rs");
 }
 
 /// Writes `OUT_DIR/dep_v0.rs`: the `.dep-v0` static `src/main.rs`

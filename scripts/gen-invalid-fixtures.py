@@ -325,6 +325,14 @@ variant('cuda-missing', [('  cuda: "13.0"\n', '')],
         [('missing-field', 'accelerators', ('accelerators:', 'accelerators'), 'NVIDIA accelerators need `cuda`')])
 variant('device-injection-missing', [('  deviceInjection: {mode: device-plugin}\n', '')],
         [('device-injection', 'kubernetes.deviceInjection.mode', ('kubernetes:', 'kubernetes'), 'no device plugin or DRA driver hands them to pods')])
+# `cdi` where the injection mode goes: the allowed values, not the validator's words.
+variant('injection-mode-cdi', [('deviceInjection: {mode: device-plugin}', 'deviceInjection: {mode: cdi}')],
+        [('invalid-value', 'kubernetes.deviceInjection.mode', ('mode: cdi', 'cdi'), 'the text `cdi` is not one of: device-plugin, dra, none')])
+# A structural and a semantic error in one file: both, in one pass.
+variant('schema-and-rule-errors', [('  version: 1.34.2\n', '  version: 1.34.2\n  nodeLabel: gpu\n'),
+                                   ('highWatermark: 85%, lowWatermark: 70%', 'highWatermark: 60%, lowWatermark: 70%')],
+        [('unknown-field', 'kubernetes.nodeLabel', ('nodeLabel', 'nodeLabel'), 'unknown field `nodeLabel`'),
+         ('cache-watermarks', 'system.cache.lowWatermark', ('lowWatermark', '70%'), 'must be below the high watermark 60%')])
 variant('zero-gpus', [('count: 8\n', 'count: 0\n')],
         [('gpu-count', 'accelerators.count', ('count: 0', '0'), 'declare at least one GPU')])
 

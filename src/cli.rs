@@ -18,6 +18,7 @@ use crate::verify::report::Format as ReportFormat;
 #[command(
     name = "nodeimg",
     version,
+    long_version = crate::features::LONG_VERSION,
     about = "Declarative, checkable GPU Kubernetes node images",
     long_about = "nodeimg turns a pinned node blueprint into rendered configuration, a reproducible OCI \
 image layer and a boot-time verifier.\n\nExit codes: 0 ok; 1 negative verdict (invalid blueprint, \
@@ -65,6 +66,11 @@ pub enum SchemaFormat {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Write a commented starter blueprint from an embedded example (and the files it refers to).
+    #[command(
+        after_help = "Examples:\n  nodeimg init --list\n  nodeimg init --example h100-sxm-ubuntu -o site/h100.yaml\n  nodeimg init --example cpu-minimal > bp.yaml"
+    )]
+    Init(InitArgs),
     /// Check blueprints: structure, typed values and semantic rules; print each one's id.
     #[command(
         after_help = "Examples:\n  nodeimg validate blueprints/*.yaml\n  nodeimg validate --strict --format json blueprints/h100-sxm-ubuntu.yaml\n  nodeimg validate --matrix site-matrix.yaml bp.yaml"
@@ -85,7 +91,7 @@ pub enum Command {
     Build(BuildArgs),
     /// Compare two blueprints: field changes, computed values, rendered files, and the fleet impact.
     #[command(
-        after_help = "Examples:\n  nodeimg diff old/h100.yaml blueprints/h100-sxm-ubuntu.yaml\n  nodeimg diff --format json --no-files a.yaml b.yaml"
+        after_help = "Examples:\n  nodeimg diff old/h100.yaml blueprints/h100-sxm-ubuntu.yaml\n  nodeimg diff main:blueprints/h100.yaml blueprints/h100.yaml\n  git show main:site/h100.yaml | nodeimg diff --base-dir site - site/h100.yaml\n  nodeimg diff --format json --no-files a.yaml b.yaml"
     )]
     Diff(DiffArgs),
     /// Print the blueprint's JSON Schema (for editors and CI).
@@ -540,12 +546,17 @@ pub struct BuildArgs {
 
 #[derive(Debug, Args)]
 pub struct DiffArgs {
-    /// The blueprint before (`-`: standard input).
+    /// The blueprint before (`-`: standard input; `REV:PATH`: as it was at a git revision,
+    /// with that revision's overlay and certificates).
     #[arg(value_name = "OLD")]
     pub old: Input,
-    /// The blueprint after (`-`: standard input).
+    /// The blueprint after (`-`: standard input; `REV:PATH` as for OLD).
     #[arg(value_name = "NEW")]
     pub new: Input,
+    /// The folder relative paths (overlay, certificates) of a blueprint read from standard
+    /// input resolve against (default: the current folder).
+    #[arg(long, value_name = "DIR")]
+    pub base_dir: Option<PathBuf>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     /// List changed files without their unified diffs (text format).
@@ -580,8 +591,22 @@ pub struct CompletionsArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct InitArgs {
+    /// The example to start from (see `--list`).
+    #[arg(long, value_name = "NAME", required_unless_present = "list")]
+    pub example: Option<String>,
+    /// List the examples, one a line with what node each describes.
+    #[arg(long, conflicts_with_all = ["example", "output"])]
+    pub list: bool,
+    /// Write the blueprint to this file, and the certificates and overlay files it refers to
+    /// beside it; nothing is overwritten. Without it, the blueprint alone goes to stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
 pub struct ManArgs {
-    /// Folder to write nodeimg.1 and nodeimg-COMMAND.1 into.
+    /// Folder to write nodeimg.1 and a page per subcommand into (nodeimg-verify.1, nodeimg-rollout-plan.1, …).
     #[arg(short, long, value_name = "DIR")]
     pub output: PathBuf,
 }
@@ -691,6 +716,10 @@ pub struct VerifyArgs {
     /// `--format json` prints it as JSON.
     #[arg(long)]
     pub list_checks: bool,
+    /// Print one check's runbook and exit: what it checks, its fault class and action, what
+    /// blocks it, and the remedy (the ids are `--list-checks`').
+    #[arg(long, value_name = "ID", conflicts_with = "list_checks")]
+    pub explain: Option<String>,
     /// Also write a report to a file, atomically: `FORMAT=FILE` (repeatable; `FORMAT=-`: on
     /// standard output, in place of the `--format` report).
     #[arg(long, value_name = "FORMAT=FILE", value_parser = parse_output)]

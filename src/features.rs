@@ -38,6 +38,10 @@ const fn names() -> [u8; LEN] {
 #[unsafe(link_section = ".nodeimg_features")]
 pub static FEATURES: [u8; LEN] = names();
 
+// `LONG_VERSION`: `nodeimg --version`'s text (version, commit, features,
+// target), written by build.rs.
+include!(concat!(env!("OUT_DIR"), "/long_version.rs"));
+
 /// The feature names a section's bytes list.
 pub fn parse(section: &[u8]) -> Vec<String> {
     String::from_utf8_lossy(section)

@@ -10,10 +10,12 @@
 pub mod cmdline;
 pub mod compat;
 pub mod diagnostic;
+pub mod examples;
 pub mod identity;
 pub mod kernel;
 pub mod known_fields;
 pub mod model;
+mod partial;
 pub mod pem;
 pub mod reservation;
 pub mod resolve;
@@ -38,6 +40,9 @@ pub struct Blueprint {
     raw: Spec,
     identity: identity::Identity,
     file: PathBuf,
+    /// The folder relative paths resolve against, when not the file's own (standard
+    /// input under `diff --base-dir`).
+    base: Option<PathBuf>,
 }
 
 impl Blueprint {
@@ -63,6 +68,14 @@ impl Blueprint {
         &self.file
     }
 
+    /// The folder its relative paths (overlay, certificates, keys) resolve against: the
+    /// one it was loaded with, else the file's own.
+    pub fn base_dir(&self) -> &Path {
+        self.base
+            .as_deref()
+            .unwrap_or_else(|| crate::atomic::parent_dir(&self.file))
+    }
+
     pub fn name(&self) -> &str {
         self.raw.metadata.name.as_str()
     }
@@ -81,6 +94,7 @@ impl Blueprint {
             raw: Spec::checked(raw),
             identity,
             file: file.to_path_buf(),
+            base: None,
         }
     }
 }
@@ -182,6 +196,21 @@ pub fn load_bytes_with(
     }
     schema::check(&doc.value, &mut out);
     if out.has_errors() {
+        // Every problem at once: the rules also judge what the structural
+        // errors leave intact (see [`partial`]).
+        let faulty: Vec<YamlPath> = out
+            .items
+            .iter()
+            .filter(|d| d.code != "missing-field")
+            .map(|d| d.path.clone())
+            .collect();
+        let ctx = rules::Context { matrix, base_dir };
+        partial::rule_findings(
+            &doc.value,
+            &faulty,
+            |raw, c| rules::check(raw, &ctx, c),
+            &mut out,
+        );
         return Err(out.finish());
     }
     let mut raw: RawBlueprint = match serde_path_to_error::deserialize(&doc.value) {
@@ -214,6 +243,9 @@ pub fn load_bytes_with(
             raw: spec,
             identity,
             file: file.to_path_buf(),
+            base: base_dir
+                .filter(|b| *b != crate::atomic::parent_dir(file))
+                .map(Path::to_path_buf),
         },
         warnings: out.finish(),
     })

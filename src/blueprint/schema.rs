@@ -64,11 +64,18 @@ fn simplify(v: &mut Value) {
                     .filter(|b| b.get("type") != Some(&Value::String("null".into())))
                     .cloned()
                     .collect();
-                if non_null.iter().all(|b| b.get("const").is_some()) && !non_null.is_empty() {
-                    let values = non_null
-                        .iter()
-                        .filter_map(|b| b.get("const").cloned())
-                        .collect();
+                // Documented variants come as `const` branches, undocumented
+                // ones grouped in one `enum` branch: either way a list of names.
+                let names = |b: &Value| -> Option<Vec<Value>> {
+                    match (b.get("const"), b.get("enum")) {
+                        (Some(c), _) => Some(vec![c.clone()]),
+                        (None, Some(Value::Array(e))) => Some(e.clone()),
+                        _ => None,
+                    }
+                };
+                let folded: Option<Vec<Vec<Value>>> = non_null.iter().map(names).collect();
+                if let Some(folded) = folded.filter(|f| !f.is_empty()) {
+                    let values = folded.into_iter().flatten().collect();
                     o.remove(key);
                     o.insert("enum".into(), Value::Array(values));
                 } else if non_null.len() == 1 && non_null.len() < branches.len() {
@@ -263,6 +270,11 @@ fn enum_hint(path: &YamlPath, got: Option<&Value>, allowed: &[String]) -> Option
         ("iommu", "pt") => {
             return Some(
                 "`iommu=pt` on the kernel command line is `passthrough` here (nodeimg writes iommu=pt for it)".into(),
+            );
+        }
+        ("mode", "cdi") if path.to_string() == "kubernetes.deviceInjection.mode" => {
+            return Some(
+                "CDI is not an injection mode: the device plugin or DRA driver hands devices to containers, and CDI is configured under `runtime.cdi` (enabled, specDirs, generator); write `mode: device-plugin` or `mode: dra`".into(),
             );
         }
         ("linkLayer", "roce" | "rocev2" | "roce v2") => {

@@ -4,6 +4,7 @@
 //! of each. Warnings (content changed under the same version) go to
 //! stderr. Exit 1 when anything differs.
 
+use super::git_revision;
 use super::prepared::Prepared;
 use super::{Env, Exit, Failure, OrUnusable, Outcome};
 use crate::cli::{DiffArgs, Format};
@@ -17,8 +18,20 @@ pub fn run(args: &DiffArgs, env: &mut Env<'_>) -> Outcome {
             "OLD and NEW are both `-`: standard input holds one blueprint",
         ));
     }
-    let old = Prepared::load(&args.old, &args.matrix, Some(&args.templates), env)?;
-    let new = old.another(&args.new, env)?;
+    // `REV:PATH` sides are checked out (with their folder) for as long as the diff runs.
+    let (old_input, _old_rev) = at_revision(&args.old)?;
+    let (new_input, _new_rev) = at_revision(&args.new)?;
+    let base = args.base_dir.as_deref();
+    if let Some(dir) = base
+        && !dir.is_dir()
+    {
+        return Err(Failure::unusable(format!(
+            "--base-dir {}: not a folder",
+            dir.display()
+        )));
+    }
+    let old = Prepared::load_based(&old_input, base, &args.matrix, Some(&args.templates), env)?;
+    let new = old.another_based(&new_input, base, env)?;
     let old_rendered = render::render(&old.blueprint, &old.templates).unusable_at(&args.old)?;
     let new_rendered = render::render(&new, &old.templates).unusable_at(&args.new)?;
     let report = diff::compare(&old.blueprint, &old_rendered, &new, &new_rendered);
@@ -34,6 +47,21 @@ pub fn run(args: &DiffArgs, env: &mut Env<'_>) -> Outcome {
     } else {
         Exit::Ok
     })
+}
+
+/// The input to load for `arg`: itself, or the checkout of `REV:PATH` (kept alive by the
+/// second value).
+fn at_revision(arg: &Input) -> Result<(Input, Option<git_revision::AtRevision>), Failure> {
+    match arg {
+        Input::File(p) => match git_revision::parse(p) {
+            Some((rev, path)) => {
+                let at = git_revision::checkout(&rev, &path).map_err(Failure::unusable)?;
+                Ok((Input::File(at.file.clone()), Some(at)))
+            }
+            None => Ok((arg.clone(), None)),
+        },
+        Input::Stdin => Ok((Input::Stdin, None)),
+    }
 }
 
 fn show(v: &Option<serde_json::Value>) -> String {

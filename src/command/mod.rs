@@ -7,12 +7,15 @@ mod accept;
 mod apply;
 mod build;
 mod capture;
+mod closed_pipe;
 mod cluster;
 mod completions;
 mod diff;
 mod explain;
 mod facts;
+mod git_revision;
 mod image_source;
+mod init;
 mod man;
 mod prepared;
 #[cfg(feature = "push")]
@@ -191,7 +194,7 @@ pub fn run(cli: Cli) -> ExitCode {
     let stderr = std::io::stderr();
     let style = Style::detect(cli.global.color, &stdout);
     let err_style = Style::detect(cli.global.color, &stderr);
-    let mut out = stdout.lock();
+    let mut out = closed_pipe::ClosedPipeIsDone::new(stdout.lock());
     let mut err = stderr.lock();
     let mut env = Env {
         out: &mut out,
@@ -209,6 +212,7 @@ pub fn run(cli: Cli) -> ExitCode {
 /// Runs one command and prints its failure, if any.
 pub fn dispatch(command: Command, env: &mut Env<'_>) -> Exit {
     let outcome = match command {
+        Command::Init(a) => init::run(&a, env),
         Command::Validate(a) => validate::run(&a, env),
         Command::Explain(a) => explain::run(&a, env),
         Command::Render(a) => render::run(&a, env),

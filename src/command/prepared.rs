@@ -34,6 +34,18 @@ impl Prepared {
         Self::load_with(file, matrix, templates, None, env)
     }
 
+    /// [`load`](Self::load), relative paths of a blueprint on standard input resolved
+    /// against `stdin_base` (`diff --base-dir`).
+    pub fn load_based(
+        file: &Input,
+        stdin_base: Option<&Path>,
+        matrix: &MatrixArg,
+        templates: Option<&TemplatesArg>,
+        env: &mut Env<'_>,
+    ) -> Result<Self, Failure> {
+        Self::load_full(file, matrix, templates, None, stdin_base, env)
+    }
+
     /// [`load`](Self::load), reusing the overlay file digests a build
     /// remembered.
     pub fn load_with(
@@ -41,6 +53,17 @@ impl Prepared {
         matrix: &MatrixArg,
         templates: Option<&TemplatesArg>,
         digests: Option<&FileDigests>,
+        env: &mut Env<'_>,
+    ) -> Result<Self, Failure> {
+        Self::load_full(file, matrix, templates, digests, None, env)
+    }
+
+    fn load_full(
+        file: &Input,
+        matrix: &MatrixArg,
+        templates: Option<&TemplatesArg>,
+        digests: Option<&FileDigests>,
+        stdin_base: Option<&Path>,
         env: &mut Env<'_>,
     ) -> Result<Self, Failure> {
         let matrix = self::matrix(matrix, env)?;
@@ -54,7 +77,7 @@ impl Prepared {
                 t
             }
         };
-        let blueprint = valid_with(file, &matrix, digests, env)?;
+        let blueprint = valid_with(file, &matrix, digests, stdin_base, env)?;
         Ok(Self {
             matrix,
             templates,
@@ -74,6 +97,17 @@ impl Prepared {
     /// Another blueprint, checked against the same matrix (`diff`'s second side).
     pub fn another(&self, file: &Input, env: &mut Env<'_>) -> Result<Blueprint, Failure> {
         valid(file, &self.matrix, env)
+    }
+
+    /// [`another`](Self::another), relative paths of standard input resolved against
+    /// `stdin_base` (`diff --base-dir`).
+    pub fn another_based(
+        &self,
+        file: &Input,
+        stdin_base: Option<&Path>,
+        env: &mut Env<'_>,
+    ) -> Result<Blueprint, Failure> {
+        valid_with(file, &self.matrix, None, stdin_base, env)
     }
 }
 
@@ -101,7 +135,7 @@ pub fn matrix(arg: &MatrixArg, env: &mut Env<'_>) -> Result<Matrix, Failure> {
 /// relative paths inside it (overlay, certificates) are resolved against the
 /// current folder.
 pub fn load(file: &Input, matrix: &Matrix) -> Result<Loaded, Vec<Diagnostic>> {
-    load_with(file, matrix, None)
+    load_with(file, matrix, None, None)
 }
 
 /// [`load`], reusing the overlay file digests a build remembered.
@@ -109,6 +143,7 @@ fn load_with(
     file: &Input,
     matrix: &Matrix,
     digests: Option<&FileDigests>,
+    stdin_base: Option<&Path>,
 ) -> Result<Loaded, Vec<Diagnostic>> {
     match file {
         Input::File(path) => blueprint::load_file_with(path, matrix, digests),
@@ -123,7 +158,8 @@ fn load_with(
                 );
                 c.finish()
             })?;
-            blueprint::load_bytes_with(&bytes, file.name(), Some(Path::new(".")), matrix, digests)
+            let base = stdin_base.unwrap_or(Path::new("."));
+            blueprint::load_bytes_with(&bytes, file.name(), Some(base), matrix, digests)
         }
     }
 }
@@ -137,16 +173,17 @@ pub fn unreadable(diagnostics: &[Diagnostic]) -> bool {
 /// A blueprint the command needs valid: warnings become notes, errors a
 /// [`Failure`] (exit 2).
 pub fn valid(file: &Input, matrix: &Matrix, env: &mut Env<'_>) -> Result<Blueprint, Failure> {
-    valid_with(file, matrix, None, env)
+    valid_with(file, matrix, None, None, env)
 }
 
 fn valid_with(
     file: &Input,
     matrix: &Matrix,
     digests: Option<&FileDigests>,
+    stdin_base: Option<&Path>,
     env: &mut Env<'_>,
 ) -> Result<Blueprint, Failure> {
-    let loaded = load_with(file, matrix, digests).map_err(Failure::invalid)?;
+    let loaded = load_with(file, matrix, digests, stdin_base).map_err(Failure::invalid)?;
     if !env.quiet {
         for w in &loaded.warnings {
             env.diagnostic(w);

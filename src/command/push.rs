@@ -30,6 +30,25 @@ pub(super) fn failure(e: crate::package::registry::RegistryError) -> Failure {
 }
 
 pub fn run(args: &PushArgs, env: &mut Env<'_>) -> Outcome {
+    let outcome = push_and_report(args, env);
+    // With --format json a failed push answers on stdout too, so automation that reads
+    // stdout sees why (the message stays on stderr as for every command).
+    if let (Err(failure), Format::Json) = (&outcome, args.format) {
+        env.json(&serde_json::json!({
+            "pushed": false,
+            "reference": args.reference,
+            "exit": match failure.exit {
+                Exit::Ok => 0,
+                Exit::Negative => 1,
+                Exit::Unusable => 2,
+            },
+            "errors": failure.messages,
+        }))?;
+    }
+    outcome
+}
+
+fn push_and_report(args: &PushArgs, env: &mut Env<'_>) -> Outcome {
     let opts = options(&args.registry);
     env.detail(&format!(
         "pushing {} to {}",

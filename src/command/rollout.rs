@@ -82,6 +82,25 @@ fn plan_cmd(args: &RolloutPlanArgs, env: &mut Env<'_>) -> Outcome {
             .ok_or_else(|| Failure::unusable(format!("--selector `{sel}`: write KEY=VALUE")))?;
         nodes.retain(|n| n.labels.get(k).map(String::as_str) == Some(v));
     }
+    // Nodes of another hardware class are refused before any wave is planned: an image
+    // built for one GPU model must not reach another.
+    let wrong = crate::rollout::hardware::contradictions(&nodes, new.spec());
+    if !wrong.is_empty() {
+        let mut messages: Vec<String> = wrong
+            .iter()
+            .map(|c| format!("--nodes {}: {c}", args.nodes))
+            .collect();
+        messages.push(format!(
+            "{} node(s) are not of this blueprint's hardware; the plan is refused. Narrow the list with --selector (e.g. {}=…) or fix the blueprint's accelerators",
+            wrong.iter().map(|c| c.node.as_str()).collect::<std::collections::BTreeSet<_>>().len(),
+            crate::rollout::hardware::PRODUCT_LABEL
+        ));
+        return Err(Failure {
+            exit: Exit::Unusable,
+            diagnostics: Vec::new(),
+            messages,
+        });
+    }
     if nodes.is_empty() {
         return Err(Failure::unusable(format!(
             "--nodes {}: no node{}",

@@ -73,6 +73,17 @@ pub fn run(args: &VerifyArgs, env: &mut Env<'_>) -> Outcome {
             .unusable_at("cannot write the check list")?;
         return Ok(Exit::Ok);
     }
+    if let Some(id) = &args.explain {
+        let text = report::catalog::explain(id).ok_or_else(|| {
+            Failure::unusable(format!(
+                "--explain {id}: no such check (see `nodeimg verify --list-checks`)"
+            ))
+        })?;
+        env.out
+            .write_all(text.as_bytes())
+            .unusable_at("cannot write the runbook")?;
+        return Ok(Exit::Ok);
+    }
     if args.phase == checks::Phase::Cluster {
         return super::cluster::run(args, env);
     }
@@ -337,6 +348,16 @@ fn run_once(args: &VerifyArgs, env: &mut Env<'_>) -> Outcome {
         env.out
             .write_all(text.as_bytes())
             .unusable_at("cannot write the report")?;
+    }
+    if report.outcome == Verdict::Fail && selection.phase == checks::Phase::Boot {
+        let record = args.record.as_ref().map(ToString::to_string);
+        let text = crate::verify::break_glass::instructions(
+            &args.break_glass,
+            started_unix,
+            evidence.as_deref(),
+            record.as_deref(),
+        );
+        env.note(text.trim_end());
     }
     Failure::unless_written(verdict, problems)
 }

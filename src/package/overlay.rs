@@ -16,7 +16,7 @@ impl Overlay {
     /// folder.
     pub fn from_blueprint(bp: &Blueprint) -> Option<Self> {
         let files = bp.spec().files.as_ref()?;
-        let base = crate::atomic::parent_dir(bp.file());
+        let base = bp.base_dir();
         let mut overlay = Self::new(base.join(files.overlay.as_str()));
         for m in &files.modes {
             overlay = overlay.with_mode(m.path.in_layer(), m.mode.bits());

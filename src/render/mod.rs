@@ -263,7 +263,7 @@ pub fn lock_json(bp: &Blueprint) -> String {
 /// never hold one of them (see [`crate::atomic::StagedDir`]).
 pub fn inputs(bp: &Blueprint) -> Vec<std::path::PathBuf> {
     let s = bp.spec();
-    let base = crate::atomic::parent_dir(bp.file());
+    let base = bp.base_dir();
     let mut out = vec![bp.file().to_path_buf()];
     out.extend(s.files.iter().map(|f| base.join(f.overlay.as_str())));
     out.extend(
@@ -294,7 +294,7 @@ pub fn inputs(bp: &Blueprint) -> Vec<std::path::PathBuf> {
 /// containerd, CA certificates for the distro's trust store and the keys
 /// images must be signed by.
 fn copies(bp: &Blueprint, ctx: &Context<'_>, layer: &mut Tree) -> Result<(), RenderError> {
-    let base = crate::atomic::parent_dir(bp.file());
+    let base = bp.base_dir();
     let read = |rel: &str| {
         let p = base.join(rel);
         // Certificates are a few KiB; a bundle of every public CA is about 200 KiB.

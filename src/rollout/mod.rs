@@ -9,6 +9,7 @@ pub mod baseline;
 pub mod faults;
 pub mod fleet;
 pub mod gate;
+pub mod hardware;
 pub mod manifests;
 pub mod plan;
 pub mod readmit;

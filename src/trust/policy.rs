@@ -67,7 +67,7 @@ impl TrustPolicy {
         let Some(t) = &bp.spec().security.image_trust else {
             return Ok(None);
         };
-        let base = crate::atomic::parent_dir(bp.file());
+        let base = bp.base_dir();
         Ok(Some(Self {
             keys: load_keys(base, &t.keys)?,
             require: t.require,

@@ -35,6 +35,32 @@ impl fmt::Display for BreakGlass {
     }
 }
 
+/// What a failed boot verification prints on stderr (the journal), so the on-call
+/// engineer has the way out at hand instead of in the README: where the evidence and the
+/// record went, and the command that writes a break-glass file valid for a day (with
+/// `REASON` to replace) and restarts verify and kubelet.
+pub fn instructions(
+    path: &std::path::Path,
+    now: u64,
+    evidence: Option<&std::path::Path>,
+    record: Option<&str>,
+) -> String {
+    let mut out = String::from("verification failed at boot: kubelet stays down on this node.\n");
+    match evidence {
+        Some(e) => out.push_str(&format!("  evidence: {}\n", e.display())),
+        None => out.push_str("  evidence: none kept (--evidence-on-fail DIR keeps a capture)\n"),
+    }
+    if let Some(r) = record {
+        out.push_str(&format!("  record: {r}\n"));
+    }
+    out.push_str(&format!(
+        "  break glass (start kubelet anyway; recorded as overridden, until the expiry):\n    printf 'reason: %s\\nexpires: %s\\n' 'INC-…: REASON' '{}' > {} && systemctl restart nodeimg-verify kubelet\n",
+        crate::time::rfc3339(now + 86_400),
+        path.display()
+    ));
+    out
+}
+
 /// The longest reason kept.
 const MAX_REASON: usize = 500;
 

@@ -74,6 +74,7 @@ mod tests {
             evidence: Vec::new(),
             fault: spec.fault,
             action: Action::None,
+            blocked_by: None,
         }
     }
 

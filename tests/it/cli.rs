@@ -244,6 +244,30 @@ fn completions_and_man_pages_come_from_the_same_definitions() {
     let page = std::fs::read_to_string(dir.path().join("nodeimg-validate.1")).unwrap();
     assert!(page.contains(".TH nodeimg-validate"), "{page}");
     assert!(Path::new(&dir.path().join("nodeimg.1")).exists());
+    // Every subcommand at every depth has its page, whose SYNOPSIS is what one types.
+    fn walk(cmd: &clap::Command, line: &str, out: &mut Vec<String>) {
+        for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+            let line = format!("{line} {}", sub.get_name());
+            out.push(line.clone());
+            walk(sub, &line, out);
+        }
+    }
+    let mut lines = Vec::new();
+    walk(
+        &<nodeimg::cli::Cli as clap::CommandFactory>::command(),
+        "nodeimg",
+        &mut lines,
+    );
+    assert!(lines.contains(&"nodeimg rollout plan".to_owned()));
+    assert!(lines.contains(&"nodeimg accept compare".to_owned()));
+    for line in lines {
+        let file = dir.path().join(format!("{}.1", line.replace(' ', "-")));
+        let page =
+            std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let synopsis = page.split(".SH SYNOPSIS\n").nth(1).unwrap_or_default();
+        let want = format!("\\fB{}\\fR", line.replace('-', "\\-"));
+        assert!(synopsis.starts_with(&want), "{line}: {synopsis:.120}");
+    }
 }
 
 #[test]

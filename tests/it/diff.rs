@@ -445,3 +445,97 @@ fn identical_overlays_are_no_change() {
     assert_eq!(r.old.id, r.new.id);
     assert!(r.warnings.is_empty());
 }
+
+/// A site repository with the H100 example (and its overlay and certificates) under
+/// `site/`, committed; the working copy then raises maxPods and changes the overlay.
+fn site_repository() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let site = dir.path().join("site");
+    let o = cmd()
+        .args(["init", "--example", "h100-sxm-ubuntu", "-o"])
+        .arg(site.join("bp.yaml"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let git = |args: &[&str]| {
+        let mut c = std::process::Command::new("git");
+        clean(&mut c);
+        let o = c
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "git {args:?}: {}", stderr(&o));
+    };
+    git(&["init", "-q", "-b", "main"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "h100"]);
+    let bp = site.join("bp.yaml");
+    let text = std::fs::read_to_string(&bp).unwrap();
+    std::fs::write(&bp, text.replace("maxPods: 110", "maxPods: 200")).unwrap();
+    std::fs::write(site.join("overlays/h100/etc/nodeimg/motd"), "changed\n").unwrap();
+    dir
+}
+
+#[test]
+fn a_review_diffs_the_base_revision_with_its_own_overlay() {
+    let repo = site_repository();
+    // REV:PATH: the base side with the overlay of that revision.
+    let o = cmd()
+        .current_dir(repo.path())
+        .args(["diff", "--no-files", "main:site/bp.yaml", "site/bp.yaml"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("maxPods: 110 → 200"), "{out}");
+    assert!(out.contains("etc/nodeimg/motd"), "{out}");
+    // From a subfolder, the path is the subfolder's, as git reads it.
+    let o = cmd()
+        .current_dir(repo.path().join("site"))
+        .args(["diff", "--no-files", "main:bp.yaml", "bp.yaml"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    // A revision without the file says so (exit 2).
+    let o = cmd()
+        .current_dir(repo.path())
+        .args(["diff", "main:site/none.yaml", "site/bp.yaml"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("main:site/none.yaml"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_blueprint_on_standard_input_resolves_its_paths_against_base_dir() {
+    let repo = site_repository();
+    let base = std::process::Command::new("git")
+        .args(["show", "main:site/bp.yaml"])
+        .current_dir(repo.path())
+        .output()
+        .unwrap()
+        .stdout;
+    let run = |extra: &[&str]| {
+        use std::io::Write;
+        let mut child = cmd()
+            .current_dir(repo.path())
+            .arg("diff")
+            .args(extra)
+            .args(["--no-files", "-", "site/bp.yaml"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(&base).unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let o = run(&[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("missing-file"), "{}", stderr(&o));
+    let o = run(&["--base-dir", "site"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stdout(&o).contains("maxPods: 110 → 200"), "{}", stdout(&o));
+}

@@ -166,3 +166,18 @@ fn a_missing_file_is_a_located_error_not_a_panic() {
     assert_eq!(diags[0].code, "unreadable");
     assert!(diags[0].message.contains("cannot read the file"));
 }
+
+#[test]
+fn cdi_as_an_injection_mode_names_the_modes_and_where_cdi_lives() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/invalid/injection-mode-cdi.yaml");
+    let diags = load_file(&file, &Matrix::builtin()).unwrap_err();
+    let d = diags
+        .iter()
+        .find(|d| d.path.to_string() == "kubernetes.deviceInjection.mode")
+        .expect("an error at the mode");
+    assert!(!d.message.contains("oneOf"), "{d}");
+    let hint = d.hint.as_deref().unwrap_or_default();
+    assert!(hint.contains("runtime.cdi"), "{d}");
+    assert!(hint.contains("device-plugin"), "{d}");
+}

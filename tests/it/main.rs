@@ -35,6 +35,7 @@ mod facts_corpus;
 mod facts_fixtures;
 mod facts_host;
 mod facts_live;
+mod first_hour;
 mod fixture_generator;
 mod fuzz_replay;
 mod golden;
@@ -60,6 +61,7 @@ mod package_repro;
 mod partitions;
 mod properties;
 mod readme_node;
+mod readme_usage;
 mod real_consumers;
 #[cfg(feature = "push")]
 mod registry_pull;

@@ -243,3 +243,25 @@ fn amd_ctk_needs_the_amd_container_toolkit_in_the_image() {
         findings(&v)
     );
 }
+
+#[test]
+fn warnings_speak_only_of_what_the_file_says() {
+    // Kubelet's own memory.available default on a 2 TiB node: nodeimg's
+    // default, not the user's choice, so no warning at a line they never wrote.
+    let v = Variant::of("h100-sxm-ubuntu").remove("kubernetes.kubelet.evictionHard");
+    assert!(
+        !has(&v, Severity::Warning, "eviction-memory"),
+        "{:?}",
+        findings(&v)
+    );
+    // Taints alone: nobody asked for NFD, so its unpinned release is no warning.
+    let v = Variant::of("h100-sxm-ubuntu").remove("kubernetes.nfd");
+    assert!(
+        !has(&v, Severity::Warning, "nfd-version"),
+        "{:?}",
+        findings(&v)
+    );
+    // NFD sources written without a release: the warning stays.
+    let v = Variant::of("h100-sxm-ubuntu").remove("kubernetes.nfd.version");
+    assert!(has(&v, Severity::Warning, "nfd-version"));
+}

@@ -126,3 +126,45 @@ fn a_registry_that_never_answers_times_out_with_exit_1() {
     assert!(started.elapsed() < Duration::from_secs(20));
     drop(silent);
 }
+
+/// A registry that cannot be reached is named in plain words, the plain-HTTP hint only
+/// where it fits, and `--format json` answers on stdout too.
+#[test]
+fn connection_failures_in_plain_words_and_as_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = layout(dir.path());
+    let o = out.to_str().unwrap();
+    // Nothing listens on the port.
+    let closed = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let reference = format!("127.0.0.1:{port}/nodes/x:1");
+    let r = push(dir.path(), &[o, &reference, "--timeout", "10"], None);
+    assert_eq!(r.status.code(), Some(1), "{}", stderr(&r));
+    let err = stderr(&r);
+    assert!(err.contains("refused the connection"), "{err}");
+    assert!(!err.contains("client error (Connect)"), "{err}");
+    assert!(!err.contains("--insecure"), "{err}");
+    // A name that never resolves (RFC 2606 `.invalid`): no plain-HTTP hint.
+    let r = push(
+        dir.path(),
+        &[o, "registry.nodeimg.invalid/nodes/x:1", "--timeout", "10"],
+        None,
+    );
+    assert_eq!(r.status.code(), Some(1), "{}", stderr(&r));
+    let err = stderr(&r);
+    assert!(err.contains("does not resolve"), "{err}");
+    assert!(!err.contains("--insecure"), "{err}");
+    // JSON on stdout for a failed push.
+    let r = push(
+        dir.path(),
+        &[o, &reference, "--timeout", "10", "--format", "json"],
+        None,
+    );
+    assert_eq!(r.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&r.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&r.stdout)));
+    assert_eq!(v["pushed"], false);
+    assert_eq!(v["exit"], 1);
+    assert!(v["errors"][0].as_str().unwrap().contains("refused"), "{v}");
+}

@@ -39,7 +39,7 @@ pub fn nodes_json(n: usize) -> String {
                     "topology.kubernetes.io/zone": format!("zone-{}", rack % 3),
                     "platform.example.com/rack": format!("rack-{rack:02}"),
                     "nvidia.com/gpu.clique": format!("clique-{}", rack / 2),
-                    "nvidia.com/gpu.product": if i < n * 3 / 4 { "NVIDIA-H100-80GB-HBM3" } else { "NVIDIA-H200" },
+                    "nvidia.com/gpu.product": if i < n * 3 / 4 { "NVIDIA-H100-80GB-HBM3" } else { "NVIDIA-H100-SXM5-80GB" },
                 }}})
         })
         .collect();
@@ -141,7 +141,7 @@ fn waves_keep_the_budget_in_every_failure_domain_and_canaries_go_first() {
     assert_eq!(waves[0]["canary"], true);
     assert_eq!(
         waves[0]["skus"],
-        json!({"NVIDIA-H100-80GB-HBM3": 1, "NVIDIA-H200": 1})
+        json!({"NVIDIA-H100-80GB-HBM3": 1, "NVIDIA-H100-SXM5-80GB": 1})
     );
     let mut seen = Vec::new();
     for w in waves {
@@ -1291,4 +1291,48 @@ fn readmission_workloads_run_on_the_remediated_node_through_its_cordon() {
     let dcgm =
         std::str::from_utf8(r.cluster.file("acceptance/dcgm-diag-job.yaml").unwrap()).unwrap();
     assert!(!dcgm.contains("unschedulable") && dcgm.contains("name: nodeimg-acceptance-dcgm"));
+}
+
+/// An H100 blueprint's plan refuses Node objects that GPU feature discovery labels as
+/// another GPU or another count, naming each; narrowed with --selector, it plans.
+#[test]
+fn a_plan_refuses_nodes_of_other_hardware() {
+    let s = Setup::new(|v| v.set("os.kernel", json!("5.15.0-171-generic")), 8);
+    let mut nodes: Value =
+        serde_json::from_str(&std::fs::read_to_string(s.path("nodes.json")).unwrap()).unwrap();
+    let items = nodes["items"].as_array_mut().unwrap();
+    items[6]["metadata"]["labels"]["nvidia.com/gpu.product"] = json!("NVIDIA-H200");
+    items[7]["metadata"]["labels"]["nvidia.com/gpu.count"] = json!("4");
+    std::fs::write(s.path("nodes.json"), nodes.to_string()).unwrap();
+    let o = s.plan(&["--format", "json"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("gpu-006: nvidia.com/gpu.product=NVIDIA-H200"),
+        "{err}"
+    );
+    assert!(err.contains("gpu-007: nvidia.com/gpu.count=4"), "{err}");
+    assert!(err.contains("2 node(s)"), "{err}");
+    assert!(stdout(&o).is_empty());
+    // The H100 nodes alone plan.
+    let o = s.plan(&[
+        "--format",
+        "json",
+        "--selector",
+        "nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3",
+    ]);
+    let items = nodes["items"].as_array().unwrap();
+    let h100 = items
+        .iter()
+        .filter(|n| n["metadata"]["labels"]["nvidia.com/gpu.product"] == "NVIDIA-H100-80GB-HBM3")
+        .count();
+    assert!(h100 < 8);
+    let plan = plan_json(&o);
+    let planned: usize = plan["waves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["nodes"].as_array().map_or(0, Vec::len))
+        .sum();
+    assert_eq!(planned, h100, "{plan}");
 }

@@ -569,7 +569,7 @@ fn cases() -> Vec<Case> {
         fail(
             "gpu.nic.numa",
             Some("0000:93:00.0"),
-            OsMemoryDisk,
+            Link,
             "compute NICs there: none",
             |f| {
                 for i in 4..8 {
@@ -1640,4 +1640,46 @@ fn a_nic_model_from_a_site_matrix_is_used_by_verify() {
     assert_eq!(verdict, Verdict::Pass, "{observed}");
     let (verdict, observed) = nic_model(Some("\"0x1572\""));
     assert_eq!(verdict, Verdict::Fail, "{observed}");
+}
+
+/// With the GPUs gone, the checks that read them say "blocked by gpu.count" and the
+/// summary leads with the root; an ECC error on a GPU that is there stays a root.
+#[test]
+fn checks_of_missing_gpus_are_blocked_by_gpu_count() {
+    use nodeimg::verify::checks::blocked;
+    let mut f = Fixture::healthy();
+    for i in 0..8 {
+        f.remove(&format!("/sys/bus/pci/devices/{}", gpu(i)));
+    }
+    f.smi.gpus.clear();
+    let results = f.results();
+    let count = results.iter().find(|r| r.id() == "gpu.count").unwrap();
+    assert_eq!(count.verdict, Verdict::Fail);
+    assert_eq!(count.blocked_by, None);
+    let dependents: Vec<&CheckResult> = results
+        .iter()
+        .filter(|r| r.blocks() && r.id() != "gpu.count" && r.id().starts_with("gpu."))
+        .filter(|r| r.id() != "gpu.nvswitch.present")
+        .collect();
+    assert!(dependents.len() >= 5, "{dependents:#?}");
+    for r in &dependents {
+        assert_eq!(r.blocked_by, Some("gpu.count"), "{}", r.name());
+        // The verdict stays: the node still fails.
+        assert_ne!(r.verdict, Verdict::Pass);
+    }
+    let roots: Vec<&str> = blocked::roots(&results).map(|r| r.id()).collect();
+    assert!(roots.contains(&"gpu.count"), "{roots:?}");
+    assert!(!roots.contains(&"gpu.driver.version"), "{roots:?}");
+    assert!(!roots.contains(&"runtime.cdi.spec"), "{roots:?}");
+
+    // One GPU gone and an ECC error on one that is there: that error is a root of its own.
+    let mut f = Fixture::healthy();
+    f.remove(&format!("/sys/bus/pci/devices/{}", gpu(7)));
+    f.gpu0().volatile_dram_uncorrectable = 2;
+    let results = f.results();
+    let ecc = results
+        .iter()
+        .find(|r| r.id() == "gpu.ecc.volatile-uncorrectable" && r.verdict == Verdict::Fail)
+        .unwrap();
+    assert_eq!(ecc.blocked_by, None, "{ecc:?}");
 }

@@ -692,3 +692,92 @@ fn text_reports_escape_control_characters_from_the_machine() {
         text(&out.stderr)
     );
 }
+
+#[test]
+fn every_check_has_a_runbook_with_a_remedy() {
+    let list = parse(&nodeimg(&["verify", "--list-checks", "--format", "json"]).stdout);
+    let ids: Vec<String> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(ids.len() > 50);
+    for id in &ids {
+        let out = nodeimg(&["verify", "--explain", id]);
+        assert_eq!(out.status.code(), Some(0), "{id}: {}", text(&out.stderr));
+        let runbook = text(&out.stdout);
+        assert!(runbook.starts_with(&format!("{id}: ")), "{runbook}");
+        let remedy = runbook
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("remedy: "))
+            .unwrap_or_default();
+        assert!(remedy.len() > 20, "{id}: {runbook}");
+    }
+    // The sysctl that does not hold says how to load it, and what an absent file means.
+    let sysctl = text(&nodeimg(&["verify", "--explain", "os.sysctl"]).stdout);
+    assert!(sysctl.contains("sysctl --system"), "{sysctl}");
+    assert!(sysctl.contains("not applied"), "{sysctl}");
+    // A dependent names its root.
+    let cuda = text(&nodeimg(&["verify", "--explain", "gpu.cuda.version"]).stdout);
+    assert!(cuda.contains("blocked by: gpu.count"), "{cuda}");
+    let out = nodeimg(&["verify", "--explain", "gpu.counts"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+/// A failed boot verification prints where the evidence went and a break-glass command
+/// that works as printed.
+#[test]
+fn failed_boot_verify_prints_a_working_break_glass_command() {
+    if this_machine_has_a_gpu() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let glass = dir.path().join("break-glass");
+    let evidence = dir.path().join("evidence");
+    let args = [
+        "verify",
+        "--phase",
+        "boot",
+        "--blueprint",
+        "blueprints/h100-sxm-ubuntu.yaml",
+        "--timeout",
+        "10",
+        "--break-glass",
+        glass.to_str().unwrap(),
+        "--evidence-on-fail",
+        evidence.to_str().unwrap(),
+    ];
+    let out = nodeimg(&args);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    let kept = std::fs::read_dir(&evidence)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    assert!(
+        err.contains(&format!("evidence: {}", kept.display())),
+        "{err}"
+    );
+    let command = err
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("printf "))
+        .unwrap_or_else(|| panic!("no break-glass command in {err}"));
+    let (write, restart) = command.split_once(" && ").unwrap();
+    assert_eq!(restart, "systemctl restart nodeimg-verify kubelet");
+    let sh = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("printf {}", write.replace("REASON", "test")))
+        .status()
+        .unwrap();
+    assert!(sh.success());
+    let out = nodeimg(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("overrides it"),
+        "{}",
+        text(&out.stderr)
+    );
+}

@@ -30,15 +30,14 @@ pub fn check(bp: &RawBlueprint, out: &mut Collector<'_>) {
     {
         let held = resolve::memory_threshold_bytes(t, cap);
         let share = held as f64 / cap as f64;
-        if share < NEGLIGIBLE_SHARE {
-            let path = if k
-                .eviction_hard
-                .contains_key(&EvictionSignal::MemoryAvailable)
-            {
-                p("kubernetes.kubelet.evictionHard").key("memory.available")
-            } else {
-                p("kubernetes.kubelet.evictionHard")
-            };
+        // Only a threshold the file writes: kubelet's own default is not the
+        // user's choice, and a warning at a line they never wrote reads as
+        // noise (the README's kubelet section says to set one on large nodes).
+        let written = k
+            .eviction_hard
+            .contains_key(&EvictionSignal::MemoryAvailable);
+        if share < NEGLIGIBLE_SHARE && written {
+            let path = p("kubernetes.kubelet.evictionHard").key("memory.available");
             out.warning(
                 "eviction-memory",
                 &path,

@@ -91,9 +91,9 @@ pub fn check(bp: &RawBlueprint, out: &mut Collector<'_>) {
         }
         None => {
             // nfd-values.yaml is rendered for a standalone NFD when sources
-            // or taints are set (the render plan).
-            let rendered = !n.sources.is_empty() || !bp.kubernetes.taints.is_empty();
-            if rendered && n.version.is_none() {
+            // or taints are set (the render plan); only sources say the
+            // user runs NFD (taints alone only give its worker tolerations).
+            if !n.sources.is_empty() && n.version.is_none() {
                 out.warning(
                     "nfd-version",
                     &p("kubernetes.nfd"),

@@ -263,14 +263,11 @@ impl<'a> Registry<'a> {
 
     async fn send(&self, what: &str, builder: RequestBuilder) -> Result<Response, RegistryError> {
         builder.send().await.map_err(|e| {
-            let mut message = chain(&e);
+            let message = chain(&e);
             if e.is_connect() {
-                if !self.insecure {
-                    message.push_str(" (a registry that speaks plain HTTP needs --insecure)");
-                }
                 RegistryError::Unreachable {
                     registry: self.registry(),
-                    message,
+                    message: super::connect_error::describe(&e, &self.registry(), self.insecure),
                 }
             } else {
                 RegistryError::Transfer {

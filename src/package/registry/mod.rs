@@ -11,6 +11,7 @@
 
 mod challenge;
 pub mod client;
+mod connect_error;
 pub mod reference;
 
 pub use client::{BLOB_CHUNK, ERROR_BODY_LIMIT, MANIFEST_LIMIT, Registry, TOKEN_LIMIT};

@@ -181,7 +181,9 @@ checks! {
         RDMA_RATE          = "nic.rdma.rate",          "RDMA port rate",                              Critical, Link,         RebootNode,    Host,   health;
         FIRMWARE           = "nic.firmware",           "NIC firmware version",                        Critical, Link,         Service,       Host,   -;
         FIRMWARE_IDENTICAL = "nic.firmware.identical", "same NIC firmware across the group",          Critical, Link,         Service,       Host,   -;
-        GPU_NIC_NUMA       = "gpu.nic.numa",           "a compute NIC on the GPU's NUMA node",        Critical, OsMemoryDisk, Service,       Host,   -;
+        // Where the NIC sits against the GPU (its slot, the board, the BIOS NUMA split): the
+        // PCIe topology, as gpu.nic.pcie-switch, not the host OS or its memory.
+        GPU_NIC_NUMA       = "gpu.nic.numa",           "a compute NIC on the GPU's NUMA node",        Critical, Link,         Service,       Host,   -;
         GPU_NIC_SWITCH     = "gpu.nic.pcie-switch",    "a compute NIC behind the GPU's PCIe switch",  Critical, Link,         Service,       Host,   -;
     }
     /// GPUDirect RDMA through DMA-BUF, when the blueprint pins no OFED (so no nvidia_peermem).

@@ -143,6 +143,7 @@ impl Results {
             } else {
                 spec.action
             },
+            blocked_by: None,
         });
         &mut self.results[index]
     }

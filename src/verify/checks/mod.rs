@@ -14,6 +14,7 @@
 //! types and [`evaluate`].
 
 pub mod applies;
+pub mod blocked;
 pub mod catalog;
 pub mod container_devices;
 mod context;
@@ -29,6 +30,7 @@ pub mod network;
 pub mod os;
 pub mod partitions;
 pub mod pcie;
+pub mod remedy;
 pub mod runtime;
 pub mod select;
 pub mod system;
@@ -115,6 +117,9 @@ pub struct CheckResult {
     pub fault: FaultClass,
     /// Recommended action; `none` when the check passed.
     pub action: Action,
+    /// The failed check that explains this one's not passing (`gpu.count` for the checks
+    /// of GPUs that are not there): see [`blocked`]. The verdict stays as it is.
+    pub blocked_by: Option<&'static str>,
 }
 
 impl CheckResult {
@@ -161,6 +166,9 @@ impl Serialize for CheckResult {
         map.serialize_entry("fault", &self.fault)?;
         map.serialize_entry("action", &self.action)?;
         map.serialize_entry("stage", &self.spec.stage)?;
+        if let Some(root) = self.blocked_by {
+            map.serialize_entry("blocked_by", root)?;
+        }
         map.end()
     }
 }
@@ -232,5 +240,6 @@ pub fn evaluate_remembering(
             }
         }
     }
+    blocked::mark(&mut results);
     results
 }

@@ -1,7 +1,7 @@
 //! `nodeimg verify --list-checks`: every check of the table with its phases, severity,
 //! fault class and action, as aligned text or as JSON (one object per check).
 
-use crate::verify::checks::{CATALOG, Phase, Spec};
+use crate::verify::checks::{CATALOG, Phase, Spec, blocked, remedy};
 use serde::Serialize;
 use std::fmt::Write;
 
@@ -60,6 +60,44 @@ pub fn json() -> String {
         .unwrap_or_else(|e| format!("{{\"error\": \"cannot render the check list: {e}\"}}"));
     text.push('\n');
     text
+}
+
+/// `nodeimg verify --explain ID`: one check's runbook, or `None` for an unknown id.
+pub fn explain(id: &str) -> Option<String> {
+    let spec = remedy::spec(id)?;
+    let mut out = String::new();
+    let phases: Vec<&str> = spec.phases().iter().map(|p| p.as_str()).collect();
+    let _ = writeln!(out, "{}: {}", spec.id, spec.summary);
+    let _ = writeln!(
+        out,
+        "  severity {}, fault {}, action {}, phases {}",
+        spec.severity,
+        spec.fault,
+        spec.action,
+        phases.join(",")
+    );
+    let roots: Vec<&str> = blocked::DEPENDS
+        .iter()
+        .filter(|(_, dependents)| dependents.iter().any(|d| std::ptr::eq(*d, spec)))
+        .map(|(root, _)| root.id)
+        .collect();
+    if !roots.is_empty() {
+        let _ = writeln!(
+            out,
+            "  blocked by: {} (when that fails, fix it first)",
+            roots.join(", ")
+        );
+    }
+    let blocks: Vec<&str> = blocked::DEPENDS
+        .iter()
+        .filter(|(root, _)| std::ptr::eq(*root, spec))
+        .flat_map(|(_, dependents)| dependents.iter().map(|d| d.id))
+        .collect();
+    if !blocks.is_empty() {
+        let _ = writeln!(out, "  blocks: {}", blocks.join(", "));
+    }
+    let _ = writeln!(out, "  remedy: {}", remedy::of(spec));
+    Some(out)
 }
 
 #[cfg(test)]

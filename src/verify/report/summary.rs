@@ -2,7 +2,9 @@
 //! stdout as the condition message): `PASS 12/12 checks (phase health)` or
 //! `FAIL 2/12, reboot-node: gpu.xid[0000:73:00.0] reboot-node, gpu.row-remap.pending[0000:b3:00.0]
 //! reset-gpu (phase health)`: the blocking checks, each with the action it asks for, and the
-//! worst action first, in the words the record and the remediation use.
+//! worst action first, in the words the record and the remediation use. Checks blocked by
+//! another (see [`blocked`](crate::verify::checks::blocked)) are counted, not named:
+//! `FAIL 30/60, service: gpu.count service, 29 more blocked by gpu.count (phase boot)`.
 
 use super::{Outcome, Report};
 use crate::fault::Action;
@@ -15,10 +17,20 @@ pub fn render(report: &Report) -> String {
         .map(|r| r.action)
         .max()
         .unwrap_or(Action::None);
-    let names: Vec<String> = blocking
+    // The roots by name; the checks they explain counted after them.
+    let mut names: Vec<String> = blocking
         .iter()
+        .filter(|r| r.blocked_by.is_none())
         .map(|r| format!("{} {}", r.name(), r.action))
         .collect();
+    let mut roots: Vec<&str> = blocking.iter().filter_map(|r| r.blocked_by).collect();
+    roots.dedup();
+    let dependent = blocking.iter().filter(|r| r.blocked_by.is_some()).count();
+    if dependent > 0 {
+        roots.sort_unstable();
+        roots.dedup();
+        names.push(format!("{dependent} more blocked by {}", roots.join(", ")));
+    }
     match report.outcome {
         Outcome::Pass => format!("PASS {total}/{total} checks (phase {})\n", report.phase),
         Outcome::Fail | Outcome::Overridden => format!(

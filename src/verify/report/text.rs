@@ -8,7 +8,7 @@
 
 use super::{Outcome, Report};
 use crate::fault::Severity;
-use crate::verify::checks::{CheckResult, Verdict};
+use crate::verify::checks::{CheckResult, Verdict, blocked, remedy};
 use std::borrow::Cow;
 use std::fmt::Write;
 
@@ -64,6 +64,26 @@ pub fn render(report: &Report) -> String {
     if let Some(reason) = &report.break_glass {
         let _ = writeln!(out, "  break-glass: {}", safe(reason));
     }
+    // The roots first: what to fix, and how many failures each one explains.
+    let roots: Vec<&CheckResult> = blocked::roots(&report.results).collect();
+    if !roots.is_empty() && roots.len() < report.results.iter().filter(|r| r.blocks()).count() {
+        let _ = writeln!(out, "\nRoot causes ({}):", roots.len());
+        for root in &roots {
+            let n = blocked::blocked_by_count(&report.results, root.spec.id);
+            let _ = writeln!(
+                out,
+                "  {} {}: {}{}",
+                marker(root),
+                safe(&root.name()),
+                safe(&root.observed),
+                if n > 0 {
+                    format!(" ({n} check(s) blocked by it)")
+                } else {
+                    String::new()
+                }
+            );
+        }
+    }
     let sections: [(&str, Keep); 3] = [
         ("Failed", |r| {
             r.verdict == Verdict::Fail && r.severity == Severity::Critical
@@ -92,11 +112,24 @@ pub fn render(report: &Report) -> String {
             let _ = writeln!(out, "      expected: {}", safe(&result.expected));
             let _ = writeln!(out, "      observed: {}", safe(&result.observed));
             let _ = writeln!(out, "      evidence: {}", safe(&result.evidence.join(", ")));
-            let _ = writeln!(
-                out,
-                "      fault: {}, action: {}",
-                result.fault, result.action
-            );
+            match result.blocked_by {
+                Some(root) => {
+                    let _ = writeln!(out, "      blocked by {root}: fix that first");
+                }
+                None => {
+                    let _ = writeln!(
+                        out,
+                        "      fault: {}, action: {}",
+                        result.fault, result.action
+                    );
+                    let _ = writeln!(
+                        out,
+                        "      remedy: {} (nodeimg verify --explain {})",
+                        remedy::of(result.spec),
+                        result.id()
+                    );
+                }
+            }
         }
     }
     let passed: Vec<&CheckResult> = report
