@@ -21,6 +21,8 @@ pub mod credentials;
 pub mod digest;
 pub mod elf;
 pub mod error;
+pub mod frames;
+pub mod incompressible;
 pub mod layer;
 pub mod layout;
 pub mod layout_reader;
@@ -34,6 +36,7 @@ pub mod provenance;
 pub mod pull;
 #[cfg(feature = "push")]
 pub mod push;
+pub mod raw_frame;
 pub mod referrer;
 #[cfg(feature = "push")]
 pub mod referrers;
@@ -44,6 +47,7 @@ pub mod sbom;
 pub mod source_date;
 pub mod tar_stream;
 pub mod verifier;
+pub mod xxh64;
 
 use std::path::Path;
 
@@ -72,7 +76,7 @@ use cache::Cache;
 pub struct BuildOptions {
     pub compression: Compression,
     /// zstd worker threads, at least 1 (the output is the same for any
-    /// count; see `compress`).
+    /// count; see `frames`).
     pub zstd_workers: u32,
     /// mtime of every entry and the image's `created` time.
     pub source_date: SourceDate,
@@ -195,6 +199,7 @@ pub(crate) fn write_layout(
         inputs.config,
         inputs.verifier,
         scanned.as_ref().map(|(e, m)| (&e[..], *m)),
+        inputs.overlay.and_then(Overlay::sums),
     )?;
     let blobs = root.join("blobs").join("sha256");
     output::create_dir(&root.join("blobs"))?;

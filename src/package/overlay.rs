@@ -40,6 +40,9 @@ pub struct Overlay {
     /// `lstat` per file) once per build, and the id and the layer describe
     /// the same files.
     listed: Option<Arc<[OverlayEntry]>>,
+    /// The SHA-256 of each file of `listed` (same order; `None` for what is
+    /// not a file), as the blueprint id computed them.
+    sums: Option<Arc<[Option<[u8; 32]>]>>,
 }
 
 /// One thing found in the overlay.
@@ -123,6 +126,7 @@ impl Overlay {
             root: root.into(),
             modes: BTreeMap::new(),
             listed: None,
+            sums: None,
         }
     }
 
@@ -145,12 +149,19 @@ impl Overlay {
         for m in &files.modes {
             overlay = overlay.with_mode(m.path.in_layer(), m.mode.bits());
         }
-        overlay.listed = bp
-            .identity()
-            .overlay()
-            .and_then(|t| t.listing())
-            .map(Arc::clone);
+        let tree = bp.identity().overlay();
+        overlay.listed = tree.and_then(|t| t.listing()).map(Arc::clone);
+        overlay.sums = match (&overlay.listed, tree.and_then(|t| t.records())) {
+            (Some(listed), Some(records)) => file_sums(listed, records).map(Arc::from),
+            _ => None,
+        };
         Some(overlay)
+    }
+
+    /// The SHA-256 of each entry of [`listing`](Self::listing), in its order,
+    /// when the blueprint id computed them from that same listing.
+    pub fn sums(&self) -> Option<&[Option<[u8; 32]>]> {
+        self.sums.as_deref()
     }
 
     /// What the overlay holds: the listing taken for the blueprint id when
@@ -297,6 +308,52 @@ impl Overlay {
         check_links(&entries).map_err(|(source, message)| refuse(source, message))?;
         Ok(entries)
     }
+}
+
+/// The file digests of `records` (the blueprint id's, made from `listed`
+/// in the same order) as bytes; `None` unless they line up entry by entry.
+fn file_sums(
+    listed: &[OverlayEntry],
+    records: &[crate::blueprint::identity::OverlayRecord],
+) -> Option<Vec<Option<[u8; 32]>>> {
+    use crate::blueprint::identity::RecordKind;
+    if listed.len() != records.len() {
+        return None;
+    }
+    listed
+        .iter()
+        .zip(records)
+        .map(|(e, r)| {
+            if e.path != r.path {
+                return None;
+            }
+            match (&e.kind, &r.kind) {
+                (OverlayKind::File { size, .. }, RecordKind::File { size: s, sha256 }) => {
+                    (size == s).then(|| parse_sha256(sha256))?.map(Some)
+                }
+                (OverlayKind::File { .. }, _) => None,
+                _ => Some(None),
+            }
+        })
+        .collect()
+}
+
+/// `sha256:<64 hex>` as bytes.
+fn parse_sha256(text: &str) -> Option<[u8; 32]> {
+    let hex = text.strip_prefix("sha256:")?.as_bytes();
+    if hex.len() != 64 {
+        return None;
+    }
+    let digit = |b: u8| match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        _ => None,
+    };
+    let mut out = [0u8; 32];
+    for (i, pair) in hex.chunks_exact(2).enumerate() {
+        out[i] = digit(pair[0])? << 4 | digit(pair[1])?;
+    }
+    Some(out)
 }
 
 /// Refuses control characters in a layer path or link target.

@@ -10,6 +10,10 @@
 //! (no program interpreter) needs no glibc and runs anywhere.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use sha1::Sha1;
+use sha2::{Digest as _, Sha256};
 
 use crate::blueprint::model::Distro;
 use crate::blueprint::value::Version;
@@ -24,7 +28,9 @@ pub const NODE_PATH: &str = "usr/local/bin/nodeimg";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Verifier {
     source: PathBuf,
-    bytes: Vec<u8>,
+    bytes: Arc<[u8]>,
+    /// Its digests, computed once when first asked for.
+    sums: OnceLock<Sums>,
     glibc: Option<GlibcVersion>,
     /// Linked statically: it runs with no userland beside it, as the node image's own
     /// applier container does.
@@ -33,6 +39,35 @@ pub struct Verifier {
     /// `.nodeimg_features` section; `None` when it has none (not a nodeimg build, or an
     /// older one).
     features: Option<Vec<String>>,
+}
+
+/// The verifier's SHA-256 (its layer's cache keys, the SBOM) and SHA-1
+/// (SPDX requires one per file).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sums {
+    pub sha256: [u8; 32],
+    pub sha1: [u8; 20],
+}
+
+impl Sums {
+    /// Both digests of `bytes`; for a large binary each on its own core.
+    pub fn of(bytes: &[u8]) -> Self {
+        let sha1 = || -> [u8; 20] { Sha1::digest(bytes).into() };
+        if bytes.len() < 1 << 20 {
+            return Self {
+                sha256: Sha256::digest(bytes).into(),
+                sha1: sha1(),
+            };
+        }
+        std::thread::scope(|s| {
+            let other = s.spawn(sha1);
+            let sha256 = Sha256::digest(bytes).into();
+            Self {
+                sha256,
+                sha1: other.join().unwrap_or_else(|_| sha1()),
+            }
+        })
+    }
 }
 
 /// The distribution a verifier must run on.
@@ -98,7 +133,8 @@ impl Verifier {
             source: path.to_path_buf(),
             static_linked: info.interpreter.is_none(),
             features,
-            bytes,
+            bytes: bytes.into(),
+            sums: OnceLock::new(),
             glibc,
         })
     }
@@ -109,7 +145,8 @@ impl Verifier {
     pub fn unchecked(source: impl Into<PathBuf>, bytes: Vec<u8>) -> Self {
         Self {
             source: source.into(),
-            bytes,
+            bytes: bytes.into(),
+            sums: OnceLock::new(),
             glibc: None,
             static_linked: false,
             features: None,
@@ -121,7 +158,8 @@ impl Verifier {
     pub fn golden_stand_in() -> Self {
         Self {
             source: "<golden stand-in verifier>".into(),
-            bytes: stand_in_elf(),
+            bytes: stand_in_elf().into(),
+            sums: OnceLock::new(),
             glibc: None,
             static_linked: true,
             features: None,
@@ -134,6 +172,23 @@ impl Verifier {
 
     pub fn bytes(&self) -> &[u8] {
         &self.bytes
+    }
+
+    /// The bytes, shared rather than copied (the layer plan holds them).
+    pub fn shared(&self) -> Arc<[u8]> {
+        Arc::clone(&self.bytes)
+    }
+
+    /// Its SHA-256 and SHA-1, computed on first use.
+    pub fn sums(&self) -> &Sums {
+        self.sums.get_or_init(|| Sums::of(&self.bytes))
+    }
+
+    /// Takes digests known from elsewhere (a digest memory keyed by the
+    /// file's identity) instead of computing them.
+    pub fn with_sums(self, sums: Sums) -> Self {
+        let _ = self.sums.set(sums);
+        self
     }
 
     /// The newest glibc the binary needs; `None` for a static binary.
