@@ -21,7 +21,7 @@
 
 use std::io::Write;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The zstd level (`zstd -3`, the CLI's default).
 pub const ZSTD_LEVEL: i32 = 3;
@@ -36,6 +36,7 @@ pub const GZIP_LEVEL: u32 = 6;
     PartialEq,
     Eq,
     Serialize,
+    Deserialize,
     clap::ValueEnum,
     strum::IntoStaticStr,
     strum::Display,

@@ -20,6 +20,7 @@ use crate::blueprint::value::Version;
 
 use super::elf::{self, GlibcVersion};
 use super::error::PackageError;
+use super::overlay::Stamp;
 
 /// Where the units find the verifier on the node.
 pub const NODE_PATH: &str = "usr/local/bin/nodeimg";
@@ -31,6 +32,9 @@ pub struct Verifier {
     bytes: Arc<[u8]>,
     /// Its digests, computed once when first asked for.
     sums: OnceLock<Sums>,
+    /// The file's identity on disk while it was read (`None`: it changed
+    /// meanwhile, or the bytes did not come from a file).
+    stamp: Option<Stamp>,
     glibc: Option<GlibcVersion>,
     /// Linked statically: it runs with no userland beside it, as the node image's own
     /// applier container does.
@@ -39,6 +43,19 @@ pub struct Verifier {
     /// `.nodeimg_features` section; `None` when it has none (not a nodeimg build, or an
     /// older one).
     features: Option<Vec<String>>,
+}
+
+/// Reads the file at `path` and its identity, which counts only when it
+/// was the same before and after the read.
+fn read_stamped(path: &Path) -> std::io::Result<(Vec<u8>, Option<Stamp>)> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path)?;
+    let before = f.metadata()?;
+    let mut bytes = Vec::with_capacity(usize::try_from(before.len()).unwrap_or(0));
+    f.read_to_end(&mut bytes)?;
+    let after = f.metadata()?;
+    let held = Stamp::of(&before) == Stamp::of(&after) && after.len() == bytes.len() as u64;
+    Ok((bytes, held.then(|| Stamp::of(&after))))
 }
 
 /// The verifier's SHA-256 (its layer's cache keys, the SBOM) and SHA-1
@@ -84,7 +101,7 @@ impl Verifier {
     /// for the image's architecture that needs no newer glibc than the
     /// distribution ships.
     pub fn from_file(path: &Path, target: &Target<'_>) -> Result<Self, PackageError> {
-        let bytes = std::fs::read(path).map_err(PackageError::io(path))?;
+        let (bytes, stamp) = read_stamped(path).map_err(PackageError::io(path))?;
         let refuse = |message: String| PackageError::Verifier {
             path: path.to_path_buf(),
             message,
@@ -135,6 +152,7 @@ impl Verifier {
             features,
             bytes: bytes.into(),
             sums: OnceLock::new(),
+            stamp,
             glibc,
         })
     }
@@ -147,6 +165,7 @@ impl Verifier {
             source: source.into(),
             bytes: bytes.into(),
             sums: OnceLock::new(),
+            stamp: None,
             glibc: None,
             static_linked: false,
             features: None,
@@ -160,6 +179,7 @@ impl Verifier {
             source: "<golden stand-in verifier>".into(),
             bytes: stand_in_elf().into(),
             sums: OnceLock::new(),
+            stamp: None,
             glibc: None,
             static_linked: true,
             features: None,
@@ -184,11 +204,16 @@ impl Verifier {
         self.sums.get_or_init(|| Sums::of(&self.bytes))
     }
 
-    /// Takes digests known from elsewhere (a digest memory keyed by the
-    /// file's identity) instead of computing them.
-    pub fn with_sums(self, sums: Sums) -> Self {
-        let _ = self.sums.set(sums);
-        self
+    /// Takes digests known from elsewhere (a memory keyed by the file's
+    /// identity) instead of computing them; false when they were computed
+    /// or taken already.
+    pub fn set_sums(&self, sums: Sums) -> bool {
+        self.sums.set(sums).is_ok()
+    }
+
+    /// The file's identity on disk when it was read, if it held still.
+    pub fn stamp(&self) -> Option<&Stamp> {
+        self.stamp.as_ref()
     }
 
     /// The newest glibc the binary needs; `None` for a static binary.
