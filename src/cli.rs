@@ -1,12 +1,16 @@
 //! Command-line definitions (clap derive) and nothing else: the same
 //! definitions produce `--help`, shell completions and the man page.
+//!
+//! One file although it is long: it holds only declarations, a block per subcommand
+//! with the value parsers its arguments need, so the whole command line reads top to
+//! bottom in one place, as `--help` lists it.
 
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::command::stdio::{Input, Output};
 use crate::package::{Compression, Tag};
+use crate::stdio::{Input, Output};
 use crate::verify::checks::Phase;
 use crate::verify::report::Format as ReportFormat;
 
@@ -138,6 +142,32 @@ layout, reference or credentials file cannot be used.",
         after_help = "Examples:\n  nodeimg push out/h100 registry.example.com/nodes/h100-sxm-ubuntu\n  nodeimg push --insecure out/h100 127.0.0.1:5000/nodes/h100:2026.11.1"
     )]
     Push(PushArgs),
+    /// Sign an image (an OCI layout, or REF@sha256:… in a registry) with an ECDSA P-256 key, as cosign does.
+    #[command(
+        long_about = "Sign an image with an ECDSA P-256 key: a sigstore signature in cosign's format \
+(a simple-signing payload naming the manifest digest, stored as a layer of the `sha256-<hex>.sig` \
+manifest), which skopeo's `sigstoreSigned` policy (with `use-sigstore-attachments: true`) and \
+cosign verify. With the build's provenance at hand (a layout from `nodeimg build`), also a signed \
+SLSA provenance v1 attestation (`sha256-<hex>.att`).\n\nTARGET is an OCI image layout folder (the \
+attachments go into its index.json; `nodeimg push` carries them) or `registry/repository@sha256:…` \
+(written to the registry; a tag alone is refused: a signature names a digest).\n\nThe key is a \
+PEM file (PKCS#8 `PRIVATE KEY` or SEC1 `EC PRIVATE KEY`) or `env://VAR`.\n\nExit codes: 0 signed; \
+1 the registry refused or could not be reached; 2 the key, the layout or the reference cannot be used.",
+        after_help = "Examples:\n  openssl ecparam -name prime256v1 -genkey -noout | openssl pkcs8 -topk8 -nocrypt -out release.key\n  openssl pkey -in release.key -pubout -out release.pub\n  nodeimg sign out/h100 --key release.key --identity registry.example.com/nodes/h100:2026.11.1\n  NODEIMG_KEY=\"$(cat release.key)\" nodeimg sign registry.example.com/nodes/h100@sha256:… --key env://NODEIMG_KEY"
+    )]
+    Sign(SignArgs),
+    /// Check an image's signature, provenance and SBOM against trusted keys; exit 0 signed, 1 not, 2 unusable input.
+    #[command(
+        long_about = "Check an image (an OCI layout, or REF@sha256:… in a registry) against trusted \
+public keys: its signature (the `sha256-<hex>.sig` attachment, as cosign and skopeo's \
+`sigstoreSigned` read it), its provenance attestation and its SBOM. The keys come from `--key` \
+(repeatable), a site policy file (`--trust-policy`) or a blueprint's `security.imageTrust` \
+(`--blueprint`).\n\nExit codes: 0 a trusted key signed this digest; 1 the signature is missing, \
+by another key, over another digest, for another repository or malformed; 2 the keys, the layout, \
+the reference or the registry cannot be used.",
+        after_help = "Examples:\n  nodeimg verify-image out/h100 --key release.pub\n  nodeimg verify-image --format json registry.example.com/nodes/h100@sha256:… --blueprint bp.yaml\n  nodeimg verify-image --insecure 127.0.0.1:5000/nodes/h100@sha256:… --trust-policy site-trust.yaml"
+    )]
+    VerifyImage(VerifyImageArgs),
     /// Judge the outputs of acceptance layers 2-5 and write the complete acceptance record.
     #[command(
         long_about = "Judge the outputs of the acceptance workloads (nccl-tests/rccl-tests, dcgmi diag, \
@@ -198,6 +228,16 @@ pub struct RolloutPlanArgs {
     /// The new image, by digest (`nodeimg build` prints it).
     #[arg(long, value_name = "REF")]
     pub new_image: String,
+    /// Check both images against this site trust policy (default: the blueprints'
+    /// `security.imageTrust`) before making Plans; a plan is refused for an image no
+    /// trusted key signed.
+    #[arg(long, value_name = "FILE")]
+    pub trust_policy: Option<PathBuf>,
+    /// Make the Plans without checking the images' signatures (offline); the plan says so.
+    #[arg(long)]
+    pub skip_image_verification: bool,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
     /// Only nodes with this label (`key=value`; default: every node given).
     #[arg(long, value_name = "KEY=VALUE")]
     pub selector: Option<String>,
@@ -396,6 +436,16 @@ fn tolerance(text: &str) -> Result<f64, String> {
     } else {
         Err(format!("{p} is not a percentage below 100"))
     }
+}
+
+fn parse_action(s: &str) -> Result<crate::fault::Action, String> {
+    s.trim().parse().map_err(|_| {
+        let names: Vec<&str> = <crate::fault::Action as strum::VariantArray>::VARIANTS
+            .iter()
+            .map(|&a| a.into())
+            .collect();
+        format!("`{s}` is not an action ({})", names.join(", "))
+    })
 }
 
 #[derive(Debug, Args)]
@@ -629,6 +679,11 @@ pub struct VerifyArgs {
     /// Only checks whose id matches one of these patterns (`*` wildcard, `!` excludes), comma-separated.
     #[arg(long, value_name = "PATTERNS", value_delimiter = ',')]
     pub checks: Vec<String>,
+    /// Only failures that ask for one of these actions count (`reset-gpu,reboot-node`,
+    /// comma-separated): the others are left out of the run. The health rules split by
+    /// the recovery ladder's rung with it.
+    #[arg(long, value_name = "ACTIONS", value_delimiter = ',', value_parser = parse_action)]
+    pub actions: Vec<crate::fault::Action>,
     /// Report format on stdout.
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub format: ReportFormat,
@@ -704,6 +759,13 @@ pub struct ApplyArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = 1800,
           value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub pull_timeout: u64,
+    /// Apply only an image signed by this public key (PEM; repeatable); without it and
+    /// --trust-policy, the root's own policy (its lock's `security.imageTrust`) decides.
+    #[arg(long, value_name = "PUB", conflicts_with = "trust_policy")]
+    pub key: Vec<PathBuf>,
+    /// A site trust policy file (`kind: TrustPolicy`) the image must satisfy.
+    #[arg(long, value_name = "FILE")]
+    pub trust_policy: Option<PathBuf>,
     /// The root to apply to (default: `/` with --in-place).
     #[arg(long, value_name = "DIR", required_unless_present_any = ["in_place"])]
     pub root: Option<PathBuf>,
@@ -763,13 +825,13 @@ pub struct PushArgs {
     /// `registry[:port]/repository[:tag]`; without a tag, the layout's tag.
     #[arg(value_name = "REF", value_parser = parse_reference)]
     pub reference: String,
-    /// Plain HTTP instead of HTTPS (for a registry on a loopback address).
-    #[arg(long)]
-    pub insecure: bool,
-    /// Give up after this many seconds (at most a day).
-    #[arg(long, value_name = "SECONDS", default_value_t = 600,
-          value_parser = clap::value_parser!(u64).range(1..=86_400))]
-    pub timeout: u64,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
+    /// After the push, sign the image in the registry with this private key (PEM file or
+    /// `env://VAR`): the signature for `registry/repository:tag`, and the provenance
+    /// attestation from the layout's provenance.json.
+    #[arg(long, value_name = "KEY")]
+    pub sign: Option<String>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
 }
@@ -781,6 +843,62 @@ fn parse_reference(text: &str) -> Result<String, String> {
     crate::package::push::parse_reference(text, Some("latest"))
         .map(|_| text.to_owned())
         .map_err(|e| e.to_string())
+}
+
+/// Where to reach a registry (`sign`, `verify-image`, `push --sign`, `rollout plan`).
+#[derive(Debug, Clone, Args)]
+pub struct RegistryArgs {
+    /// Plain HTTP instead of HTTPS (for a registry on a loopback address).
+    #[arg(long)]
+    pub insecure: bool,
+    /// Give up on the registry after this many seconds (at most a day).
+    #[arg(long, value_name = "SECONDS", default_value_t = 600,
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub timeout: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct SignArgs {
+    /// An OCI image layout folder, or `registry/repository@sha256:…`.
+    #[arg(value_name = "TARGET")]
+    pub target: String,
+    /// The private key: a PEM file (PKCS#8 or SEC1, ECDSA P-256) or `env://VAR`.
+    #[arg(long, value_name = "KEY")]
+    pub key: String,
+    /// The name to sign the image for (`registry/repository[:tag]`; the signature's
+    /// `docker-reference`). Default: REF's repository for a registry, the image's name and
+    /// tag for a layout.
+    #[arg(long, value_name = "NAME")]
+    pub identity: Option<String>,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+#[derive(Debug, Args)]
+pub struct VerifyImageArgs {
+    /// An OCI image layout folder, or `registry/repository@sha256:…`.
+    #[arg(value_name = "TARGET")]
+    pub target: String,
+    /// A trusted public key (PEM `PUBLIC KEY`, ECDSA P-256); repeatable.
+    #[arg(long = "key", value_name = "PUB")]
+    pub keys: Vec<PathBuf>,
+    /// A site trust policy (`kind: TrustPolicy`: keys, require).
+    #[arg(long, value_name = "FILE")]
+    pub trust_policy: Option<PathBuf>,
+    /// Take the keys from this blueprint's `security.imageTrust`.
+    #[arg(long, value_name = "FILE")]
+    pub blueprint: Option<PathBuf>,
+    /// Require the signature to name this repository (`registry/repository`).
+    #[arg(long, value_name = "REPOSITORY")]
+    pub identity: Option<String>,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    #[command(flatten)]
+    pub matrix: MatrixArg,
 }
 
 #[derive(Debug, Args)]

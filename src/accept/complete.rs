@@ -26,6 +26,7 @@ pub fn without_layer1(
         nodeimg_version: env!("CARGO_PKG_VERSION").to_owned(),
         hostname: hostname.map_or_else(unknown, |h| Fact::Known(h.to_owned())),
         blueprint,
+        image: Fact::unknown(NO_LAYER1),
         hardware: record::Hardware {
             vendor: unknown(),
             product: unknown(),
@@ -80,6 +81,7 @@ pub fn without_layer1(
             unreadable: 0,
             warnings: 0,
             not_passed: Vec::new(),
+            actions: Vec::new(),
         },
         layers: record::Layers {
             hardware_driver: Run::not_run(NO_LAYER1),

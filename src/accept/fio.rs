@@ -15,7 +15,7 @@
 //! jobs, a job without its name or without a direction's figures is refused; fio 2.x's
 //! `clat` in microseconds is read as well as fio 3's `clat_ns`.
 
-use super::lines::LineError;
+use crate::line_error::LineError;
 use serde_json::Value;
 
 /// One direction of one job.

@@ -21,7 +21,8 @@
 //! layer, or a CA with fewer ports than its `Number of ports`, is refused with the line
 //! (a truncated copy).
 
-use super::lines::{LineError, each};
+use super::lines::each;
+use crate::line_error::LineError;
 
 /// Which of the two programs printed the output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -11,7 +11,6 @@
 use super::dcgm::{self, DcgmDiag};
 use super::fio::{self, FioRun};
 use super::ibstat::{self, Ibstat};
-use super::lines::LineError;
 use super::nccl::{self, NcclRun};
 use super::nvbandwidth::{self, Nvbandwidth};
 use super::p2p::{self, P2pTest};
@@ -21,6 +20,7 @@ use super::proftester::{self, FieldRun};
 pub use super::recognise::{Format, recognise};
 use super::topo::{self, Topology};
 use crate::k8s::{self, Node, Pod};
+use crate::line_error::LineError;
 use std::fmt;
 use std::io::Read;
 use std::path::{Path, PathBuf};

@@ -4,34 +4,8 @@
 //! `srun --label` and copy/paste, so a line may carry a launcher prefix, a carriage return
 //! or a byte-order mark that the tool never printed. [`numbered`] strips those once, keeps
 //! the 1-based line number of the original file for error messages, and hands each parser
-//! the text the tool wrote.
-
-use std::fmt;
-
-/// A parse failure at a line of the input (the file name is added by the caller).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LineError {
-    /// 1-based line number; 0 when the problem is the input as a whole.
-    pub line: usize,
-    pub message: String,
-}
-
-impl LineError {
-    pub fn new(line: usize, message: impl Into<String>) -> Self {
-        LineError {
-            line,
-            message: message.into(),
-        }
-    }
-}
-
-impl fmt::Display for LineError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "line {}: {}", self.line, self.message)
-    }
-}
-
-impl std::error::Error for LineError {}
+//! the text the tool wrote. A parser reports what it cannot read as a
+//! [`LineError`](crate::line_error::LineError).
 
 /// One line of output with its number in the original file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

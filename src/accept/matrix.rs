@@ -9,7 +9,8 @@
 //!  1    395.08       N/A
 //! ```
 
-use super::lines::{LineError, fields, number};
+use super::lines::{fields, number};
+use crate::line_error::LineError;
 use serde::Serialize;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

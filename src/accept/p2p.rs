@@ -19,8 +19,9 @@
 //! A matrix with missing rows or a damaged cell is refused with the line; a copy trimmed
 //! to fewer matrices is not (the judge asks for the matrix it needs).
 
-use super::lines::{LineError, each};
+use super::lines::each;
 use super::matrix::Matrix;
+use crate::line_error::LineError;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct P2pTest {

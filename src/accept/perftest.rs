@@ -14,7 +14,8 @@
 //! a row with missing or non-numeric fields, or a stray line inside a table is refused
 //! with its line.
 
-use super::lines::{LineError, each, fields, number};
+use super::lines::{each, fields, number};
+use crate::line_error::LineError;
 use regex::Regex;
 use std::sync::LazyLock;
 

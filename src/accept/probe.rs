@@ -18,7 +18,8 @@
 //! that starts a probe object but does not parse, or has a field this format does not
 //! define, is refused with its line.
 
-use super::lines::{LineError, each};
+use super::lines::each;
+use crate::line_error::LineError;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

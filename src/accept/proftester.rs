@@ -6,7 +6,8 @@
 //! Worker lines for a field that never reaches its `TestField ... test` verdict mean the
 //! output was cut: refused with the line.
 
-use super::lines::{LineError, each};
+use super::lines::each;
+use crate::line_error::LineError;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct FieldRun {

@@ -10,7 +10,7 @@
 
 use super::ibstat::{Ibstat, Port};
 use super::input::{Input, Output};
-use super::judge::{Ctx, F, at, fmt};
+use super::judge::context::{Ctx, F, at, fmt};
 use super::topo::{Link, Topology};
 use crate::blueprint::Spec;
 use crate::blueprint::model::{LinkLayer, Nic, NicRole};
@@ -215,7 +215,7 @@ const PORT: F = F {
     layer: Layer::Interconnect,
     summary: "an RDMA port of a declared NIC group is Active, LinkUp, at the declared rate and link layer (ibstat)",
     fault: FaultClass::Link,
-    action: Action::Reset,
+    action: Action::RebootNode,
 };
 
 const COUNT: F = F {
@@ -223,7 +223,7 @@ const COUNT: F = F {
     layer: Layer::Interconnect,
     summary: "ibstat lists every port a NIC group declares",
     fault: FaultClass::Device,
-    action: Action::IsolateAndRepair,
+    action: Action::Service,
 };
 
 const PANIC: F = F {
@@ -231,7 +231,7 @@ const PANIC: F = F {
     layer: Layer::Interconnect,
     summary: "ibstat listed every device (no `ibpanic`)",
     fault: FaultClass::Device,
-    action: Action::IsolateAndRepair,
+    action: Action::Service,
 };
 
 fn shown(p: &Port) -> String {
@@ -395,21 +395,21 @@ pub(super) fn judge_gpu_nic(
         layer: Layer::Interconnect,
         summary: "nvidia-smi topo -m shows every GPU of the blueprint",
         fault: FaultClass::Device,
-        action: Action::IsolateAndRepair,
+        action: Action::Service,
     };
     const SWITCH: F = F {
         id: Cow::Borrowed("gpu-nic.pcie-switch"),
         layer: Layer::Interconnect,
         summary: "a GPU shares a PCIe switch (PIX/PXB) with a rail NIC (GPUDirect RDMA declared)",
         fault: FaultClass::Link,
-        action: Action::IsolateAndRepair,
+        action: Action::Service,
     };
     const NUMA: F = F {
         id: Cow::Borrowed("gpu-nic.numa"),
         layer: Layer::Interconnect,
         summary: "a GPU has a rail NIC on its NUMA node (not SYS)",
         fault: FaultClass::Link,
-        action: Action::IsolateAndRepair,
+        action: Action::Service,
     };
     let topos: Vec<(&Path, &Topology)> = inputs
         .iter()

@@ -17,21 +17,17 @@ pub fn class_of(key: &str) -> (FaultClass, Action, Layer) {
     let family = key.split('.').next().unwrap_or("");
     match family {
         "nccl" | "rdma" | "nvbandwidth" | "p2p" => {
-            (FaultClass::Link, Action::Reset, Layer::Interconnect)
+            (FaultClass::Link, Action::RebootNode, Layer::Interconnect)
         }
-        "dcgm" => (
-            FaultClass::Device,
-            Action::IsolateAndRepair,
-            Layer::Interconnect,
-        ),
+        "dcgm" => (FaultClass::Device, Action::Service, Layer::Interconnect),
         "storage" => (
             FaultClass::OsMemoryDisk,
-            Action::IsolateAndRepair,
+            Action::Service,
             Layer::Interconnect,
         ),
         _ => (
             FaultClass::TransientApplication,
-            Action::Restart,
+            Action::RestartDaemon,
             Layer::Framework,
         ),
     }
@@ -162,7 +158,7 @@ mod tests {
         let f = compare(&now, &prev, 5.0, None, "t");
         assert_eq!(
             (f[0].verdict, f[0].fault, f[0].action),
-            (Verdict::Fail, FaultClass::Link, Action::Reset)
+            (Verdict::Fail, FaultClass::Link, Action::RebootNode)
         );
         let f = compare(&now, &prev, 5.0, Some("driver 570 → 580"), "t");
         assert_eq!(

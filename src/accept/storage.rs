@@ -6,7 +6,7 @@
 
 use super::fio::{Direction, FioRun};
 use super::input::{Input, Output};
-use super::judge::{Ctx, F, at, fmt};
+use super::judge::context::{Ctx, F, at, fmt};
 use crate::blueprint::model::acceptance::{Acceptance, Test};
 use crate::fault::{Action, FaultClass};
 use crate::verify::report::record::{self, Layer, Run, Verdict};
@@ -21,7 +21,7 @@ const RAN: F = F {
     layer: Layer::Interconnect,
     summary: "fio ran the four storage workloads without an error",
     fault: FaultClass::OsMemoryDisk,
-    action: Action::IsolateAndRepair,
+    action: Action::Service,
 };
 
 /// A figure of a workload and the threshold that applies to it.
@@ -206,7 +206,7 @@ pub(super) fn judge(
             layer: Layer::Interconnect,
             summary: "a storage workload reached the blueprint's threshold",
             fault: FaultClass::OsMemoryDisk,
-            action: Action::Reset,
+            action: Action::RebootNode,
         };
         let subject = Some(limit.what.to_owned());
         match limit.value {

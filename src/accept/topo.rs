@@ -21,7 +21,8 @@
 //! and have no NUMA columns. A matrix with fewer rows than columns, a short row or a cell
 //! that is no link type is refused with the line.
 
-use super::lines::{LineError, each};
+use super::lines::each;
+use crate::line_error::LineError;
 
 /// The path between two devices, nearest first (nvidia-smi's legend).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -54,6 +54,10 @@ impl Lock {
         }
     }
 
+    pub fn blueprint(&self) -> &Blueprint {
+        &self.0
+    }
+
     pub fn spec(&self) -> &crate::blueprint::Spec {
         self.0.spec()
     }

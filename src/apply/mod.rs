@@ -19,6 +19,7 @@
 pub mod check;
 pub mod enter;
 pub mod entry;
+pub mod gate;
 pub mod impact;
 pub mod packages;
 pub mod receipt;
@@ -59,6 +60,9 @@ pub struct Options {
     pub check_packages: bool,
     /// Check the applied root statically (onto a root only).
     pub check_root: bool,
+    /// The trust policy given on the command line (`--key`, `--trust-policy`); without
+    /// it, the root's own.
+    pub trust: Option<crate::trust::TrustPolicy>,
 }
 
 /// Why apply stopped without a verdict: the input cannot be used (exit 2),
@@ -78,6 +82,8 @@ pub struct Report {
     pub mode: &'static str,
     #[serde(flatten)]
     pub outcome: Outcome,
+    /// The image against the trust policy, when there is one.
+    pub signature: Option<gate::Judged>,
     /// The change's impact (in place, with the lock of the image before).
     pub impact: Option<Impact>,
     pub reasons: Vec<String>,
@@ -108,6 +114,7 @@ impl Report {
             image,
             mode: if options.in_place { "in-place" } else { "root" },
             outcome,
+            signature: None,
             impact: None,
             reasons: Vec::new(),
             steps: Vec::new(),
@@ -142,8 +149,20 @@ fn open(root: &Path) -> Result<State, Error> {
 
 /// Applies the OCI layout at `layout` to `options.root`; `source` names where the image
 /// came from (the layout folder, or the registry reference it was pulled from).
-pub fn apply(layout: &Path, source: &str, options: &Options) -> Result<Report, Error> {
+pub fn apply(
+    layout: &Path,
+    source: &str,
+    repository: Option<String>,
+    options: &Options,
+) -> Result<Report, Error> {
     let image = LocalImage::open(layout).map_err(|e| Error::Unusable(e.to_string()))?;
+    // Judged before anything of it is unpacked, and before apply's state is made.
+    let root = Root::new(&options.root)
+        .map_err(|e| Error::Unusable(format!("--root {}: {e}", options.root.display())))?;
+    let signature = match gate::policy(&root, options.trust.as_ref())? {
+        Some(policy) => Some(gate::judge(layout, &policy, repository)?),
+        None => None,
+    };
     let state = open(&options.root)?;
     let recovered = transaction::recover(&state).map_err(Error::Failed)?;
     // The image the root had before the current one: going back to it is the exact
@@ -157,6 +176,7 @@ pub fn apply(layout: &Path, source: &str, options: &Options) -> Result<Report, E
     {
         drop(state);
         let mut report = rollback(options)?;
+        report.signature = signature;
         report.reasons.insert(
             0,
             format!(
@@ -188,6 +208,7 @@ pub fn apply(layout: &Path, source: &str, options: &Options) -> Result<Report, E
         options,
         outcome,
     );
+    report.signature = signature;
     finish(&state, options, &mut report, before, had_image)?;
     Ok(report)
 }

@@ -276,9 +276,21 @@ pub fn install(root: &Root, family: Family, pins: &[Pin]) -> Option<StepLog> {
     }
     let start = std::time::Instant::now();
     let (update, install): (Option<&[&str]>, &[&str]) = match family {
+        // A package's conffile the image already put there (containerd's config.toml)
+        // stays the image's: dpkg would otherwise ask, and fail on the closed stdin.
         Family::Debian => (
             Some(&["apt-get", "update", "-q"]),
-            &["apt-get", "install", "-y", "-q", "--no-install-recommends"],
+            &[
+                "apt-get",
+                "install",
+                "-y",
+                "-q",
+                "--no-install-recommends",
+                "-o",
+                "Dpkg::Options::=--force-confdef",
+                "-o",
+                "Dpkg::Options::=--force-confold",
+            ],
         ),
         Family::Rhel => (None, &["dnf", "install", "-y"]),
     };

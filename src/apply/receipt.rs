@@ -13,7 +13,7 @@
 use serde_json::json;
 
 use super::entry::RelPath;
-use crate::package::layout::BlobRef;
+use crate::package::digest::BlobRef;
 use crate::package::layout_reader::LocalImage;
 
 /// Where the receipt lies in a root.

@@ -57,6 +57,26 @@ pub fn certificates(bytes: &[u8]) -> Result<usize, String> {
     Ok(count)
 }
 
+/// Checks that `bytes` hold one ECDSA P-256 public key (PEM `PUBLIC KEY`, as `openssl pkey
+/// -pubout` and `cosign generate-key-pair` write it): the key a trust policy names. A
+/// private key is refused, so it never ends up in an image.
+pub fn public_key(bytes: &[u8]) -> Result<(), String> {
+    use p256::pkcs8::DecodePublicKey;
+    let text = std::str::from_utf8(bytes).map_err(|_| "is not PEM text (not UTF-8)".to_string())?;
+    if text.contains("PRIVATE KEY-----") {
+        return Err(
+            "holds a private key, which must never be copied into an image; name the public key (`openssl pkey -pubout`)"
+                .into(),
+        );
+    }
+    let start = text
+        .find("-----BEGIN PUBLIC KEY-----")
+        .ok_or("holds no `PUBLIC KEY` block")?;
+    p256::PublicKey::from_public_key_pem(text[start..].trim_end())
+        .map(|_| ())
+        .map_err(|e| format!("is not an ECDSA P-256 public key ({e})"))
+}
+
 /// Standard base64 with `=` padding, as PEM bodies are written.
 fn base64(text: &str) -> Result<Vec<u8>, String> {
     use base64::Engine;

@@ -8,10 +8,10 @@
 
 use std::path::Path;
 
-use super::stdio::Input;
 use super::{Env, Exit, Failure, OrUnusable, Outcome, prepared};
 use crate::accept::{complete, input, judge, regression, report};
 use crate::cli::{AcceptArgs, AcceptCommand, Format};
+use crate::stdio::Input;
 use crate::time::{Clock, SystemClock};
 use crate::verify::report::record::{AcceptanceRecord, BlueprintIdentity, RecordResult};
 
@@ -166,14 +166,7 @@ pub fn run(args: &AcceptArgs, env: &mut Env<'_>) -> Outcome {
     // Every record is written even when one fails, so that none goes missing.
     let mut problems = Vec::new();
     for output in &args.record {
-        let written = record
-            .render_for(output.path().unwrap_or(Path::new("-")))
-            .and_then(|text| {
-                output
-                    .write(text.as_bytes(), env.out)
-                    .map_err(|e| e.to_string())
-            });
-        match written {
+        match record.write_to(output, env.out) {
             Ok(()) if !output.is_stdout() => env.note(&format!("record written to {output}")),
             Ok(()) => {}
             Err(e) => problems.push(format!("--record {output}: {e}")),
@@ -188,13 +181,5 @@ pub fn run(args: &AcceptArgs, env: &mut Env<'_>) -> Outcome {
             .write_all(text.as_bytes())
             .unusable_at("cannot write the report")?;
     }
-    if problems.is_empty() {
-        Ok(verdict)
-    } else {
-        Err(Failure {
-            exit: Exit::Unusable,
-            diagnostics: Vec::new(),
-            messages: problems,
-        })
-    }
+    Failure::unless_written(verdict, problems)
 }

@@ -23,6 +23,7 @@ pub fn run(args: &ApplyArgs, env: &mut Env<'_>) -> Outcome {
         print_actions: args.print_actions,
         check_packages: !args.no_package_check,
         check_root: !args.no_root_check,
+        trust: trust_policy(args)?,
     };
     let failed = |e: Error| match e {
         Error::Unusable(m) => Failure::unusable(m),
@@ -74,10 +75,25 @@ pub fn run(args: &ApplyArgs, env: &mut Env<'_>) -> Outcome {
             .as_deref()
             .expect("clap requires one of the group");
         let source = super::image_source::resolve(image, args, env)?;
-        apply::apply(source.layout(), &source.name, &options)
+        apply::apply(source.layout(), &source.name, source.repository(), &options)
     }
     .map_err(failed)?;
     show(&report, args.format, env)
+}
+
+/// The trust policy given on the command line: `--trust-policy FILE`, or `--key PUB`
+/// (repeatable, required).
+fn trust_policy(args: &ApplyArgs) -> Result<Option<crate::trust::TrustPolicy>, Failure> {
+    use crate::trust::TrustPolicy;
+    match (&args.trust_policy, args.key.is_empty()) {
+        (Some(file), _) => TrustPolicy::from_file(file)
+            .map(Some)
+            .map_err(Failure::unusable),
+        (None, false) => TrustPolicy::from_key_files(&args.key)
+            .map(Some)
+            .map_err(Failure::unusable),
+        (None, true) => Ok(None),
+    }
 }
 
 fn show(report: &Report, format: Format, env: &mut Env<'_>) -> Outcome {
@@ -117,6 +133,18 @@ fn text(r: &Report, env: &mut Env<'_>) -> std::io::Result<()> {
             o.removed.len(),
             o.saved
         )?;
+    }
+    if let Some(j) = &r.signature {
+        let by = j.signed_by.as_deref().unwrap_or("no trusted key");
+        let tag = if j.signature == "verified" {
+            s.ok("signature verified")
+        } else {
+            s.error(&format!("signature {}", j.signature))
+        };
+        writeln!(env.out, "  {tag}: {by} ({})", j.policy)?;
+        if j.signature != "verified" {
+            writeln!(env.out, "       {}", s.dim(&j.detail))?;
+        }
     }
     for k in &o.kept {
         writeln!(env.out, "  kept {k}: it holds files nodeimg did not write")?;

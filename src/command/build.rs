@@ -13,7 +13,6 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use super::prepared::Prepared;
-use super::stdio::Input;
 use super::{Env, Exit, Failure, OrUnusable, Outcome};
 use crate::atomic::{Kind, StagedDir};
 use crate::blueprint::identity::FileDigests;
@@ -24,6 +23,7 @@ use crate::package::{
     self, BuildOptions, ImageMeta, Inputs, Meter, Overlay, Progress, ReproReport, Silent, Verifier,
 };
 use crate::render;
+use crate::stdio::Input;
 
 #[derive(Serialize)]
 struct Report<'a> {

@@ -14,11 +14,11 @@
 
 use serde::Serialize;
 
-use super::stdio::{Input, Output};
 use super::{Env, Exit, Failure, OrUnusable, Outcome, prepared};
 use crate::accept::{cluster, input::MAX_FILE_BYTES, report};
 use crate::cli::VerifyArgs;
 use crate::k8s::{self, Node, Pod};
+use crate::stdio::{Input, Output};
 use crate::time::{Clock, SystemClock};
 use crate::verify::checks::select;
 use crate::verify::report::Format;

@@ -5,11 +5,11 @@
 //! stderr. Exit 1 when anything differs.
 
 use super::prepared::Prepared;
-use super::stdio::Input;
 use super::{Env, Exit, Failure, OrUnusable, Outcome};
 use crate::cli::{DiffArgs, Format};
 use crate::diff::{self, Report};
 use crate::render;
+use crate::stdio::Input;
 
 pub fn run(args: &DiffArgs, env: &mut Env<'_>) -> Outcome {
     if args.old == Input::Stdin && args.new == Input::Stdin {

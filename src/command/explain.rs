@@ -1,7 +1,8 @@
 //! `nodeimg explain`: every resolved value of a blueprint (defaults
 //! applied), then the values nodeimg computes — maxPods, reservations,
 //! eviction, hugepages, allocatable, the kernel command line — each with
-//! the arithmetic or the rule behind it.
+//! the arithmetic or the rule behind it; and the site's overrides of the vendor fault
+//! catalogs that verify will apply on the node.
 
 use serde::Serialize;
 use serde_json::Value;
@@ -11,6 +12,7 @@ use super::{Env, Exit, OrUnusable, Outcome};
 use crate::blueprint::resolve::Derived;
 use crate::blueprint::{Blueprint, cmdline};
 use crate::cli::{ExplainArgs, Format};
+use crate::fault::overrides::Override;
 
 #[derive(Serialize)]
 struct Report {
@@ -18,6 +20,9 @@ struct Report {
     id: String,
     values: Vec<(String, Value)>,
     derived: Vec<Derived>,
+    /// The matrix's `faults` for this blueprint's GPU vendor (carried in the image).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    fault_overrides: Vec<Override>,
 }
 
 pub fn run(args: &ExplainArgs, env: &mut Env<'_>) -> Outcome {
@@ -47,6 +52,7 @@ fn build(bp: &Blueprint) -> Report {
         id: bp.id().to_string(),
         values,
         derived,
+        fault_overrides: bp.identity().matrix().faults.clone(),
     }
 }
 
@@ -84,6 +90,23 @@ fn text(r: &Report, env: &mut Env<'_>) -> std::io::Result<()> {
             d.value,
             s.dim(&d.how)
         )?;
+    }
+    if !r.fault_overrides.is_empty() {
+        writeln!(
+            env.out,
+            "\nFault catalog overrides (the matrix's `faults`):"
+        )?;
+        for o in &r.fault_overrides {
+            let class = o.class.map(|c| format!(", {c}")).unwrap_or_default();
+            let severity = o.severity.map(|v| format!(", {v}")).unwrap_or_default();
+            writeln!(
+                env.out,
+                "  {:20}  {}{class}{severity}  {}",
+                o.key(),
+                o.action,
+                s.dim(&o.source)
+            )?;
+        }
     }
     Ok(())
 }

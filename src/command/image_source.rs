@@ -24,6 +24,13 @@ impl Source {
     pub fn layout(&self) -> &Path {
         &self.layout
     }
+
+    /// `registry/repository` for an image pulled from a registry: a signature must name it.
+    pub fn repository(&self) -> Option<String> {
+        self._pulled
+            .as_ref()
+            .map(|_| crate::trust::verify::repository_of(&self.name).to_owned())
+    }
 }
 
 /// Resolves IMAGE: a layout as it is, a reference pulled.

@@ -20,11 +20,12 @@ mod push;
 mod render;
 mod rollout;
 mod schema;
+mod sign;
 mod source;
-pub mod stdio;
 mod style;
 mod validate;
 mod verify;
+mod verify_image;
 
 use std::fmt;
 use std::io::Write;
@@ -83,6 +84,21 @@ impl Failure {
         Self {
             exit: Exit::Negative,
             ..Self::unusable(message)
+        }
+    }
+
+    /// `verdict`, unless some output could not be written: then unusable (exit 2), with
+    /// every problem. Commands attempt every output first, so that one failing does not
+    /// keep the others from being written.
+    pub fn unless_written(verdict: Exit, problems: Vec<String>) -> Result<Exit, Failure> {
+        if problems.is_empty() {
+            Ok(verdict)
+        } else {
+            Err(Self {
+                exit: Exit::Unusable,
+                diagnostics: Vec::new(),
+                messages: problems,
+            })
         }
     }
 
@@ -207,6 +223,8 @@ pub fn dispatch(command: Command, env: &mut Env<'_>) -> Exit {
         Command::Apply(a) => apply::run(&a, env),
         #[cfg(feature = "push")]
         Command::Push(a) => push::run(&a, env),
+        Command::Sign(a) => sign::run(&a, env),
+        Command::VerifyImage(a) => verify_image::run(&a, env),
         Command::Accept(a) => accept::run(&a, env),
         Command::Rollout(a) => rollout::run(&a, env),
     };

@@ -6,7 +6,6 @@
 
 use std::path::{Path, PathBuf};
 
-use super::stdio::Input;
 use super::{Env, Failure, OrUnusable};
 use crate::blueprint::compat::Matrix;
 use crate::blueprint::diagnostic::{Collector, Diagnostic};
@@ -15,6 +14,7 @@ use crate::blueprint::yaml_path::YamlPath;
 use crate::blueprint::{self, Blueprint, Loaded, source};
 use crate::cli::{DEFAULT_LOCK, MatrixArg, TemplatesArg};
 use crate::render::Templates;
+use crate::stdio::Input;
 
 /// The inputs of a command that renders.
 pub struct Prepared {

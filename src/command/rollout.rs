@@ -8,7 +8,6 @@
 use std::path::PathBuf;
 
 use super::prepared::{self, Prepared};
-use super::stdio::Input;
 use super::{Env, Exit, Failure, OrUnusable, Outcome};
 use crate::atomic::{Kind, StagedDir};
 use crate::blueprint::model::acceptance::pinned;
@@ -20,6 +19,7 @@ use crate::cli::{
 use crate::diff::impact::Impact;
 use crate::rollout::plan::{self, Plan, Settings, Side};
 use crate::rollout::{baseline, fleet::Fleet, gate, manifests, readmit, records, simulate};
+use crate::stdio::Input;
 
 /// Largest Node list or plan read.
 const MAX_INPUT: u64 = 256 * 1024 * 1024;
@@ -114,7 +114,8 @@ fn plan_cmd(args: &RolloutPlanArgs, env: &mut Env<'_>) -> Outcome {
         .acceptance
         .as_ref()
         .map_or(5.0, |a| a.regression_tolerance_percent);
-    let plan = plan::plan(
+    let image_check = check_images(args, &old.blueprint, &new, env)?;
+    let mut plan = plan::plan(
         &fleet,
         &settings(&rollout),
         side(&old.blueprint, &args.old_image),
@@ -123,6 +124,7 @@ fn plan_cmd(args: &RolloutPlanArgs, env: &mut Env<'_>) -> Outcome {
         report.reasons.clone(),
         tolerance,
     );
+    plan.image_check = image_check;
     if let Some(dir) = &args.output {
         let applier = match rollout.engine.applier.as_deref() {
             Some(image) => manifests::Applier::Site(image),
@@ -145,6 +147,98 @@ fn plan_cmd(args: &RolloutPlanArgs, env: &mut Env<'_>) -> Outcome {
         Format::Text => plan_text(&plan, env).unusable_at("cannot write the report")?,
     }
     Ok(Exit::Ok)
+}
+
+/// Checks the new and old images against the trust policy (`--trust-policy`, else each
+/// blueprint's `security.imageTrust`) in the registry: an image no trusted key signed
+/// refuses the plan (exit 1). `--skip-image-verification` skips it, loudly.
+fn check_images(
+    args: &RolloutPlanArgs,
+    old: &crate::blueprint::Blueprint,
+    new: &crate::blueprint::Blueprint,
+    env: &mut Env<'_>,
+) -> Result<plan::ImageCheck, Failure> {
+    use crate::trust::TrustPolicy;
+    let site = match &args.trust_policy {
+        Some(p) => Some(TrustPolicy::from_file(p).unusable()?),
+        None => None,
+    };
+    let new_policy = match &site {
+        Some(p) => Some(p.clone()),
+        None => TrustPolicy::from_blueprint(new).unusable()?,
+    };
+    let Some(new_policy) = new_policy else {
+        return Ok(plan::ImageCheck::NoPolicy);
+    };
+    let old_policy = match &site {
+        Some(p) => p.clone(),
+        None => TrustPolicy::from_blueprint(old)
+            .unusable()?
+            .unwrap_or_else(|| new_policy.clone()),
+    };
+    if args.skip_image_verification {
+        env.note(&format!(
+            "{}: the images' signatures were NOT checked (--skip-image-verification); the policy of {} is left to the nodes",
+            env.err_style.warning("warning"),
+            new_policy.source
+        ));
+        return Ok(plan::ImageCheck::Skipped {
+            policy: new_policy.source,
+        });
+    }
+    let new_key = verified(&args.new_image, "--new-image", &new_policy, args)?;
+    let old_key = verified(
+        &args.old_image,
+        "--old-image (the rollback)",
+        &old_policy,
+        args,
+    )?;
+    Ok(plan::ImageCheck::Verified {
+        policy: new_policy.source,
+        new_key,
+        old_key,
+    })
+}
+
+/// The key that signed `image` in its registry, or why the plan is refused.
+#[cfg(feature = "push")]
+fn verified(
+    image: &str,
+    flag: &str,
+    policy: &crate::trust::TrustPolicy,
+    args: &RolloutPlanArgs,
+) -> Result<String, Failure> {
+    use crate::trust::registry;
+    let r = registry::reference(image).map_err(super::push::failure)?;
+    let opts = super::push::options(&args.registry);
+    let report =
+        registry::verify(&r, &policy.public_keys(), &Default::default(), &opts).map_err(|e| {
+            Failure::negative(format!("{flag} {image}: cannot check its signature: {e}"))
+        })?;
+    if let Some(key) = report.signer() {
+        return Ok(key.to_string());
+    }
+    let why = format!("{flag} {image}: {}", report.signature.explain());
+    if !policy.require {
+        // `require: false`: reported, not refused.
+        return Ok(format!("none ({})", report.signature.word()));
+    }
+    Err(Failure::negative(format!(
+        "{why}; no Plan is made for an image the trust policy ({}) does not vouch for (--skip-image-verification makes them anyway)",
+        policy.source
+    )))
+}
+
+#[cfg(not(feature = "push"))]
+fn verified(
+    image: &str,
+    flag: &str,
+    _policy: &crate::trust::TrustPolicy,
+    _args: &RolloutPlanArgs,
+) -> Result<String, Failure> {
+    Err(Failure::unusable(format!(
+        "{flag} {image}: this nodeimg was built without registry support, so the signature cannot be checked; pass --skip-image-verification"
+    )))
 }
 
 fn write_output(
@@ -191,6 +285,17 @@ fn plan_text(p: &Plan, env: &mut Env<'_>) -> std::io::Result<()> {
         p.reasons.join("; ")
     )?;
     writeln!(o, "  new image  {}", p.to.image)?;
+    match &p.image_check {
+        plan::ImageCheck::NoPolicy => {}
+        plan::ImageCheck::Verified {
+            new_key, old_key, ..
+        } => writeln!(o, "  signed     new by {new_key}, rollback by {old_key}")?,
+        plan::ImageCheck::Skipped { policy } => writeln!(
+            o,
+            "  {}    the images' signatures were NOT checked (--skip-image-verification; policy {policy})",
+            s.error("UNCHECKED")
+        )?,
+    }
     writeln!(
         o,
         "  rollback   {} (keep it in the registry)",
@@ -475,15 +580,19 @@ fn budget_arg(flag: &str, b: &str) -> Result<Budget, Failure> {
     .map_err(|e| Failure::unusable(format!("{flag} {b}: {e}")))
 }
 
-/// The fault model with the blueprint's remediation windows and `max_unhealthy` nodes.
+/// The fault model with the blueprint's remediation windows, its recovery ladder and
+/// `max_unhealthy` nodes.
 fn simulate_faults(
     r: &crate::blueprint::model::rollout::Remediation,
     max_unhealthy: usize,
 ) -> crate::rollout::faults::Faults {
+    let ladder = r.ladder();
     crate::rollout::faults::Faults {
         max_unhealthy,
         restart_window: r.daemon_restart_window.as_secs() as f64,
         reboot_timeout: r.reboot_timeout.as_secs() as f64,
+        max_reboots: ladder.reboots,
+        ladder_window: ladder.window_s as f64,
         ..Default::default()
     }
 }
@@ -606,7 +715,7 @@ fn sim_text(r: &simulate::Report, env: &mut Env<'_>) -> std::io::Result<()> {
             for (n, label) in [
                 (c.pod_restarts, "Pod restarted, node kept in service"),
                 (c.daemon_restarts, "cleared by a daemon restart"),
-                (c.reboots, "rebooted once"),
+                (c.reboots, "reboots (the ladder's)"),
                 (c.to_repair, "queued for repair"),
                 (c.repairs, "repairs"),
                 (c.back_in_service, "back in service after acceptance"),

@@ -7,9 +7,9 @@ use crate::verify::report::text::safe;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::stdio::Input;
 use super::{Env, Failure, OrUnusable};
 use crate::cli::SourceArgs;
+use crate::stdio::Input;
 use crate::verify::capture;
 use crate::verify::host::{Host, LiveHost, OUTPUT_LIMIT, Program, SnapshotHost};
 use crate::verify::{CollectOptions, ToolOutput};

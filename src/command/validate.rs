@@ -9,11 +9,11 @@
 
 use serde::Serialize;
 
-use super::stdio::Input;
 use super::{Env, Exit, Failure, OrUnusable, Outcome, prepared};
 use crate::blueprint::diagnostic::{Diagnostic, Severity};
 use crate::blueprint::fails;
 use crate::cli::{Format, ValidateArgs};
+use crate::stdio::Input;
 
 #[derive(Serialize)]
 struct FileReport {
@@ -115,7 +115,7 @@ fn build_problems(bp: &crate::blueprint::Blueprint) -> Vec<Diagnostic> {
         Ok(r) => r,
         Err(e) => return vec![problem("render", "", e.to_string())],
     };
-    let Some(overlay) = crate::package::overlay::Overlay::from_blueprint(bp) else {
+    let Some(overlay) = crate::overlay::Overlay::from_blueprint(bp) else {
         return Vec::new();
     };
     let entries = match overlay.listing() {

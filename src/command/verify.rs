@@ -11,15 +11,16 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::source::{self, Source};
-use super::stdio::{Input, Output};
 use super::{Env, Exit, Failure, OrUnusable, Outcome, prepared};
 use crate::blueprint::model::{DriverAuthority, Vendor};
 use crate::cli::DEFAULT_LOCK;
 use crate::cli::VerifyArgs;
+use crate::stdio::{Input, Output};
 use crate::time::{self, Clock, SystemClock};
 use crate::verify::capture::{self, Manifest};
-use crate::verify::checks::{self, Selection, select};
+use crate::verify::checks::{self, Selection, gpu_events, select};
 use crate::verify::facts::{Facts, collect};
+use crate::verify::history::{self, History, Memory};
 use crate::verify::host::{Host, RecordLimits, Recording, RecordingHost};
 use crate::verify::report::record::AcceptanceRecord;
 use crate::verify::report::{self, BlueprintRef, Outcome as Verdict, Report};
@@ -148,6 +149,29 @@ fn run_once(args: &VerifyArgs, env: &mut Env<'_>) -> Outcome {
     }
     let live = root.is_some();
     let record_evidence = live && args.evidence_on_fail.is_some();
+    // The health phase on a live machine remembers its runs (verify::history): the
+    // kernel log from where this rule stopped, repeats, counters, the recovery ladder.
+    let limits = blueprint
+        .spec()
+        .rollout
+        .as_ref()
+        .map(|r| r.remediation.ladder())
+        .unwrap_or_default();
+    let consumer = history::consumer(selection.phase.as_str(), &selection.patterns, &args.actions);
+    let mut remembered = match (&root, selection.phase) {
+        (Some(root), checks::Phase::Health) => {
+            let path = root.join(history::FILE.trim_start_matches('/'));
+            let mut h = load_history(&path, env);
+            let boot_id = host
+                .read_text(Path::new("/proc/sys/kernel/random/boot_id"))
+                .ok()
+                .map(|t| t.trim().to_owned());
+            h.begin(boot_id.as_deref(), started_unix, &limits);
+            options.kernel_log_since = h.cursor(&consumer);
+            Some((path, h))
+        }
+        _ => None,
+    };
     // Only what the selected checks read, unless the record or an evidence capture wants
     // every fact.
     if args.record.is_none() && !record_evidence {
@@ -173,11 +197,17 @@ fn run_once(args: &VerifyArgs, env: &mut Env<'_>) -> Outcome {
             };
             // The matrix entries the blueprint was validated with (for a
             // lock, the image's own).
-            let results = checks::evaluate(
+            let memory = remembered.as_ref().map(|(_, h)| Memory {
+                history: h,
+                now: started_unix,
+                limits,
+            });
+            let results = checks::evaluate_remembering(
                 blueprint.spec(),
                 &facts,
                 blueprint.identity().matrix(),
                 &selection,
+                memory,
             );
             ((facts, recording), results)
         },
@@ -198,6 +228,31 @@ fn run_once(args: &VerifyArgs, env: &mut Env<'_>) -> Outcome {
             selection.patterns.join(","),
             selection.phase.as_str()
         )));
+    }
+    // `--actions`: this run judges the failures of those actions only (a rung of the
+    // recovery ladder); what asks for another action is another rule's.
+    let mut results = results;
+    if !args.actions.is_empty() {
+        results.retain(|r| r.verdict == checks::Verdict::Pass || args.actions.contains(&r.action));
+    }
+    if let Some((path, history)) = &mut remembered {
+        gpu_events::remember(
+            history,
+            &consumer,
+            &facts,
+            &results,
+            &blueprint.identity().matrix().fault_overrides(),
+            started_unix,
+        );
+        let written = std::fs::create_dir_all(crate::atomic::parent_dir(path))
+            .and_then(|()| crate::atomic::write_file(path, history.to_text().as_bytes()));
+        if let Err(e) = written {
+            // The next run judges this boot's log again; nothing is lost but the repeats.
+            env.note(&format!(
+                "warning: cannot keep the health history in {}: {e}",
+                path.display()
+            ));
+        }
     }
     let spec = blueprint.spec();
     let report = Report::new(
@@ -273,14 +328,7 @@ fn run_once(args: &VerifyArgs, env: &mut Env<'_>) -> Outcome {
     }
     if let Some(output) = &args.record {
         let record = AcceptanceRecord::new(spec, &facts, &report, evidence.as_deref());
-        let written = record
-            .render_for(output.path().unwrap_or(Path::new("-")))
-            .and_then(|text| {
-                output
-                    .write(text.as_bytes(), env.out)
-                    .map_err(|e| e.to_string())
-            });
-        if let Err(e) = written {
+        if let Err(e) = record.write_to(output, env.out) {
             problems.push(format!("--record {output}: {e}"));
         }
     }
@@ -290,14 +338,25 @@ fn run_once(args: &VerifyArgs, env: &mut Env<'_>) -> Outcome {
             .write_all(text.as_bytes())
             .unusable_at("cannot write the report")?;
     }
-    if problems.is_empty() {
-        Ok(verdict)
-    } else {
-        Err(Failure {
-            exit: Exit::Unusable,
-            diagnostics: Vec::new(),
-            messages: problems,
-        })
+    Failure::unless_written(verdict, problems)
+}
+
+/// The health history at `path`; a missing one is empty, and an unreadable or foreign one
+/// is set aside with a warning (this boot's log is judged again from its start).
+fn load_history(path: &Path, env: &mut Env<'_>) -> History {
+    match std::fs::read_to_string(path) {
+        Ok(text) => History::parse(&text).unwrap_or_else(|e| {
+            env.note(&format!("warning: health history not used: {e}"));
+            History::default()
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => History::default(),
+        Err(e) => {
+            env.note(&format!(
+                "warning: health history {} not read: {e}",
+                path.display()
+            ));
+            History::default()
+        }
     }
 }
 

@@ -4,9 +4,22 @@
 //! One set of types for every reader: verify's checks and their reports, the Node Problem
 //! Detector remediation that render writes, accept's findings, the acceptance record and
 //! the rollout gate all name a fault and an action with these, so a class means the same
-//! and is spelled the same (serde and strum agree) wherever it is written or read. The
-//! vendor fault catalogs (Xid, SXid, AMD RAS) sit beside this file and map their codes
-//! onto it. A leaf: it imports nothing from the crate, so every layer may import it.
+//! and is spelled the same (serde and strum agree) wherever it is written or read.
+//!
+//! Beside this file are the vendors' fault catalogs as cited data tables ([`xid`],
+//! [`sxid`], [`amd_ras`], read with [`table`]), what NVIDIA's resolution buckets ask for
+//! ([`bucket`]), a site's overrides of single codes ([`overrides`]), the repeat rule
+//! ([`escalation`]) and the bounded recovery ladder ([`ladder`]). A leaf: it imports
+//! nothing from the crate, so every layer may import it.
+
+pub mod amd_ras;
+pub mod bucket;
+pub mod escalation;
+pub mod ladder;
+pub mod overrides;
+pub mod sxid;
+pub mod table;
+pub mod xid;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
@@ -30,6 +43,7 @@ use strum::VariantArray;
     JsonSchema,
     strum::IntoStaticStr,
     strum::Display,
+    strum::EnumString,
     strum::VariantArray,
 )]
 #[serde(rename_all = "kebab-case")]
@@ -60,9 +74,24 @@ pub enum FaultClass {
     /// The host: firmware settings, OS, kernel, memory, disk.
     #[schemars(description = "The host: memory, disk, OS settings.")]
     OsMemoryDisk,
+    /// The image on the node: unsigned, signed by a key the blueprint does not trust, or its
+    /// configuration changed since it was signed. Not a hardware fault: the node needs a
+    /// signed image (apply one, or roll back), not a repair.
+    #[schemars(
+        description = "The image on the node: unsigned, signed by an untrusted key, or changed since it was signed."
+    )]
+    Image,
 }
 
-/// What to do about a failure; escalates from none to repair.
+/// What to do about a failure, in the words of the vendors' catalogs; ordered by
+/// escalation, so the worst of several is their `max`.
+///
+/// `none` is a passed check, or a finding nothing is done about automatically (an unknown
+/// code: a person reads the warning); `ignore` is what a catalog says needs no action.
+/// The node's own automation takes the steps up to `reboot-node` (the workload's
+/// controller restarts the application, systemd or an operator's DaemonSet the daemon,
+/// NodeHealthCheck's remediator reboots the node); `check-cooling-power` and `service`
+/// need a person at the machine, so the node is cordoned and left alone.
 #[derive(
     Debug,
     Clone,
@@ -71,22 +100,101 @@ pub enum FaultClass {
     Eq,
     PartialOrd,
     Ord,
+    Hash,
     Serialize,
     Deserialize,
     strum::IntoStaticStr,
     strum::Display,
+    strum::EnumString,
     strum::VariantArray,
 )]
 #[serde(rename_all = "kebab-case")]
 #[strum(serialize_all = "kebab-case")]
 pub enum Action {
     None,
-    /// Restart the workload or the daemon.
-    Restart,
-    /// Reset the device or reboot the node.
-    Reset,
-    /// Cordon the node and send it to repair (reimage, reseat, RMA).
-    IsolateAndRepair,
+    /// The catalog says no action is needed (NVIDIA's IGNORE); reported once.
+    Ignore,
+    /// Restart the application (NVIDIA's RESTART_APP): its controller does.
+    RestartApp,
+    /// Restart the daemon: systemd (`Restart=`) or the operator's DaemonSet.
+    RestartDaemon,
+    /// Reset the GPU (NVIDIA's RESET_GPU; amdgpu resets a GPU itself after an
+    /// uncorrectable error).
+    ResetGpu,
+    /// Reset every GPU and NVSwitch of the NVLink fabric and restart Fabric Manager.
+    ResetFabric,
+    /// Reboot the node (NVIDIA's RESTART_BM).
+    RebootNode,
+    /// A person checks the cooling, the power feeds and the seating (NVIDIA's
+    /// CHECK_MECHANICALS, hardware slowdown, thermal events).
+    CheckCoolingPower,
+    /// Cordon the node and send it to service: repair, reimage, reseat, RMA (NVIDIA's
+    /// CONTACT_SUPPORT).
+    Service,
+}
+
+impl Action {
+    /// The action in words, as reports and condition messages write it.
+    pub fn words(self) -> &'static str {
+        match self {
+            Action::None => "no action",
+            Action::Ignore => "ignore",
+            Action::RestartApp => "restart the application",
+            Action::RestartDaemon => "restart the daemon",
+            Action::ResetGpu => "reset the GPU",
+            Action::ResetFabric => "reset the NVLink fabric",
+            Action::RebootNode => "reboot the node",
+            Action::CheckCoolingPower => "check the cooling and power",
+            Action::Service => "send the node to service",
+        }
+    }
+
+    /// How much a finding with this action matters when nothing else says: what the node's
+    /// automation or a person must do blocks it; what needs no action or only the
+    /// workload's own restart does not.
+    pub fn severity(self) -> Severity {
+        if self >= Action::RestartDaemon {
+            Severity::Critical
+        } else {
+            Severity::Warning
+        }
+    }
+
+    /// Needs a person at the machine: the node is cordoned and never rebooted for it.
+    pub fn needs_a_person(self) -> bool {
+        self >= Action::CheckCoolingPower
+    }
+}
+
+/// A finding's fault class, action and severity together: what a catalog row or a rule
+/// says about one event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Judgement {
+    pub fault: FaultClass,
+    pub action: Action,
+    pub severity: Severity,
+}
+
+impl Judgement {
+    /// The class and action, with the action's own severity.
+    pub fn of(fault: FaultClass, action: Action) -> Self {
+        Judgement {
+            fault,
+            action,
+            severity: action.severity(),
+        }
+    }
+
+    /// The worse of two: the higher action, then the more severe.
+    pub fn worse(self, other: Judgement) -> Judgement {
+        if (other.action, std::cmp::Reverse(other.severity))
+            > (self.action, std::cmp::Reverse(self.severity))
+        {
+            other
+        } else {
+            self
+        }
+    }
 }
 
 /// The record's schema lists the actions as a plain string enum, as it always has: the
@@ -103,7 +211,7 @@ impl JsonSchema for Action {
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
         let names: Vec<&'static str> = Action::VARIANTS.iter().map(|&a| a.into()).collect();
         json_schema!({
-            "description": "What to do about a failure; escalates from none to repair (as verify's actions).",
+            "description": "What to do about a failure, ordered by escalation from none to service (as verify's actions).",
             "type": "string",
             "enum": names,
         })
@@ -123,6 +231,7 @@ impl JsonSchema for Action {
     Deserialize,
     strum::IntoStaticStr,
     strum::Display,
+    strum::EnumString,
     strum::VariantArray,
 )]
 #[serde(rename_all = "lowercase")]
@@ -132,6 +241,26 @@ pub enum Severity {
     Critical,
     /// Reported, does not fail verification.
     Warning,
+}
+
+/// A plain string enum, as the record and the matrix file name a severity.
+impl JsonSchema for Severity {
+    fn schema_name() -> Cow<'static, str> {
+        Cow::Borrowed("Severity")
+    }
+
+    fn schema_id() -> Cow<'static, str> {
+        Cow::Borrowed(concat!(module_path!(), "::Severity"))
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        let names: Vec<&'static str> = Severity::VARIANTS.iter().map(|&s| s.into()).collect();
+        json_schema!({
+            "description": "How much a failed check matters: critical blocks the node, a warning is reported.",
+            "type": "string",
+            "enum": names,
+        })
+    }
 }
 
 #[cfg(test)]
@@ -163,7 +292,17 @@ mod tests {
         let names = schema.get("enum").unwrap();
         assert_eq!(
             names,
-            &serde_json::json!(["none", "restart", "reset", "isolate-and-repair"])
+            &serde_json::json!([
+                "none",
+                "ignore",
+                "restart-app",
+                "restart-daemon",
+                "reset-gpu",
+                "reset-fabric",
+                "reboot-node",
+                "check-cooling-power",
+                "service"
+            ])
         );
     }
 }

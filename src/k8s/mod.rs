@@ -16,7 +16,7 @@ pub mod pod;
 pub use node::{Condition, ConditionStatus, Node, NodeInfo, NodeStatus, NodeTaint};
 pub use pod::Pod;
 
-use crate::accept::lines::LineError;
+use crate::line_error::LineError;
 use serde::Deserialize;
 
 /// `kind: List` / `NodeList` / `PodList`: only the items matter.

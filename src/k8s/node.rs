@@ -3,8 +3,8 @@
 //! (`kubectl get nodes -o json`), or a bare label map (`kubectl get node -o json | jq
 //! .metadata.labels`), which gives a Node without status.
 
-use crate::accept::lines::LineError;
 use crate::blueprint::value::Quantity;
+use crate::line_error::LineError;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

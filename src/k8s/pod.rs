@@ -2,7 +2,7 @@
 //! labels, name and images), whether it runs and is ready. Read from `kubectl get pods
 //! -A -o json --field-selector spec.nodeName=NODE` or the API.
 
-use crate::accept::lines::LineError;
+use crate::line_error::LineError;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 

@@ -286,7 +286,7 @@ pub fn write_index(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::package::overlay::Stamp;
+    use crate::overlay::Stamp;
     use crate::package::plan::PlanEntry;
 
     fn layer(content: Content) -> LayerPlan {

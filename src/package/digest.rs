@@ -76,6 +76,13 @@ impl From<Digest> for String {
     }
 }
 
+/// A blob's digest and size: what a descriptor says of it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BlobRef {
+    pub digest: Digest,
+    pub size: u64,
+}
+
 /// Passes bytes on to `inner`, hashing and counting them on the way.
 pub struct HashingWriter<W> {
     inner: W,

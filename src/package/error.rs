@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
+use crate::overlay::OverlayError;
 use crate::tree::TreeError;
 
 #[derive(Debug, Error)]
@@ -54,6 +55,16 @@ pub enum PackageError {
     /// An OCI structure could not be built (a bug if it ever shows).
     #[error("OCI {what}: {message}")]
     Spec { what: &'static str, message: String },
+}
+
+/// The overlay scan's refusals keep their wording (and their variant) as build errors.
+impl From<OverlayError> for PackageError {
+    fn from(e: OverlayError) -> Self {
+        match e {
+            OverlayError::Refused { path, message } => PackageError::Overlay { path, message },
+            OverlayError::Io { path, source } => PackageError::Io { path, source },
+        }
+    }
 }
 
 impl PackageError {

@@ -353,7 +353,7 @@ mod tests {
         let mut i = 0usize;
         while out.len() < 3 * CHUNK + 12345 {
             let len = 100_000 + (i * 7919) % 900_000;
-            if i % 2 == 0 {
+            if i.is_multiple_of(2) {
                 out.extend((0..len).map(|j| b"kubelet containerd nvidia\n"[j % 26]));
             } else {
                 out.extend((0..len).map(|_| {

@@ -21,7 +21,7 @@ use oci_spec::image::{
 };
 use serde::Serialize;
 
-use super::digest::Digest;
+use super::digest::{BlobRef, Digest};
 use super::error::PackageError;
 use super::layer::LayerInfo;
 use super::meta::ImageMeta;
@@ -33,13 +33,6 @@ use crate::canonical_json;
 pub const ANNOTATION_BLUEPRINT_ID: &str = "dev.nodeimg.blueprint.id";
 /// The annotation on each layer descriptor naming what the layer holds.
 pub const ANNOTATION_LAYER_ROLE: &str = "dev.nodeimg.layer.role";
-
-/// A blob's digest and size.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct BlobRef {
-    pub digest: Digest,
-    pub size: u64,
-}
 
 /// The JSON documents written around the layer.
 #[derive(Debug, Clone, PartialEq, Eq)]

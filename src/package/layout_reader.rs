@@ -18,8 +18,8 @@ use std::str::FromStr;
 use oci_spec::image::{ImageIndex, ImageManifest, MediaType};
 use thiserror::Error;
 
+use super::digest::BlobRef;
 use super::digest::{Digest, HashingWriter};
-use super::layout::BlobRef;
 
 /// Largest `oci-layout` file read (it is one short JSON object).
 const MAX_LAYOUT_FILE_BYTES: u64 = 64 * 1024;

@@ -54,13 +54,13 @@ use std::path::Path;
 
 use crate::tree::Tree;
 
+pub use crate::overlay::Overlay;
 pub use compress::Compression;
+pub use digest::BlobRef;
 pub use digest::Digest;
 pub use error::PackageError;
 pub use layer::LayerInfo;
-pub use layout::BlobRef;
 pub use meta::{ImageMeta, Tag};
-pub use overlay::Overlay;
 pub use plan::LayerRole;
 pub use progress::{Meter, Progress, Silent};
 pub use provenance::{BuildReport, ImageSummary, PROVENANCE_FILE};
@@ -225,7 +225,7 @@ pub(crate) fn write_layout(
     digests: Option<&FileDigests>,
     progress: &mut dyn Progress,
 ) -> Result<(ImageSummary, Vec<LayerRole>, Option<usize>), PackageError> {
-    let settled = overlay::settled_before(std::time::SystemTime::now());
+    let settled = crate::overlay::settled_before(std::time::SystemTime::now());
     let user_cache = opts.user_cache.as_ref();
     let remembered_sums = remember_verifier_sums(inputs.verifier, user_cache, settled);
     let scanned = match inputs.overlay {

@@ -25,8 +25,8 @@ use serde::{Deserialize, Serialize};
 use crate::tree::{Node, Tree};
 
 use super::error::PackageError;
-use super::overlay::{OverlayEntry, OverlayKind, Stamp};
 use super::verifier::{NODE_PATH, Verifier};
+use crate::overlay::{OverlayEntry, OverlayKind, Stamp};
 
 /// A SHA-256, as bytes.
 pub type Sha256Sum = [u8; 32];
@@ -175,7 +175,7 @@ pub fn plan(
         let (mode, kind) = match node {
             Node::Dir { mode } => (mode, EntryKind::Dir),
             Node::File { mode, bytes } => {
-                if bytes.len() as u64 > super::overlay::MAX_FILE_SIZE {
+                if bytes.len() as u64 > crate::overlay::MAX_FILE_SIZE {
                     return Err(PackageError::Invalid {
                         what: format!("rendered file `/{path}`"),
                         message: "too large for a layer".into(),

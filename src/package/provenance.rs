@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use super::digest::BlobRef;
 use super::error::PackageError;
 use super::layer::LayerInfo;
-use super::layout::BlobRef;
 use super::meta::Tag;
 use super::output;
 use super::plan::LayerRole;

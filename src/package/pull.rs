@@ -20,8 +20,8 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::credentials;
+use super::digest::BlobRef;
 use super::digest::Digest;
-use super::layout::BlobRef;
 use super::referrers;
 use super::registry::{self, Access, Options, Reference, Registry, RegistryError};
 
@@ -63,11 +63,31 @@ pub struct PulledAttachment {
     pub artifact_type: Option<String>,
 }
 
+/// What of the image a pull fetches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Parts {
+    /// The manifest, config, layers and attachments: an image to apply.
+    Whole,
+    /// The manifest, config and attachments, without the layers: enough to check the
+    /// image's signatures, attestations and SBOMs (`verify-image`, `rollout plan`).
+    AboutOnly,
+}
+
 /// Pulls `reference` into a new OCI layout at `dest` (which must not exist).
 pub fn pull(
     reference: &Reference,
     dest: &Path,
     opts: &Options,
+) -> Result<PullReport, RegistryError> {
+    pull_parts(reference, dest, opts, Parts::Whole)
+}
+
+/// [`pull`], fetching `parts` of the image.
+pub fn pull_parts(
+    reference: &Reference,
+    dest: &Path,
+    opts: &Options,
+    parts: Parts,
 ) -> Result<PullReport, RegistryError> {
     let local = |e: std::io::Error| RegistryError::Local {
         path: dest.to_path_buf(),
@@ -83,7 +103,7 @@ pub fn pull(
         )?;
         registry::block_on(reference.api_host(), opts, async {
             let session = registry::connect(reference, creds.as_ref(), opts, Access::Pull).await?;
-            fetch(&session, reference, dest).await
+            fetch(&session, reference, dest, parts).await
         })
     })();
     if result.is_err() {
@@ -96,6 +116,7 @@ async fn fetch(
     registry: &Registry<'_>,
     reference: &Reference,
     dest: &Path,
+    parts: Parts,
 ) -> Result<PullReport, RegistryError> {
     let what = format!("the image {reference}");
     let wanted = reference.manifest_ref();
@@ -140,7 +161,10 @@ async fn fetch(
         ));
     }
     let config = blob_ref(registry, &what, manifest.config())?;
-    let mut blobs = layers;
+    let mut blobs = match parts {
+        Parts::Whole => layers,
+        Parts::AboutOnly => Vec::new(),
+    };
     blobs.push(config);
     for b in &blobs {
         fetch_blob(registry, dest, b).await?;

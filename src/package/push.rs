@@ -20,8 +20,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::credentials;
+use super::digest::BlobRef;
 use super::digest::Digest;
-use super::layout::BlobRef;
 use super::layout_reader::{Attachment, LocalImage};
 use super::registry::{self, Access, Reference, Registry, RegistryError};
 
@@ -48,6 +48,11 @@ pub struct AttachmentPush {
     /// For a referrer: `api` when the registry indexes referrers itself, `fallback-tag`
     /// when nodeimg keeps the `sha256-<hex>` index.
     pub referrers: Option<&'static str>,
+    /// The registry already holds another manifest under the cosign tag (signatures of
+    /// other signers): it was not replaced, and its layers and the layout's are to be
+    /// merged by the caller (`trust::registry`), so no signature is lost.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub to_merge: bool,
 }
 
 /// A successful push.
@@ -160,6 +165,19 @@ async fn push_attachment(
         .clone()
         .filter(|_| !a.referrer)
         .unwrap_or_else(|| a.manifest.digest.to_string());
+    if !a.referrer
+        && let Some(tag) = &a.ref_name
+        && let Some((_, remote)) = registry.get_manifest(tag, &[&a.media_type]).await?
+        && Digest::of(&remote) != a.manifest.digest
+    {
+        return Ok(AttachmentPush {
+            digest: a.manifest.digest.clone(),
+            tag: Some(tag.clone()),
+            artifact_type: a.artifact_type.clone(),
+            referrers: None,
+            to_merge: true,
+        });
+    }
     registry
         .put_manifest(&by, &a.media_type, a.manifest_bytes.clone())
         .await?;
@@ -173,5 +191,6 @@ async fn push_attachment(
         tag: a.ref_name.clone().filter(|_| !a.referrer),
         artifact_type: a.artifact_type.clone(),
         referrers,
+        to_merge: false,
     })
 }

@@ -18,9 +18,9 @@ use oci_spec::image::{
     MediaType,
 };
 
+use super::digest::BlobRef;
 use super::digest::Digest;
 use super::error::PackageError;
-use super::layout::BlobRef;
 use super::output;
 
 /// The annotation on a referrer's `index.json` entry saying what it is

@@ -30,7 +30,7 @@
 //!   else; otherwise the build runs as with a cold cache.
 //! - A layer is put in only when every overlay file in it has a known
 //!   SHA-256 and was settled when the build began
-//!   ([`RACY_MARGIN`](super::overlay::RACY_MARGIN)). Failing to write the
+//!   ([`RACY_MARGIN`](crate::overlay::RACY_MARGIN)). Failing to write the
 //!   cache never fails a build.
 //!
 //! The verifier (tens of MB) would be hashed on every build for its
@@ -51,9 +51,9 @@ use sha2::{Digest as _, Sha256};
 use super::compress::Compression;
 use super::digest::Digest;
 use super::layer::LayerInfo;
-use super::overlay::Stamp;
 use super::plan::LayerRole;
 use super::verifier::Sums;
+use crate::overlay::Stamp;
 
 /// The environment variable bounding the cache's size: bytes, or a number
 /// with `K`, `M`, `G` or `T` (powers of 1024); `0` turns the cache off.

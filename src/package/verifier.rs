@@ -20,7 +20,7 @@ use crate::blueprint::value::Version;
 
 use super::elf::{self, GlibcVersion};
 use super::error::PackageError;
-use super::overlay::Stamp;
+use crate::overlay::Stamp;
 
 /// Where the units find the verifier on the node.
 pub const NODE_PATH: &str = "usr/local/bin/nodeimg";

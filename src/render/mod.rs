@@ -11,6 +11,7 @@ pub mod context;
 pub mod escape;
 mod extra_config;
 pub mod plan;
+mod read_back;
 mod selfcheck;
 pub mod templates;
 pub mod tolerations;
@@ -279,11 +280,19 @@ pub fn inputs(bp: &Blueprint) -> Vec<std::path::PathBuf> {
             .iter()
             .map(|c| base.join(c.file.as_str())),
     );
+    out.extend(
+        s.security
+            .image_trust
+            .iter()
+            .flat_map(|t| &t.keys)
+            .map(|k| base.join(k.file.as_str())),
+    );
     out
 }
 
 /// Files copied verbatim from beside the blueprint: registry CAs for
-/// containerd and CA certificates for the distro's trust store.
+/// containerd, CA certificates for the distro's trust store and the keys
+/// images must be signed by.
 fn copies(bp: &Blueprint, ctx: &Context<'_>, layer: &mut Tree) -> Result<(), RenderError> {
     let base = crate::atomic::parent_dir(bp.file());
     let read = |rel: &str| {
@@ -315,6 +324,14 @@ fn copies(bp: &Blueprint, ctx: &Context<'_>, layer: &mut Tree) -> Result<(), Ren
             layer,
             format!("{dir}/nodeimg-{}.{ext}", c.name),
             read(c.file.as_str())?,
+        )?;
+    }
+    // The keys images must be signed by: read by `apply` (the next image) and `verify`.
+    for k in bp.spec().security.image_trust.iter().flat_map(|t| &t.keys) {
+        add(
+            layer,
+            format!("{}/{}.pub", crate::blueprint::model::TRUST_DIR, k.name),
+            read(k.file.as_str())?,
         )?;
     }
     Ok(())

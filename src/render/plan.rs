@@ -68,6 +68,7 @@ const ACCEPTANCE: FileImpact = (
 #[rustfmt::skip]
 pub const EXTRA: &[(&str, FileImpact)] = &[
     ("layer/etc/nodeimg/blueprint.id", (Impact::Live, "verification expectations, read by verify at the next boot")),
+    ("layer/etc/nodeimg/trust/", (Impact::Live, "keys the next image must be signed by, read by apply and by verify at the next boot")),
     ("layer/etc/containerd/certs.d/", (Impact::Drain, "restart containerd")),
     ("layer/usr/local/share/ca-certificates/", (Impact::Live, "update-ca-certificates (nodeimg-trust.service at the next boot)")),
     ("layer/etc/pki/ca-trust/source/anchors/", (Impact::Live, "update-ca-trust extract (nodeimg-trust.service at the next boot)")),
@@ -102,6 +103,14 @@ pub struct Output {
 
 fn always(_: &Context<'_>) -> bool {
     true
+}
+
+/// The re-admission placement, as the one `item` of a re-admission workload.
+fn readmission(c: &Context<'_>) -> Vec<minijinja::Value> {
+    c.readmission
+        .as_ref()
+        .map(|r| items(std::slice::from_ref(r)))
+        .unwrap_or_default()
 }
 
 fn items<T: Serialize>(list: &[T]) -> Vec<minijinja::Value> {
@@ -163,7 +172,12 @@ pub const PLAN: &[Output] = &[
     Output { path: "gpu-operator-values.yaml", mode: 0o644, template: "cluster/gpu-operator-values.yaml.j2", produced: "an NVIDIA GPU operator is declared", when: |c| c.gpu.as_ref().is_some_and(|g| g.nvidia_operator()), each: None, post: None, impact: (Impact::Live, "cluster-side values: helm upgrade; the operator rolls what it owns (a driver change drains each node itself)"), side: Side::Cluster },
     Output { path: "amd-gpu-operator-values.yaml", mode: 0o644, template: "cluster/amd-gpu-operator-values.yaml.j2", produced: "an AMD GPU operator is declared", when: |c| c.gpu.as_ref().is_some_and(|g| g.amd_operator()), each: None, post: None, impact: (Impact::Live, "cluster-side values: helm upgrade; the operator rolls what it owns (a driver change drains each node itself)"), side: Side::Cluster },
     Output { path: "amd-deviceconfig.yaml", mode: 0o644, template: "cluster/amd-deviceconfig.yaml.j2", produced: "an AMD GPU operator before chart v1.4.0 (which renders no DeviceConfig from values)", when: |c| c.amd.as_ref().is_some_and(|a| !a.chart_renders_deviceconfig), each: None, post: None, impact: (Impact::Live, "cluster-side object: kubectl apply; the operator rolls what it owns (a driver change drains each node itself)"), side: Side::Cluster },
-    Output { path: "remediation/nodehealthcheck-{{ item.class }}.yaml", mode: 0o644, template: "cluster/remediation/nodehealthcheck.yaml.j2", produced: "accelerators present: driver-daemon always, device-link with rollout.remediation.repair", when: |c| c.remediation.is_some(), each: Some(|c| c.remediation.as_ref().map(|r| items(&r.checks)).unwrap_or_default()), post: None, impact: (Impact::Live, "cluster-side object: kubectl apply"), side: Side::Cluster },
+    Output { path: "remediation/nodehealthcheck-{{ item.class }}.yaml", mode: 0o644, template: "cluster/remediation/nodehealthcheck.yaml.j2", produced: "accelerators present: driver-daemon and device-link (the reboot rung) by their checks, service with rollout.remediation.repair", when: |c| c.remediation.is_some(), each: Some(|c| c.remediation.as_ref().map(|r| items(&r.checks)).unwrap_or_default()), post: None, impact: (Impact::Live, "cluster-side object: kubectl apply"), side: Side::Cluster },
+    Output { path: "remediation/readmission.yaml", mode: 0o644, template: "cluster/remediation/readmission.yaml.j2", produced: "acceptance workloads and remediation: the re-admission table", when: |c| c.readmission.is_some(), each: None, post: None, impact: (Impact::Live, "cluster-side object: kubectl apply"), side: Side::Cluster },
+    Output { path: "remediation/readmission-dcgm.yaml", mode: 0o644, template: "cluster/acceptance/dcgm-diag-job.yaml.j2", produced: "re-admission of a GPU: DCGM diagnostics on the remediated node", when: |c| c.readmission.as_ref().is_some_and(|r| r.runs("dcgm")), each: Some(readmission), post: None, impact: ACCEPTANCE, side: Side::Cluster },
+    Output { path: "remediation/readmission-nvbandwidth.yaml", mode: 0o644, template: "cluster/acceptance/nvbandwidth-job.yaml.j2", produced: "re-admission of NVLink, NVSwitch or PCIe: nvbandwidth on the remediated node", when: |c| c.readmission.as_ref().is_some_and(|r| r.runs("nvbandwidth")), each: Some(readmission), post: None, impact: ACCEPTANCE, side: Side::Cluster },
+    Output { path: "remediation/readmission-nccl.yaml", mode: 0o644, template: "cluster/acceptance/nccl-job.yaml.j2", produced: "re-admission of NVLink or NVSwitch: single-node NCCL on the remediated node", when: |c| c.readmission.as_ref().is_some_and(|r| r.runs("nccl")), each: Some(readmission), post: None, impact: ACCEPTANCE, side: Side::Cluster },
+    Output { path: "remediation/readmission-rdma.yaml", mode: 0o644, template: "cluster/acceptance/rdma-pair.yaml.j2", produced: "re-admission of a rail: ib_write_bw between the remediated node and a peer", when: |c| c.readmission.as_ref().is_some_and(|r| r.runs("rdma")), each: Some(readmission), post: None, impact: ACCEPTANCE, side: Side::Cluster },
     Output { path: "acceptance/namespace.yaml", mode: 0o644, template: "cluster/acceptance/namespace.yaml.j2", produced: "an acceptance workload renders", when: |c| c.acceptance.as_ref().is_some_and(|a| a.any()), each: None, post: None, impact: ACCEPTANCE, side: Side::Cluster },
     Output { path: "acceptance/scripts.yaml", mode: 0o644, template: "cluster/acceptance/scripts.yaml.j2", produced: "an acceptance workload renders", when: |c| c.acceptance.as_ref().is_some_and(|a| a.any()), each: None, post: None, impact: ACCEPTANCE, side: Side::Cluster },
     Output { path: "acceptance/gpu-claim.yaml", mode: 0o644, template: "cluster/acceptance/gpu-claim.yaml.j2", produced: "an acceptance workload renders and devices come through DRA", when: |c| c.acceptance.as_ref().is_some_and(|a| a.any() && a.gpu.as_ref().is_some_and(|g| g.dra)), each: None, post: None, impact: ACCEPTANCE, side: Side::Cluster },

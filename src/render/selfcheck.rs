@@ -2,33 +2,13 @@
 //! a template or escaping bug shows up here, at render time, with the file
 //! named — not on a node.
 //!
-//! YAML is read back with the blueprint's own strict reader
-//! ([`crate::blueprint::source`]: YAML 1.2 core schema, duplicate keys and unknown tags
-//! refused) and TOML with `toml_edit`, the crate that writes the containerd
-//! `extraConfig` merge: one reader per format in the binary.
+//! Files are read back as their consumers read them ([`super::read_back`]).
 
 use serde_json::Value;
 
+use super::read_back::{toml, yaml};
 use super::{Context, RenderError, Rendered};
-use crate::blueprint::{Blueprint, identity, source};
-
-/// What the YAML reader calls a rendered file in its errors.
-const RENDERED: source::Kind = source::Kind {
-    noun: "a rendered file",
-    starts_with: None,
-};
-
-/// A rendered YAML file as a value, or why it is not YAML.
-pub(super) fn yaml(bytes: &[u8]) -> Result<Value, String> {
-    source::read(bytes, RENDERED)
-        .map(|doc| doc.value)
-        .map_err(|e| format!("not YAML: {e}"))
-}
-
-/// A rendered TOML file as a value (tables become objects), or why it is not TOML.
-fn toml(text: &str) -> Result<Value, String> {
-    toml_edit::de::from_str(text).map_err(|e| format!("not TOML: {e}"))
-}
+use crate::blueprint::{Blueprint, identity};
 
 fn text<'a>(out: &'a Rendered, path: &str) -> Result<&'a str, RenderError> {
     let bytes = out

@@ -97,7 +97,7 @@ pub fn check(out: &Rendered, taints: &[Taint]) -> Vec<Untolerated> {
         let Some(bytes) = out.cluster.file(site.file) else {
             continue;
         };
-        let Ok(doc) = super::selfcheck::yaml(bytes) else {
+        let Ok(doc) = super::read_back::yaml(bytes) else {
             continue; // the self-check reports YAML that does not parse
         };
         let (last, parents) = site.path.split_last().expect("sites name a path");

@@ -7,9 +7,13 @@
 //!   condition still holds after `daemonRestartWindow`, NodeHealthCheck reboots the node
 //!   once (Self Node Remediation), for at most `rebootTimeout`; the node returns only after
 //!   acceptance passes again, else it goes to the repair queue;
-//! - **device** and **link**: NodeHealthCheck's repair template cordons the node and queues
-//!   it for repair — never an automatic reboot; after the repair (the node is reimaged with
-//!   the image its wave targets) it returns only when acceptance passes, and after
+//! - **device** and **link**: the recovery ladder ([`crate::fault::ladder`]): NodeHealthCheck
+//!   reboots the node (the reset of the GPU or the fabric comes with it), and a reboot that
+//!   does not clear the fault is followed by another only while the node had fewer than
+//!   [`Faults::max_reboots`] within [`Faults::ladder_window`]; past that, verify on the
+//!   node asks for service and the repair template cordons the node and queues it for
+//!   repair — never a reboot loop; after the repair (the node is reimaged with the image
+//!   its wave targets) it returns only when acceptance passes, and after
 //!   [`Faults::repair_attempts`] failed repairs it is off to repair for good (taken out of
 //!   the fleet).
 //!
@@ -51,7 +55,8 @@ impl Class {
         }
     }
 
-    /// A broken device or link: never rebooted automatically.
+    /// A broken device or link: rebooted at most `maxReboots` times within the ladder's
+    /// window, then repaired.
     pub fn hardware(self) -> bool {
         matches!(self, Class::Device | Class::Link)
     }
@@ -118,6 +123,13 @@ pub struct Faults {
     pub repair_clears: f64,
     /// Repairs before a node is off to repair for good.
     pub repair_attempts: u32,
+    /// `rollout.remediation.maxReboots`: reboots for device and link faults within the
+    /// window before the node goes to service.
+    pub max_reboots: u32,
+    /// `rollout.remediation.ladderWindow`, seconds.
+    pub ladder_window: f64,
+    /// How likely a reboot clears a device or link fault (acceptance passes afterwards).
+    pub reboot_clears_hardware: f64,
 }
 
 impl Default for Faults {
@@ -132,6 +144,9 @@ impl Default for Faults {
             reboot_clears: 0.9,
             repair_clears: 0.95,
             repair_attempts: 3,
+            max_reboots: crate::fault::ladder::DEFAULT_REBOOTS,
+            ladder_window: crate::fault::ladder::DEFAULT_WINDOW_S as f64,
+            reboot_clears_hardware: 0.5,
         }
     }
 }
@@ -185,20 +200,36 @@ pub struct Step {
     pub what: What,
 }
 
+/// [`check_with`] under the default ladder limits.
+pub fn check(trace: &[Step], nodes: usize, max_unhealthy: usize) -> Vec<String> {
+    let d = Faults::default();
+    check_with(trace, nodes, max_unhealthy, d.max_reboots, d.ladder_window)
+}
+
 /// The rules a remediation must keep, checked on a trace of `nodes` nodes that all start
 /// in service: a node leaves and returns to service in turn; a node back from a hardware
-/// fault or from a remediation reboot passed acceptance first; a hardware fault is never
-/// answered by a reboot; a driver fault is rebooted at most once; NodeHealthCheck starts a
-/// remediation only while at most `max_unhealthy` nodes of its group are unhealthy; every
-/// node ends in service, off to repair, or held back by NodeHealthCheck (more nodes
-/// unhealthy than `maxUnhealthy`: it remediates none of them, a person must). Returns what
-/// is broken, empty when nothing.
-pub fn check(trace: &[Step], nodes: usize, max_unhealthy: usize) -> Vec<String> {
+/// fault or from a remediation reboot passed acceptance first; a node is rebooted for
+/// hardware faults at most `max_reboots` times within any `ladder_window` seconds (the
+/// recovery ladder: never a reboot loop); a driver fault is rebooted at most once;
+/// NodeHealthCheck starts a remediation only while at most `max_unhealthy` nodes of its
+/// group are unhealthy; every node ends in service, off to repair, or held back by
+/// NodeHealthCheck (more nodes unhealthy than `maxUnhealthy`: it remediates none of them,
+/// a person must). Returns what is broken, empty when nothing.
+pub fn check_with(
+    trace: &[Step],
+    nodes: usize,
+    max_unhealthy: usize,
+    max_reboots: u32,
+    ladder_window: f64,
+) -> Vec<String> {
+    let window_ms = (ladder_window * 1000.0).round().max(0.0) as u64;
     #[derive(Clone, Default)]
     struct Node {
         out: bool,
         fault: Option<Class>,
         reboots: u32,
+        /// When the node was rebooted for hardware faults, across faults.
+        hardware_reboots: Vec<u64>,
         /// The last acceptance outcome since the fault.
         accepted: bool,
         gone: bool,
@@ -260,11 +291,20 @@ pub fn check(trace: &[Step], nodes: usize, max_unhealthy: usize) -> Vec<String> 
                 }
             }
             What::Reboot => {
-                if n.fault.is_some_and(Class::hardware) {
-                    bad("a node with a hardware fault was rebooted automatically");
-                }
                 n.reboots += 1;
-                if n.reboots > 1 {
+                if n.fault.is_some_and(Class::hardware) {
+                    n.hardware_reboots.push(s.at_ms);
+                    let recent = n
+                        .hardware_reboots
+                        .iter()
+                        .filter(|&&t| s.at_ms - t <= window_ms)
+                        .count();
+                    if recent > max_reboots as usize {
+                        bad(&format!(
+                            "rebooted {recent} times for hardware faults within the ladder window (maxReboots {max_reboots})"
+                        ));
+                    }
+                } else if n.reboots > 1 {
                     bad("a driver or daemon fault was rebooted more than once");
                 }
                 n.accepted = false;
@@ -338,10 +378,25 @@ mod tests {
         let rebooted = at(&[
             (0, Fault(Class::Device)),
             (0, Reboot),
+            (0, Reboot),
             (0, Accepted),
             (0, InService),
         ]);
-        assert!(check(&rebooted, 1, 1)[0].contains("hardware fault was rebooted"));
+        assert!(
+            check(&rebooted, 1, 1).is_empty(),
+            "two reboots: the ladder's default"
+        );
+        let e = check_with(&rebooted, 1, 1, 1, 3600.0);
+        assert!(e[0].contains("maxReboots 1"), "{e:?}");
+        let looping = at(&[
+            (0, Fault(Class::Link)),
+            (0, Reboot),
+            (0, Reboot),
+            (0, Reboot),
+            (0, Accepted),
+            (0, InService),
+        ]);
+        assert!(check(&looping, 1, 1)[0].contains("3 times"));
         let twice = at(&[
             (0, Fault(Class::DriverDaemon)),
             (0, Reboot),

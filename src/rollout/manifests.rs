@@ -330,7 +330,7 @@ pub fn render(
     // for anything else).
     let yaml = |o: &SucPlan| {
         serde_json::to_value(o)
-            .map(|v| crate::render::escape::yaml_block_text(&v, 0))
+            .map(|v| crate::yaml_text::yaml_block_text(&v, 0))
             .map_err(|e| format!("cannot write a Plan as YAML: {e}"))
     };
     let mut out = Vec::new();

@@ -117,6 +117,27 @@ pub struct Plan {
     /// How much worse than its previous record a node's figure may be (the gate's tolerance).
     pub tolerance_percent: f64,
     pub rollback: Rollback,
+    /// Whether the new and old images were checked against the trust policy.
+    #[serde(default)]
+    pub image_check: ImageCheck,
+}
+
+/// Whether the images were checked against the trust policy before the Plans were made.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "kebab-case")]
+pub enum ImageCheck {
+    /// Neither blueprint nor `--trust-policy` names keys: nothing was checked.
+    #[default]
+    NoPolicy,
+    /// A trusted key signed each image (key ids).
+    Verified {
+        policy: String,
+        new_key: String,
+        old_key: String,
+    },
+    /// Checking was skipped on request (`--skip-image-verification`): nothing vouches for
+    /// either image; the nodes' own check (apply, verify) is all that is left.
+    Skipped { policy: String },
 }
 
 impl Plan {
@@ -542,6 +563,7 @@ pub fn plan(
         ),
     };
     Plan {
+        image_check: ImageCheck::NoPolicy,
         from,
         to,
         impact,

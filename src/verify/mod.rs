@@ -15,6 +15,7 @@ pub mod capture;
 pub mod checks;
 pub mod fact;
 pub mod facts;
+pub mod history;
 pub mod host;
 pub mod report;
 pub mod settle;

@@ -38,6 +38,23 @@ fn acceptance(v: &Variant) -> BTreeMap<String, Value> {
         .collect()
 }
 
+/// `cluster/remediation/readmission*`: the acceptance workloads placed for re-admission,
+/// and their table.
+fn readmission(v: &Variant) -> BTreeMap<String, Value> {
+    let bp = v.load();
+    let rendered = render(&bp, &Templates::embedded()).unwrap_or_else(|e| panic!("{e}"));
+    rendered
+        .cluster
+        .files()
+        .filter(|(path, _, _)| path.starts_with("remediation/readmission"))
+        .map(|(path, _, bytes)| {
+            let doc: Value =
+                serde_yaml::from_slice(bytes).unwrap_or_else(|e| panic!("{path}: {e}"));
+            (path.to_owned(), doc)
+        })
+        .collect()
+}
+
 fn names(docs: &BTreeMap<String, Value>) -> Vec<(&str, &str)> {
     docs.iter()
         .map(|(n, d)| (n.as_str(), d["kind"].as_str().unwrap()))
@@ -425,7 +442,7 @@ fn acceptance_manifests_validate_against_their_published_schemas() {
     let mut checked = 0;
     for core in ["v1.34.2-standalone-strict", "v1.36.0-standalone-strict"] {
         for (what, variant) in &variants {
-            for (file, doc) in acceptance(variant) {
+            for (file, doc) in acceptance(variant).into_iter().chain(readmission(variant)) {
                 match validate(core, &doc) {
                     Ok(errors) => {
                         checked += 1;

@@ -145,6 +145,25 @@ fn apply(args: &[&str]) -> std::process::Output {
     cmd().arg("apply").args(args).output().unwrap()
 }
 
+/// `apply IMAGE --root R --in-place --print-actions` without the root's steps; its JSON
+/// report, the run asserted to pass.
+fn in_place(image: &Path, root: &str) -> serde_json::Value {
+    let mut args = vec![
+        image.to_str().unwrap(),
+        "--root",
+        root,
+        "--in-place",
+        "--print-actions",
+        "--format",
+        "json",
+    ];
+    args.extend(SKIP_STEPS);
+    let o = apply(&args);
+    let report = json(&o);
+    assert!(o.status.success(), "{report}");
+    report
+}
+
 fn json(o: &std::process::Output) -> serde_json::Value {
     serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}{}", stdout(o), stderr(o)))
 }
@@ -437,19 +456,7 @@ fn a_second_image_in_place_and_back_with_the_impact_diff_gives() {
     let r = root.to_str().unwrap();
     let on_a = snapshot(&root);
 
-    let mut args = vec![
-        b.to_str().unwrap(),
-        "--root",
-        r,
-        "--in-place",
-        "--print-actions",
-        "--format",
-        "json",
-    ];
-    args.extend(SKIP_STEPS);
-    let o = apply(&args);
-    let report = json(&o);
-    assert!(o.status.success(), "{report}");
+    let report = in_place(&b, r);
     let d = cmd()
         .args(["diff", "--format", "json", "--no-files"])
         .arg(example("debian12-cpu"))
@@ -515,19 +522,7 @@ fn a_reboot_change_is_on_trial_and_goes_back_by_itself_after_its_attempts() {
     });
     let r = root.to_str().unwrap();
     let on_a = snapshot(&root);
-    let mut args = vec![
-        b.to_str().unwrap(),
-        "--root",
-        r,
-        "--in-place",
-        "--print-actions",
-        "--format",
-        "json",
-    ];
-    args.extend(SKIP_STEPS);
-    let o = apply(&args);
-    let report = json(&o);
-    assert!(o.status.success(), "{report}");
+    let report = in_place(&b, r);
     assert_eq!(report["impact"], "reboot");
     assert_eq!(report["trial"]["attempts"], 2);
     assert_eq!(
@@ -976,19 +971,7 @@ fn the_node_keeps_a_receipt_of_its_image_and_applying_the_image_before_is_the_ro
     );
 
     // Image a again (what a rollback Plan runs): the exact rollback, a's receipt back.
-    let mut args = vec![
-        a.to_str().unwrap(),
-        "--root",
-        r,
-        "--in-place",
-        "--print-actions",
-        "--format",
-        "json",
-    ];
-    args.extend(SKIP_STEPS);
-    let o = apply(&args);
-    let report = json(&o);
-    assert!(o.status.success(), "{report}");
+    let report = in_place(&a, r);
     assert_eq!(report["op"], "rollback", "{report}");
     assert!(
         report["reasons"][0]
@@ -1162,15 +1145,24 @@ fn the_node_image_applies_itself_from_its_own_container() {
             .all(|e| !e.file_name().to_string_lossy().starts_with("libc.so")),
         "the image holds no libc: the applier must need none"
     );
-    std::fs::create_dir(container.join("host")).unwrap();
-    let st = std::process::Command::new("mount")
-        .arg("--bind")
-        .arg(&host)
-        .arg(container.join("host"))
-        .status()
-        .unwrap();
-    assert!(st.success(), "mount --bind (needs root)");
-    let _bind = Bind(container.join("host"));
+    // What every runtime gives a container (/dev with urandom, /proc), and the host's
+    // root at /host as system-upgrade-controller mounts it.
+    let mut binds = Vec::new();
+    for (from, to) in [
+        (Path::new("/dev"), "dev"),
+        (Path::new("/proc"), "proc"),
+        (host.as_path(), "host"),
+    ] {
+        std::fs::create_dir_all(container.join(to)).unwrap();
+        let st = std::process::Command::new("mount")
+            .arg("--bind")
+            .arg(from)
+            .arg(container.join(to))
+            .status()
+            .unwrap();
+        assert!(st.success(), "mount --bind {} (needs root)", from.display());
+        binds.push(Bind(container.join(to)));
+    }
 
     // What the Plan runs: the image's own nodeimg, the image by digest.
     let reference = format!("{name}@{digest}");
@@ -1217,4 +1209,99 @@ fn the_node_image_applies_itself_from_its_own_container() {
     let report = json(&o);
     assert!(o.status.success(), "{report}");
     assert_eq!(report["unchanged"], true, "{report}");
+}
+
+/// `nodeimg sign LAYOUT --key KEY`, asserted to pass.
+fn sign(layout: &Path, key: &Path) {
+    let o = cmd()
+        .arg("sign")
+        .arg(layout)
+        .arg("--key")
+        .arg(key)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn an_image_is_applied_only_when_the_trust_policy_trusts_its_signature() {
+    use crate::support::keys::pair;
+    let t = tempfile::tempdir().unwrap();
+    let site = pair(t.path(), "site", 1);
+    let other = pair(t.path(), "other", 2);
+    let trusting = |v: &mut serde_json::Value| {
+        v["security"]["imageTrust"] =
+            serde_json::json!({"keys": [{"name": "site", "file": "site.pub"}], "require": true});
+    };
+    let bp_a = edited(t.path(), "a", "debian12-cpu", trusting);
+    let a = build(t.path(), "a", &bp_a);
+    let root = base_root(t.path());
+    dpkg_status(&root, "1.7.24~ds1-6+b4");
+    let r = root.to_str().unwrap();
+
+    // A first apply onto a root without a policy takes the pipeline's: unsigned, refused,
+    // and nothing of the root changed.
+    let before = snapshot(&root);
+    let site_pub = site.public.to_str().unwrap();
+    let mut args = vec![a.to_str().unwrap(), "--root", r, "--key", site_pub];
+    args.extend(SKIP_STEPS);
+    let o = apply(&args);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("refused by --key"), "{}", stderr(&o));
+    assert_eq!(before, snapshot(&root), "the root is untouched");
+    sign(&a, &site.private);
+    args.extend(["--format", "json"]);
+    let o = apply(&args);
+    let report = json(&o);
+    assert!(o.status.success(), "{report}\n{}", stderr(&o));
+    assert_eq!(report["signature"]["signature"], "verified", "{report}");
+    assert!(
+        report["signature"]["signed_by"]
+            .as_str()
+            .unwrap()
+            .contains(&site.id),
+        "{report}"
+    );
+
+    // The next image is judged by the policy the root now runs (its lock and the key
+    // it put under /etc/nodeimg/trust), not by keys the new image brings.
+    let b = build(
+        t.path(),
+        "b",
+        &edited(t.path(), "b", "debian12-cpu", |v| {
+            trusting(v);
+            v["metadata"]["version"] = "2026.12.5".into();
+            v["security"]["sysctls"]["kernel.panic"] = 30.into();
+        }),
+    );
+    let on_a = snapshot(&root);
+    for (case, key) in [("unsigned", None), ("signed by another key", Some(&other))] {
+        if let Some(k) = key {
+            sign(&b, &k.private);
+        }
+        let mut args = vec![
+            b.to_str().unwrap(),
+            "--root",
+            r,
+            "--in-place",
+            "--print-actions",
+        ];
+        args.extend(SKIP_STEPS);
+        let o = apply(&args);
+        assert_eq!(o.status.code(), Some(2), "{case}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("refused by this root's trust policy"),
+            "{case}: {}",
+            stderr(&o)
+        );
+        assert_eq!(on_a, snapshot(&root), "{case}: the root is untouched");
+    }
+    sign(&b, &site.private);
+    let report = in_place(&b, r);
+    assert_eq!(report["signature"]["signature"], "verified", "{report}");
+    assert!(
+        std::fs::read_to_string(root.join("etc/sysctl.d/90-nodeimg.conf"))
+            .unwrap()
+            .contains("kernel.panic = 30")
+    );
 }

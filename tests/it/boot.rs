@@ -1240,17 +1240,48 @@ fn boot_apply_in_place_restarts_what_changed_and_rolls_back_byte_for_byte() {
     let boot = node.boot();
     let why = boot.explain();
     let out = node.root().join("var/lib/boot-test");
+    let drop_in = "/etc/kubernetes/kubelet.conf.d/50-nodeimg.conf";
+    let changed = |read: &dyn Fn(&str) -> String| {
+        let line = |snap: &str| {
+            read(snap)
+                .lines()
+                .find(|l| l.ends_with(drop_in))
+                .map(str::to_string)
+        };
+        assert_ne!(
+            line("in-place-before"),
+            line("in-place-during"),
+            "the drop-in changed"
+        );
+    };
+    drain_change_and_back(&out, "in-place", &why, changed);
+}
+
+/// What the probe saved of an in-place run (`PREFIX-apply.*`, `PREFIX-rollback.*`, the
+/// snapshots `PREFIX-before`, `-during`, `-after` and kubelet's start times): the apply
+/// passed with impact `drain`, its actions were the daemon reload and kubelet's restart
+/// and kubelet did restart, `changed` holds for what the change put there, and the way
+/// back passed and left every file as before. Returns the two reports.
+fn drain_change_and_back(
+    out: &Path,
+    prefix: &str,
+    why: &str,
+    changed: impl Fn(&dyn Fn(&str) -> String),
+) -> (serde_json::Value, serde_json::Value) {
     let read = |name: &str| {
         std::fs::read_to_string(out.join(name)).unwrap_or_else(|e| panic!("{name}: {e}\n{why}"))
     };
-    assert_eq!(
-        read("in-place-apply.rc").trim(),
-        "0",
-        "{}{}",
-        read("in-place-apply.json"),
-        read("in-place-apply.err")
-    );
-    let report: serde_json::Value = serde_json::from_str(&read("in-place-apply.json")).unwrap();
+    let ok = |step: &str| {
+        assert_eq!(
+            read(&format!("{prefix}-{step}.rc")).trim(),
+            "0",
+            "{}{}",
+            read(&format!("{prefix}-{step}.json")),
+            read(&format!("{prefix}-{step}.err"))
+        );
+        serde_json::from_str::<serde_json::Value>(&read(&format!("{prefix}-{step}.json"))).unwrap()
+    };
+    let report = ok("apply");
     assert_eq!(report["impact"], "drain", "{report}");
     let actions: Vec<(&str, bool)> = report["actions"]
         .as_array()
@@ -1267,38 +1298,24 @@ fn boot_apply_in_place_restarts_what_changed_and_rolls_back_byte_for_byte() {
         "{report}"
     );
     assert_ne!(
-        read("in-place-kubelet-before"),
-        read("in-place-kubelet-during"),
-        "kubelet was restarted"
+        read(&format!("{prefix}-kubelet-before")),
+        read(&format!("{prefix}-kubelet-during")),
+        "kubelet was restarted by the node's systemd"
     );
-    let drop_in = "/etc/kubernetes/kubelet.conf.d/50-nodeimg.conf";
-    let line = |snap: &str| {
-        read(snap)
-            .lines()
-            .find(|l| l.ends_with(drop_in))
-            .map(str::to_string)
-    };
-    assert_ne!(
-        line("in-place-before"),
-        line("in-place-during"),
-        "the drop-in changed"
+    changed(&read);
+    let rollback = ok("rollback");
+    let (before, after) = (
+        read(&format!("{prefix}-before")),
+        read(&format!("{prefix}-after")),
     );
-    assert_eq!(
-        read("in-place-rollback.rc").trim(),
-        "0",
-        "{}{}",
-        read("in-place-rollback.json"),
-        read("in-place-rollback.err")
-    );
-    let before = read("in-place-before");
-    let after = read("in-place-after");
     let differ: Vec<_> = before
         .lines()
         .zip(after.lines())
         .filter(|(a, b)| a != b)
         .take(5)
         .collect();
-    assert!(before == after, "rollback is byte for byte: {differ:?}");
+    assert!(before == after, "the way back is byte for byte: {differ:?}");
+    (report, rollback)
 }
 
 /// Boot assessment: an image applied in place whose verify fails at boot (it requires a
@@ -1597,6 +1614,12 @@ fn boot_install_packages_brings_a_missing_pin_from_the_archive() {
         &["runtime", "containerd", "version"],
         Value::from("1.6.20~ds1"),
     );
+    // The root's own kernel (no boot here): the one pin left to install is containerd.
+    set(
+        &mut bp,
+        &["os", "kernel"],
+        Value::from(versions.kernel.as_str()),
+    );
     let node = Node::build(&bp, false);
     let root = node.root();
     let chroot = |args: &[&str]| {
@@ -1628,7 +1651,9 @@ fn boot_install_packages_brings_a_missing_pin_from_the_archive() {
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr)));
     let installed = &report["installed"];
     assert_eq!(
-        installed["command"], "apt-get install -y -q --no-install-recommends containerd",
+        installed["command"],
+        "apt-get install -y -q --no-install-recommends -o Dpkg::Options::=--force-confdef \
+         -o Dpkg::Options::=--force-confold containerd",
         "{report}"
     );
     assert_eq!(installed["status"], "ran", "{report}");
@@ -1648,6 +1673,11 @@ fn boot_install_packages_brings_a_missing_pin_from_the_archive() {
     let out = chroot(&["dpkg-query", "-W", "-f=${Version}", "containerd"]);
     let version = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(version.starts_with("1.6.20~ds1-"), "{version}");
+    // The package's own config.toml did not replace the image's.
+    assert_eq!(
+        std::fs::read_to_string(root.join("etc/containerd/config.toml")).unwrap(),
+        node.rendered("layer/etc/containerd/config.toml")
+    );
 }
 
 /// The default applier of a rollout, on a running node: the upgrade Job's container is
@@ -1718,66 +1748,22 @@ fn boot_the_image_applies_itself_from_its_own_container_and_back() {
     node.write("/etc/nodeimg/apply.env", APPLY_ENV);
     let boot = node.boot();
     let why = boot.explain();
-    let read = |name: &str| {
-        std::fs::read_to_string(inside.join(name)).unwrap_or_else(|e| panic!("{name}: {e}\n{why}"))
+    let changed = |read: &dyn Fn(&str) -> String| {
+        let nodeimg_line = |snap: &str| {
+            read(snap)
+                .lines()
+                .find(|l| l.starts_with("/usr/local/bin/nodeimg f"))
+                .map(str::to_string)
+        };
+        assert_ne!(
+            nodeimg_line("applier-before"),
+            nodeimg_line("applier-during"),
+            "the image's own nodeimg is on the node"
+        );
     };
+    let (_, rollback) = drain_change_and_back(&inside, "applier", &why, changed);
     assert_eq!(
-        read("applier-apply.rc").trim(),
-        "0",
-        "{}{}",
-        read("applier-apply.json"),
-        read("applier-apply.err")
-    );
-    let report: serde_json::Value = serde_json::from_str(&read("applier-apply.json")).unwrap();
-    assert_eq!(report["impact"], "drain", "{report}");
-    let actions: Vec<(&str, bool)> = report["actions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| (a["command"].as_str().unwrap(), a["ok"] == true))
-        .collect();
-    assert_eq!(
-        actions,
-        [
-            ("systemctl daemon-reload", true),
-            ("systemctl try-restart kubelet.service", true)
-        ],
-        "{report}"
-    );
-    assert_ne!(
-        read("applier-kubelet-before"),
-        read("applier-kubelet-during"),
-        "kubelet was restarted by the node's systemd"
-    );
-    let nodeimg_line = |snap: &str| {
-        read(snap)
-            .lines()
-            .find(|l| l.starts_with("/usr/local/bin/nodeimg f"))
-            .map(str::to_string)
-    };
-    assert_ne!(
-        nodeimg_line("applier-before"),
-        nodeimg_line("applier-during"),
-        "the image's own nodeimg is on the node"
-    );
-    assert_eq!(
-        read("applier-rollback.rc").trim(),
-        "0",
-        "{}{}",
-        read("applier-rollback.json"),
-        read("applier-rollback.err")
-    );
-    let rollback: serde_json::Value = serde_json::from_str(&read("applier-rollback.json")).unwrap();
-    assert_eq!(rollback["op"], "rollback", "{rollback}");
-    let (before, after) = (read("applier-before"), read("applier-after"));
-    let differ: Vec<_> = before
-        .lines()
-        .zip(after.lines())
-        .filter(|(a, b)| a != b)
-        .take(5)
-        .collect();
-    assert!(
-        before == after,
-        "the rollback Plan's run is byte for byte: {differ:?}"
+        rollback["op"], "rollback",
+        "the previous image, applied: {rollback}"
     );
 }

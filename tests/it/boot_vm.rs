@@ -18,7 +18,7 @@
 
 use std::path::Path;
 
-use crate::support::boot_root::{Node, example, get, root_versions, run, script, tail};
+use crate::support::boot_root::{Node, example, get, root_versions, run, script, set, tail};
 
 /// The checks the probe runs inside the VM.
 const CHECKS: &str = "os.kernel.*,os.hugepages";
@@ -282,5 +282,161 @@ fn boot_vm_kernel_arguments_hugepages_modules_and_sysctls_take_effect() {
             && failed.contains(&"os.kernel.arg.required".to_string()),
         "{failed:?}\n{}",
         vm.read("verify-checks.txt")
+    );
+}
+
+/// The image's manifest digest in a layout `nodeimg build` wrote.
+fn manifest_digest(layout: &Path) -> String {
+    let index: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(layout.join("index.json")).unwrap()).unwrap();
+    index["manifests"][0]["digest"].as_str().unwrap().to_owned()
+}
+
+/// Boot assessment on a machine of its own: the Debian CPU example (whose kernel pin is
+/// the test root's kernel) on the VM's disk, then an image applied in place whose verify
+/// fails at boot (it pins a kernel the node does not run) with `rollout.bootAttempts: 2`.
+/// QEMU boots the disk with grub.cfg's arguments each time the guest reboots: two
+/// boots fail verify and reboot, the third puts the previous image back by itself and
+/// reboots, the fourth boots the previous image, verify passes and kubelet starts.
+#[test]
+#[ignore = "opt-in suite `boot_vm`: four QEMU boots of a Debian 12 disk (root, qemu-system-x86, ~10 min a boot under TCG)"]
+fn boot_vm_an_image_whose_verify_fails_goes_back_by_itself_after_its_attempts() {
+    let root = root_versions();
+    let mut good = example("debian12-cpu");
+    assert_eq!(
+        get(&good, &["os", "kernel"]).as_str(),
+        Some(root.kernel.as_str()),
+        "the example's kernel pin is not the test root's kernel"
+    );
+    // The VM's memory (QEMU -m 4096), the root's containerd.
+    set(
+        &mut good,
+        &["kubernetes", "capacity", "memory"],
+        "4Gi".into(),
+    );
+    set(
+        &mut good,
+        &["runtime", "containerd", "version"],
+        root.containerd_upstream().into(),
+    );
+    let node = Node::build(&good, false);
+    let previous = manifest_digest(&node.layout);
+    let mut broken = good.clone();
+    set(&mut broken, &["metadata", "version"], "2026.12.92".into());
+    set(&mut broken, &["os", "kernel"], "6.1.0-99-amd64".into());
+    set(
+        &mut broken,
+        &["rollout"],
+        serde_yaml::from_str("bootAttempts: 2").unwrap(),
+    );
+    let file = node.dir.path().join("broken.yaml");
+    std::fs::write(&file, serde_yaml::to_string(&broken).unwrap()).unwrap();
+    let layout = node.dir.path().join("broken");
+    run({
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_nodeimg"));
+        c.args(["-q", "build"]).arg(&file).arg("-o").arg(&layout);
+        c
+    });
+    let digest = manifest_digest(&layout);
+    // Applied in place, the reboot left to the VM's first boot (as a pipeline hands
+    // over a node whose trial is armed).
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_nodeimg"))
+        .args(["apply", "--in-place", "--no-reboot", "--no-package-check"])
+        .args([
+            "--skip",
+            "initramfs",
+            "--skip",
+            "boot-loader",
+            "--format",
+            "json",
+        ])
+        .arg("--root")
+        .arg(node.root())
+        .arg(&layout)
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_default();
+    assert!(
+        o.status.success(),
+        "{report}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(report["impact"], "reboot", "{report}");
+    assert_eq!(report["trial"]["attempts"], 2, "{report}");
+    // Under TCG the initramfs and boot loader steps of the fallback would take minutes
+    // each and change nothing here (both images have the same kernel and arguments).
+    node.write(
+        "/etc/nodeimg/apply.env",
+        "NODEIMG_APPLY_SKIP=initramfs,boot-loader\nNODEIMG_APPLY_NO_PACKAGE_CHECK=1\n",
+    );
+    let mut c = script();
+    c.arg("disk").arg(node.dir.path());
+    run(c);
+
+    let mut c = script();
+    c.arg("vm-boots").arg(node.dir.path()).arg("6").arg("1800");
+    let o = c.output().unwrap();
+    let boots: usize = String::from_utf8_lossy(&o.stdout)
+        .trim()
+        .parse()
+        .unwrap_or(0);
+    let console = |n: usize| {
+        std::fs::read_to_string(node.dir.path().join(format!("vm-console-{n}.log")))
+            .unwrap_or_default()
+    };
+    assert!(
+        o.status.success() && boots == 4,
+        "expected 4 boots (2 failed attempts, the fallback, the previous image): {boots}, {}\n{}",
+        String::from_utf8_lossy(&o.stderr),
+        tail(&console(boots.max(1)), 80)
+    );
+    // What the disk holds after the last boot.
+    let vm = node.dir.path().join("vm");
+    let mnt = node.dir.path().join("mnt");
+    std::fs::create_dir_all(&mnt).unwrap();
+    let loop_dev = String::from_utf8(
+        run({
+            let mut c = std::process::Command::new("losetup");
+            c.args(["--find", "--show", "--read-only"])
+                .arg(node.dir.path().join("disk.img"));
+            c
+        })
+        .stdout,
+    )
+    .unwrap();
+    let loop_dev = loop_dev.trim().to_owned();
+    run({
+        let mut c = std::process::Command::new("mount");
+        c.args(["-o", "ro,noload", &loop_dev]).arg(&mnt);
+        c
+    });
+    let read = |p: &str| std::fs::read_to_string(mnt.join(p)).unwrap_or_default();
+    let failed: serde_json::Value =
+        serde_json::from_str(&read("var/lib/nodeimg/apply/trial-failed.json")).unwrap_or_default();
+    let current: serde_json::Value =
+        serde_json::from_str(&read("var/lib/nodeimg/apply/current.json")).unwrap_or_default();
+    let on_trial = mnt.join("var/lib/nodeimg/apply/trial.json").exists();
+    let _ = std::process::Command::new("umount").arg(&mnt).status();
+    let _ = std::process::Command::new("losetup")
+        .args(["-d", &loop_dev])
+        .status();
+    assert_eq!(failed["image"], digest.as_str(), "{failed}");
+    assert_eq!(failed["boots"], 2, "{failed}");
+    assert_eq!(failed["back_to"], previous.as_str(), "{failed}");
+    assert!(!on_trial, "the trial is over");
+    assert_eq!(current["image"]["manifest"], previous.as_str(), "{current}");
+    // The last boot: the previous image's verify passed and the gate let kubelet start.
+    let verify: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(vm.join("verify.json")).unwrap_or_default())
+            .unwrap_or_else(|e| panic!("verify.json: {e}\n{}", tail(&console(4), 80)));
+    assert_eq!(
+        verify["outcome"],
+        "pass",
+        "{verify}\n{}",
+        tail(&console(4), 80)
+    );
+    assert!(
+        vm.join("kubelet-started").exists(),
+        "kubelet started on the previous image"
     );
 }

@@ -173,9 +173,7 @@ fn a_rebuild_reads_no_overlay_file_unless_one_changed() {
     assert_eq!(again["manifest"], racy["manifest"]);
 
     // Once the files are older than the racy margin, a build remembers them.
-    std::thread::sleep(
-        nodeimg::package::overlay::RACY_MARGIN + std::time::Duration::from_millis(200),
-    );
+    std::thread::sleep(nodeimg::overlay::RACY_MARGIN + std::time::Duration::from_millis(200));
     let first = f.build("bp.yaml", "out", &[]);
     assert_eq!(watch.files_touched(&ovl), all_files());
     assert_eq!(first["manifest"], racy["manifest"]);
@@ -223,9 +221,7 @@ fn a_rebuild_reads_no_overlay_file_unless_one_changed() {
 #[test]
 fn a_tampered_digest_cache_is_ignored() {
     let f = Fixture::new();
-    std::thread::sleep(
-        nodeimg::package::overlay::RACY_MARGIN + std::time::Duration::from_millis(200),
-    );
+    std::thread::sleep(nodeimg::overlay::RACY_MARGIN + std::time::Duration::from_millis(200));
     let first = f.build("bp.yaml", "out", &[]);
     let index = f.path("out").join(nodeimg::package::cache::INDEX_FILE);
     let text = std::fs::read_to_string(&index).unwrap();

@@ -10,7 +10,7 @@ use std::process::Command;
 
 use nodeimg::package::verifier::stand_in_elf;
 
-use crate::support::root;
+use crate::support::{root, success_json};
 
 fn stand_in(dir: &Path) -> PathBuf {
     let p = dir.join("stand-in-verifier");
@@ -86,13 +86,7 @@ fn the_image_carries_the_running_executable_by_default() {
         "-o",
         out.to_str().unwrap(),
     ]);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let v = success_json(&o);
     let roles: Vec<&str> = v["layers"]
         .as_array()
         .unwrap()
@@ -223,13 +217,7 @@ fn json_report_check_repro_and_cluster_files() {
         "-o",
         out.to_str().unwrap(),
     ]);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let v = success_json(&o);
     assert_eq!(v["manifest"]["digest"], golden_manifest("mi300x-rhel"));
     assert_eq!(v["reproducible"]["identical"], true);
     assert!(
@@ -264,13 +252,7 @@ fn gzip_and_a_custom_tag() {
         "-o",
         out.to_str().unwrap(),
     ]);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let v = success_json(&o);
     for l in v["layers"].as_array().unwrap() {
         assert_eq!(
             l["mediaType"],

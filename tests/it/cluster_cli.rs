@@ -5,6 +5,7 @@
 //! with recorded responses — checked against the fixture blueprint.
 
 use crate::support::accept_fixture::{self as fixture, NODE};
+use crate::support::stdout_json;
 use crate::support::verify_fixture::BLUEPRINT;
 use std::path::PathBuf;
 use std::process::Output;
@@ -50,11 +51,6 @@ impl Files {
     }
 }
 
-fn json(out: &Output) -> serde_json::Value {
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}{}", text(&out.stdout), text(&out.stderr)))
-}
-
 /// `(id[subject], verdict, fault)` of each finding that did not pass.
 fn not_passed(report: &serde_json::Value) -> Vec<(String, String, String)> {
     report["findings"]
@@ -71,7 +67,7 @@ fn node_and_pods_from_files_pass() {
     let f = Files::new(&fixture::node_json(), &fixture::pods_json());
     let (node, pods) = (f.arg("node.json"), f.arg("pods.json"));
     let out = f.verify(&["--node", &node, "--pods", &pods, "--format", "json"]);
-    let report = json(&out);
+    let report = stdout_json(&out);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(not_passed(&report), vec![]);
     assert_eq!(report["node"], NODE);
@@ -113,7 +109,7 @@ fn a_missing_gpu_and_a_wrong_reservation_fail_with_their_fault_class() {
     let (node, pods) = (f.arg("node.json"), f.arg("pods.json"));
     let out = f.verify(&["--node", &node, "--pods", &pods, "--format", "json"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
-    let failed = not_passed(&json(&out));
+    let failed = not_passed(&stdout_json(&out));
     let name = |n: &str| failed.iter().find(|(x, _, _)| x == n).cloned();
     assert_eq!(
         name("cluster.capacity.gpu[nvidia.com/gpu]"),
@@ -152,7 +148,7 @@ fn a_node_off_its_blueprint_fails_each_check_with_its_fault_class() {
     let (node, pods) = (f.arg("node.json"), f.arg("pods.json"));
     let out = f.verify(&["--node", &node, "--pods", &pods, "--format", "json"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
-    let failed = not_passed(&json(&out));
+    let failed = not_passed(&stdout_json(&out));
     for (id, fault) in [
         (
             "cluster.capacity.hugepages[hugepages-1Gi]",
@@ -175,7 +171,7 @@ fn without_the_pods_the_components_are_incomplete_not_passed() {
     let node = f.arg("node.json");
     let out = f.verify(&["--node", &node, "--format", "json"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
-    let report = json(&out);
+    let report = stdout_json(&out);
     assert_eq!(report["result"], "incomplete");
     assert_eq!(
         not_passed(&report),
@@ -447,7 +443,7 @@ fn node_and_pods_from_the_api() {
         "--timeout",
         "20",
     ]);
-    let report = json(&out);
+    let report = stdout_json(&out);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(not_passed(&report), vec![]);
     assert_eq!(
@@ -471,7 +467,7 @@ fn node_and_pods_from_the_api() {
     let out = f.verify(&["--kubeconfig", &kc, "--node-name", NODE, "--format", "json"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     assert!(
-        not_passed(&json(&out))
+        not_passed(&stdout_json(&out))
             .iter()
             .any(|(n, v, _)| n == "cluster.capacity.gpu[nvidia.com/gpu]" && v == "fail")
     );

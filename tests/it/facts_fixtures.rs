@@ -309,7 +309,8 @@ fn h100_node_modules_cdi_and_kernel_log() {
         log.events[0].kind,
         KernelEventKind::Xid {
             code: 63,
-            pci: nodeimg::verify::facts::pci_address::PciAddress::parse("0000:73:00.0").ok()
+            pci: nodeimg::verify::facts::pci_address::PciAddress::parse("0000:73:00.0").ok(),
+            detail: None
         }
     );
     assert!(matches!(

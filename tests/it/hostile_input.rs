@@ -13,6 +13,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::support::fixture_tree::Tree;
+use crate::support::stdout_json;
 use crate::support::verify_fixture;
 
 /// Address space each run may use: far above what nodeimg needs (a few hundred MB of
@@ -137,11 +138,6 @@ fn s(path: &Path) -> &str {
 
 fn example(name: &str) -> String {
     format!("{}/blueprints/{name}.yaml", env!("CARGO_MANIFEST_DIR"))
-}
-
-fn json(out: &Output) -> serde_json::Value {
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}\n{}", text(&out.stdout), text(&out.stderr)))
 }
 
 #[test]
@@ -269,7 +265,7 @@ fn fifos_and_sparse_files_under_root_are_unreadable_facts_not_hangs() {
 
     let out = nodeimg(&["facts", "--root", &root, "--timeout", "5"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let facts = json(&out);
+    let facts = stdout_json(&out);
     let reason = facts["kernel"]["cmdline"]["unknown"]
         .as_str()
         .unwrap_or_default();
@@ -379,7 +375,7 @@ fn root_snapshot_and_capture_never_run_programs_from_the_inspected_tree() {
     assert_eq!(replay.status.code(), Some(1), "{}", text(&replay.stderr));
 
     // Each fact a program would give is unknown, saying how to supply it.
-    let facts = json(&facts);
+    let facts = stdout_json(&facts);
     let kubelet = facts["runtime"]["kubelet_version"]["unknown"]
         .as_str()
         .unwrap_or_default();
@@ -402,7 +398,7 @@ fn root_snapshot_and_capture_never_run_programs_from_the_inspected_tree() {
         &format!("kubelet={}", kubelet_path.display()),
     ]);
     assert_eq!(named.status.code(), Some(0), "{}", text(&named.stderr));
-    assert_eq!(json(&named)["runtime"]["kubelet_version"], "1.31.0");
+    assert_eq!(stdout_json(&named)["runtime"]["kubelet_version"], "1.31.0");
     assert!(marker.exists());
     let out = nodeimg(&["facts", "--root", &root, "--tool", "bash=/bin/sh"]);
     assert_refused(&out, 2, "unknown program `bash`");
@@ -436,7 +432,7 @@ fn nvidia_smi_xml_with_entities_is_refused_not_expanded() {
         out.status,
         text(&out.stderr)
     );
-    let reason = json(&out)["gpus"]["nvidia_smi"]["unknown"]
+    let reason = stdout_json(&out)["gpus"]["nvidia_smi"]["unknown"]
         .as_str()
         .unwrap_or_default()
         .to_owned();
@@ -660,7 +656,7 @@ fn a_kernel_log_past_the_limit_is_refused_not_cut() {
     sparse(&root.join("dev/kmsg"), (64 << 20) + 1);
     let out = nodeimg(&["facts", "--root", s(root)]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let facts = json(&out);
+    let facts = stdout_json(&out);
     let reason = facts["kernel_log"]["unknown"].as_str().unwrap_or_default();
     assert!(
         reason.contains("larger than 64 MiB; not read"),

@@ -8,15 +8,14 @@
 //! An opt-in suite (`cargo test -- --ignored injection`; .ci/run installs
 //! the programs); a missing program fails it.
 
-use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use nodeimg::blueprint::Blueprint;
 use nodeimg::render::{Rendered, Templates, render};
 use serde_json::json;
 
-use crate::support::Variant;
 use crate::support::unit_root::unit_root;
+use crate::support::{Variant, write_file};
 
 /// Text each field is tried with, around a plain stem: quoting, comment,
 /// specifier, variable and block syntax of the formats involved, escapes,
@@ -62,16 +61,6 @@ fn rendered(bp: &Blueprint, value: &str) -> Rendered {
         .unwrap_or_else(|e| panic!("{value:?} validated but did not render: {e}"))
 }
 
-fn write(dir: &Path, r: &Rendered, path: &str) -> PathBuf {
-    let bytes = r
-        .layer
-        .file(path)
-        .unwrap_or_else(|| panic!("{path} not rendered"));
-    let out = dir.join(path.replace('/', "_"));
-    std::fs::write(&out, bytes).unwrap();
-    out
-}
-
 /// Runs `check` on every payload inside `stem` and returns how many were
 /// accepted, so a test cannot pass by refusing everything.
 fn each_payload(stem: impl Fn(&str) -> String, mut check: impl FnMut(&str) -> bool) -> usize {
@@ -103,7 +92,7 @@ fn sshd_reads_allowed_users_and_groups_as_written() {
                     return false;
                 };
                 let r = rendered(&bp, v);
-                let f = write(dir.path(), &r, "etc/ssh/sshd_config.d/00-nodeimg.conf");
+                let f = write_file(dir.path(), &r, "etc/ssh/sshd_config.d/00-nodeimg.conf");
                 let (f, k) = (f.to_str().unwrap(), key.to_str().unwrap());
                 let o = run("/usr/sbin/sshd", &["-t", "-f", f, "-h", k]);
                 assert!(o.status.success(), "{v:?}: sshd -t: {}", show(&o));
@@ -138,7 +127,7 @@ fn logrotate_reads_rotation_paths_as_written() {
                 return false;
             };
             let r = rendered(&bp, v);
-            let f = write(dir.path(), &r, "etc/logrotate.d/app");
+            let f = write_file(dir.path(), &r, "etc/logrotate.d/app");
             let o = run(
                 "logrotate",
                 &["-d", "-s", state.to_str().unwrap(), f.to_str().unwrap()],
@@ -170,7 +159,7 @@ fn systemd_tmpfiles_creates_the_cache_folder_that_was_named() {
             };
             let r = rendered(&bp, v);
             let dir = tempfile::tempdir().unwrap();
-            let f = write(dir.path(), &r, "etc/tmpfiles.d/nodeimg.conf");
+            let f = write_file(dir.path(), &r, "etc/tmpfiles.d/nodeimg.conf");
             let root_dir = dir.path().join("root");
             std::fs::create_dir(&root_dir).unwrap();
             let root_arg = format!("--root={}", root_dir.display());
@@ -202,7 +191,7 @@ fn chronyd_reads_the_servers_that_were_named() {
                 return false;
             };
             let r = rendered(&bp, v);
-            let f = write(dir.path(), &r, "etc/chrony/chrony.conf");
+            let f = write_file(dir.path(), &r, "etc/chrony/chrony.conf");
             let o = run("chronyd", &["-p", "-f", f.to_str().unwrap()]);
             assert!(o.status.success(), "{v:?}: {}", show(&o));
             assert!(

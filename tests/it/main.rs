@@ -38,12 +38,15 @@ mod facts_live;
 mod fixture_generator;
 mod fuzz_replay;
 mod golden;
+mod gpu_faults;
 mod health_rules;
 mod hostile_input;
 mod hostile_property;
 #[cfg(feature = "push")]
 mod hostile_registry;
 mod identity;
+mod import_cycles;
+mod import_floors;
 mod injection;
 mod invalid_blueprints;
 mod kubelet_drop_in;
@@ -73,6 +76,11 @@ mod sbom_validators;
 mod shm_policy;
 mod site_matrix;
 mod startup;
+mod trust_cli;
+#[cfg(feature = "push")]
+mod trust_interop;
+mod trust_node;
+mod trust_properties;
 mod valid_renders;
 mod verify_checks;
 mod verify_cli;

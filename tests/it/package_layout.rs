@@ -3,7 +3,6 @@
 //! Everything is read back with independent code (sha256 of files, the
 //! zstd/flate2 decoders, the tar reader), not with the packager's own types.
 
-use std::collections::BTreeMap;
 use std::io::Read;
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::{Path, PathBuf};
@@ -15,7 +14,7 @@ use nodeimg::package::{
 use nodeimg::tree::Tree;
 use serde_json::Value;
 
-use crate::support::package::{meta, sha256, tree};
+use crate::support::package::{meta, sha256, tree, tree_of};
 
 fn overlay_dir(root: &Path) -> PathBuf {
     let ov = root.join("overlay");
@@ -39,6 +38,7 @@ fn opts(compression: Compression) -> BuildOptions {
         zstd_workers: 2,
         source_date: SourceDate::new(1_700_000_000).unwrap(),
         cache: false,
+        user_cache: None,
     }
 }
 
@@ -329,27 +329,6 @@ fn source_date_epoch_sets_every_time() {
     assert_ne!(a.image.manifest.digest, b.image.manifest.digest);
 }
 
-fn snapshot(root: &Path) -> BTreeMap<String, (u32, Vec<u8>)> {
-    let mut m = BTreeMap::new();
-    for e in walkdir::WalkDir::new(root).min_depth(1) {
-        let e = e.unwrap();
-        let meta = e.metadata().unwrap();
-        let bytes = if meta.is_file() {
-            std::fs::read(e.path()).unwrap()
-        } else {
-            vec![]
-        };
-        let rel = e
-            .path()
-            .strip_prefix(root)
-            .unwrap()
-            .to_string_lossy()
-            .into_owned();
-        m.insert(rel, (meta.permissions().mode() & 0o7777, bytes));
-    }
-    m
-}
-
 fn hidden_entries(dir: &Path) -> Vec<String> {
     std::fs::read_dir(dir)
         .unwrap()
@@ -365,7 +344,7 @@ fn a_failed_build_leaves_the_earlier_output_untouched() {
     let out = dir.path().join("out");
     let o = opts(Compression::Zstd);
     build(&tree(), Some(&Overlay::new(&ov_root)), &meta(), &o, &out).unwrap();
-    let before = snapshot(&out);
+    let before = tree_of(&out);
 
     // A socket in the overlay: refused, naming the path.
     let sock = ov_root.join("etc/nodeimg/agent.sock");
@@ -374,7 +353,7 @@ fn a_failed_build_leaves_the_earlier_output_untouched() {
     assert!(matches!(err, PackageError::Overlay { .. }), "{err}");
     assert!(err.to_string().contains("etc/nodeimg/agent.sock"), "{err}");
     assert!(err.to_string().contains("socket"), "{err}");
-    assert_eq!(snapshot(&out), before);
+    assert_eq!(tree_of(&out), before);
     assert!(
         hidden_entries(dir.path()).is_empty(),
         "{:?}",
@@ -393,7 +372,7 @@ fn a_failed_build_leaves_the_earlier_output_untouched() {
         err.contains("`/etc/containerd/config.toml`") && err.contains("both"),
         "{err}"
     );
-    assert_eq!(snapshot(&out), before);
+    assert_eq!(tree_of(&out), before);
     assert!(hidden_entries(dir.path()).is_empty());
 }
 

@@ -24,7 +24,7 @@ use nodeimg::package::{
 };
 use nodeimg::tree::Tree;
 
-use crate::support::package::{meta, sha256};
+use crate::support::package::{meta, sha256, tree_of};
 use crate::support::registry::{Registry, free_port};
 
 fn run(cmd: &mut Command) -> Output {
@@ -89,6 +89,7 @@ fn build_with(tree: &Tree, ov: &Overlay, compression: Compression, out: &Path) -
         zstd_workers: 2,
         source_date: SourceDate::new(1_700_000_000).unwrap(),
         cache: true,
+        user_cache: None,
     };
     let verifier = Verifier::golden_stand_in();
     let sbom = crate::support::package::sbom_source();
@@ -99,32 +100,6 @@ fn build_with(tree: &Tree, ov: &Overlay, compression: Compression, out: &Path) -
         sbom: Some(&sbom),
     };
     package::build(inputs, &meta(), &opts, out, &mut Silent).unwrap()
-}
-
-/// What a folder holds: path → (kind, mode, contents or link target).
-fn tree_of(root: &Path) -> BTreeMap<String, (char, u32, Vec<u8>)> {
-    let mut m = BTreeMap::new();
-    for e in walkdir::WalkDir::new(root).min_depth(1) {
-        let e = e.unwrap();
-        let meta = std::fs::symlink_metadata(e.path()).unwrap();
-        let rel = e
-            .path()
-            .strip_prefix(root)
-            .unwrap()
-            .to_string_lossy()
-            .into_owned();
-        let mode = meta.permissions().mode() & 0o7777;
-        let v = if meta.is_dir() {
-            ('d', mode, vec![])
-        } else if meta.is_file() {
-            ('f', mode, std::fs::read(e.path()).unwrap())
-        } else {
-            let t = std::fs::read_link(e.path()).unwrap();
-            ('l', 0, t.to_string_lossy().into_owned().into_bytes())
-        };
-        m.insert(rel, v);
-    }
-    m
 }
 
 fn expected_tree(random_bytes: usize, src: &Path) -> BTreeMap<String, (char, u32, Vec<u8>)> {
@@ -569,9 +544,7 @@ fn a_config_change_reuses_and_uploads_only_the_config_layer() {
     let ov = overlay(&dir.path().join("src"), 3 << 20);
     // The layer cache trusts a file's stat data only once the file is older
     // than the racy-clean margin at the start of a build.
-    std::thread::sleep(
-        nodeimg::package::overlay::RACY_MARGIN + std::time::Duration::from_millis(200),
-    );
+    std::thread::sleep(nodeimg::overlay::RACY_MARGIN + std::time::Duration::from_millis(200));
     let out = dir.path().join("out");
     let first = build_with(&tree(), &ov, Compression::Zstd, &out);
     assert!(first.reused.is_empty());

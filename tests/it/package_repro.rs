@@ -15,6 +15,8 @@ use std::process::Command;
 use nodeimg::package::cache::INDEX_FILE;
 use nodeimg::package::verifier::stand_in_elf;
 
+use crate::support::package::tree_of;
+
 /// The same overlay content, created in ascending or descending order
 /// (different inode/directory order) and with different source modes that
 /// normalise to the same layer modes.
@@ -42,26 +44,10 @@ fn make_overlay(root: &Path, reverse: bool, exec_mode: u32) {
     }
 }
 
-fn snapshot(root: &Path) -> BTreeMap<String, (u32, Vec<u8>)> {
-    let mut m = BTreeMap::new();
-    for e in walkdir::WalkDir::new(root).min_depth(1) {
-        let e = e.unwrap();
-        let meta = std::fs::symlink_metadata(e.path()).unwrap();
-        let bytes = if meta.is_file() {
-            std::fs::read(e.path()).unwrap()
-        } else {
-            vec![]
-        };
-        let rel = e
-            .path()
-            .strip_prefix(root)
-            .unwrap()
-            .to_string_lossy()
-            .into_owned();
-        if rel != INDEX_FILE {
-            m.insert(rel, (meta.permissions().mode() & 0o7777, bytes));
-        }
-    }
+/// What a build output holds, less the layer cache's index (which records when).
+fn snapshot(root: &Path) -> BTreeMap<String, (char, u32, Vec<u8>)> {
+    let mut m = tree_of(root);
+    m.remove(INDEX_FILE);
     m
 }
 

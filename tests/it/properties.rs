@@ -13,8 +13,9 @@
 use nodeimg::blueprint::value::{Duration, Percent, Quantity, Version};
 use nodeimg::blueprint::yaml_path::{Segment, YamlPath};
 use nodeimg::blueprint::{compat::Matrix, load_bytes, schema, source};
-use nodeimg::render::escape::{toml_string, yaml_block_text, yaml_string};
+use nodeimg::render::escape::toml_string;
 use nodeimg::verify::checks::select::glob;
+use nodeimg::yaml_text::{yaml_block_text, yaml_string};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 use std::cmp::Ordering;

@@ -330,8 +330,9 @@ fn apt_reads_the_package_holds() {
     )
     .unwrap();
     let parts_arg = format!("Dir::Etc::PreferencesParts={}", parts.display());
-    let policy = |pkg: &str| {
-        let o = run(
+    // `apt-cache policy PKG` with only the rendered preferences.
+    let apt_policy = |pkg: &str| {
+        run(
             "apt-cache",
             &[
                 "-o",
@@ -341,7 +342,10 @@ fn apt_reads_the_package_holds() {
                 "policy",
                 pkg,
             ],
-        );
+        )
+    };
+    let policy = |pkg: &str| {
+        let o = apt_policy(pkg);
         assert!(ok(&o) && o.stderr.is_empty(), "{}", show(&o));
         String::from_utf8_lossy(&o.stdout).into_owned()
     };
@@ -360,17 +364,7 @@ fn apt_reads_the_package_holds() {
         "Pin: version 1\nPin-Priority: 1001\n",
     )
     .unwrap();
-    let o = run(
-        "apt-cache",
-        &[
-            "-o",
-            parts_arg.as_str(),
-            "-o",
-            "Dir::Etc::Preferences=/dev/null",
-            "policy",
-            "x",
-        ],
-    );
+    let o = apt_policy("x");
     assert!(!o.stderr.is_empty(), "{}", show(&o));
 
     // unattended-upgrades' exclusions as apt's configuration parser reads them.

@@ -718,10 +718,17 @@ fn simulate_reports_remediation_by_fault_class() {
     );
     for hw in ["device", "link"] {
         let c = classes[hw];
-        assert_eq!(c["reboots"], 0, "{hw}: never an automatic reboot");
+        let faults = c["faults"].as_u64().unwrap();
+        // The ladder: at most maxReboots (2) reboots a fault, then repair.
+        assert!(
+            c["reboots"].as_u64().unwrap() <= 2 * faults,
+            "{hw}: bounded reboots"
+        );
+        assert!(c["to_repair"].as_u64().unwrap() <= faults, "{hw}");
         assert_eq!(
-            c["to_repair"], c["faults"],
-            "{hw}: every fault queued for repair"
+            c["back_in_service"].as_u64().unwrap() + c["off_to_repair"].as_u64().unwrap(),
+            faults,
+            "{hw}: every fault ends"
         );
     }
     let d = classes["driver-daemon"];
@@ -796,16 +803,11 @@ fn a_completed_simulation_says_which_nodes_stay_on_the_previous_image() {
     }
 }
 
-/// The health plugin's script from the rendered node-problem-detector values of the H100
-/// example, for the rule that sets `condition`.
-fn health_script(condition: &str) -> String {
+/// The health plugin's config (custom-plugin JSON) from the rendered
+/// node-problem-detector values of the H100 example.
+fn health_plugin_config() -> Value {
     let r = crate::support::rendered(&crate::support::example("h100-sxm-ubuntu"));
-    let values: Value = r
-        .cluster
-        .files()
-        .find(|(p, _, _)| *p == "node-problem-detector-values.yaml")
-        .map(|(_, _, b)| serde_yaml::from_slice(b).unwrap())
-        .unwrap();
+    let values: Value = crate::support::cluster_file(&r, "node-problem-detector-values.yaml");
     let text = values["settings"]["custom_monitor_definitions"]
         .as_object()
         .unwrap()
@@ -813,9 +815,14 @@ fn health_script(condition: &str) -> String {
         .next()
         .unwrap()
         .as_str()
-        .unwrap()
-        .to_owned();
-    let config: Value = serde_json::from_str(&text).unwrap();
+        .unwrap();
+    serde_json::from_str(text).unwrap()
+}
+
+/// The health plugin's script from the rendered node-problem-detector values of the H100
+/// example, for the rule that sets `condition`.
+fn health_script(condition: &str) -> String {
+    let config = health_plugin_config();
     let rule = config["rules"]
         .as_array()
         .unwrap()
@@ -920,12 +927,14 @@ exit "$rc"
     assert_eq!(run(2).0, Some(2), "verify's unknown stays unknown");
 }
 
-/// Without a repair template no remediator may act on a device or link fault: NodeHealthCheck
-/// cannot cordon by itself, and the reboot template must never act on broken hardware. So
-/// no device/link NodeHealthCheck is rendered, while node-problem-detector still sets the
-/// conditions and keeps the evidence (a person cordons, see the README).
+/// The recovery ladder in the rendered remediation: device and link faults get the
+/// reboot rung (bounded on the node by `maxReboots`), failures that need a person the
+/// repair template; without a repair template nothing acts on those, while
+/// node-problem-detector still sets the condition and keeps the evidence (a person
+/// cordons, see the README). The class rules judge only what automation acts on, the
+/// service rule only what needs a person: no failure is acted on twice.
 #[test]
-fn without_a_repair_template_hardware_faults_still_get_conditions_and_evidence() {
+fn the_ladder_reboots_a_bounded_number_of_times_then_repair() {
     let files = |v: Variant| -> BTreeMap<String, Vec<u8>> {
         crate::support::rendered(&v.load())
             .cluster
@@ -937,7 +946,7 @@ fn without_a_repair_template_hardware_faults_still_get_conditions_and_evidence()
     let without = files(Variant::of("h100-sxm-ubuntu").remove("rollout.remediation.repair"));
     let nhc = |f: &BTreeMap<String, Vec<u8>>| -> Vec<String> {
         f.keys()
-            .filter(|p| p.starts_with("remediation/"))
+            .filter(|p| p.starts_with("remediation/nodehealthcheck-"))
             .cloned()
             .collect()
     };
@@ -945,35 +954,54 @@ fn without_a_repair_template_hardware_faults_still_get_conditions_and_evidence()
         nhc(&with),
         [
             "remediation/nodehealthcheck-device-link.yaml",
-            "remediation/nodehealthcheck-driver-daemon.yaml"
+            "remediation/nodehealthcheck-driver-daemon.yaml",
+            "remediation/nodehealthcheck-service.yaml"
         ]
     );
     assert_eq!(
         nhc(&without),
-        ["remediation/nodehealthcheck-driver-daemon.yaml"]
+        [
+            "remediation/nodehealthcheck-device-link.yaml",
+            "remediation/nodehealthcheck-driver-daemon.yaml"
+        ]
     );
-    let driver: Value =
-        serde_yaml::from_slice(&without["remediation/nodehealthcheck-driver-daemon.yaml"]).unwrap();
-    let conditions: Vec<&str> = driver["spec"]["unhealthyConditions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["type"].as_str().unwrap())
-        .collect();
+    let doc = |f: &BTreeMap<String, Vec<u8>>, name: &str| -> Value {
+        serde_yaml::from_slice(&f[&format!("remediation/nodehealthcheck-{name}.yaml")]).unwrap()
+    };
+    let conditions = |v: &Value| -> Vec<String> {
+        v["spec"]["unhealthyConditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["type"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let device = doc(&with, "device-link");
     assert_eq!(
-        conditions,
-        ["NodeimgDriverDaemonProblem"],
-        "never a reboot for hardware"
+        conditions(&device),
+        ["NodeimgDeviceProblem", "NodeimgLinkProblem"]
+    );
+    assert_eq!(
+        device["spec"]["remediationTemplate"]["kind"], "SelfNodeRemediationTemplate",
+        "the reboot rung"
+    );
+    let service = doc(&with, "service");
+    assert_eq!(conditions(&service), ["NodeimgServiceRequired"]);
+    assert_eq!(
+        service["spec"]["remediationTemplate"]["kind"], "RepairQueueRemediationTemplate",
+        "never a reboot for what needs a person"
     );
     let npd = String::from_utf8(without["node-problem-detector-values.yaml"].clone()).unwrap();
-    for class in ["device", "link"] {
+    for class in ["device", "link", "service"] {
         assert!(
             npd.contains("--evidence-on-fail $dir")
                 && npd.contains(&format!("/var/lib/nodeimg/evidence/{class}")),
             "{class}: evidence kept without a repair template"
         );
     }
-    assert!(npd.contains("\"NodeimgDeviceProblem\"") && npd.contains("\"NodeimgLinkProblem\""));
+    assert!(npd.contains("--actions restart-daemon,reset-gpu,reset-fabric,reboot-node"));
+    assert!(npd.contains("--actions check-cooling-power,service"));
+    assert!(npd.contains("\"NodeimgServiceRequired\""));
     assert_eq!(
         npd,
         String::from_utf8(with["node-problem-detector-values.yaml"].clone()).unwrap()
@@ -1044,7 +1072,7 @@ fn a_remediated_node_returns_only_on_a_passing_acceptance_record() {
     let rendered = crate::support::rendered(&crate::support::example("h100-sxm-ubuntu"));
     let mut n = 0;
     for (path, _, bytes) in rendered.cluster.files() {
-        if path.starts_with("remediation/") {
+        if path.starts_with("remediation/nodehealthcheck-") {
             let doc: Value = serde_yaml::from_slice(bytes).unwrap();
             assert_eq!(doc["spec"]["healthyDelay"], "-1s", "{path}");
             let text = std::str::from_utf8(bytes).unwrap();
@@ -1055,7 +1083,7 @@ fn a_remediated_node_returns_only_on_a_passing_acceptance_record() {
             n += 1;
         }
     }
-    assert_eq!(n, 2);
+    assert_eq!(n, 3, "driver-daemon, device-link and service");
 }
 
 // ---- the opt-in schema suite -----------------------------------------------------------
@@ -1127,7 +1155,7 @@ fn remediation_manifests_validate_against_the_node_healthcheck_crd() {
     for name in crate::support::EXAMPLES {
         let r = crate::support::rendered(&crate::support::example(name));
         for (path, _, bytes) in r.cluster.files() {
-            if !path.starts_with("remediation/") {
+            if !path.starts_with("remediation/nodehealthcheck-") {
                 continue;
             }
             let doc: Value = serde_yaml::from_slice(bytes).unwrap();
@@ -1136,8 +1164,9 @@ fn remediation_manifests_validate_against_the_node_healthcheck_crd() {
             n += 1;
         }
     }
-    // MI300X: its health checks select no driver-daemon check, so no NodeHealthCheck.
-    assert_eq!(n, 2, "H100: driver-daemon and device-link");
+    // H100: driver-daemon, device-link and service; MI300X: device-link (its health checks
+    // select no driver-daemon check, and it names no repair template).
+    assert_eq!(n, 4, "H100: 3, MI300X: 1");
 }
 
 #[test]
@@ -1152,23 +1181,7 @@ fn the_health_plugin_config_has_the_shape_of_the_upstream_custom_plugin_configs(
     )
     .unwrap();
     let keys = |v: &Value| -> Vec<String> { v.as_object().unwrap().keys().cloned().collect() };
-    let r = crate::support::rendered(&crate::support::example("h100-sxm-ubuntu"));
-    let values: Value = r
-        .cluster
-        .files()
-        .find(|(p, _, _)| *p == "node-problem-detector-values.yaml")
-        .map(|(_, _, b)| serde_yaml::from_slice(b).unwrap())
-        .unwrap();
-    let text = values["settings"]["custom_monitor_definitions"]
-        .as_object()
-        .unwrap()
-        .values()
-        .next()
-        .unwrap()
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let ours: Value = serde_json::from_str(&text).unwrap();
+    let ours = health_plugin_config();
     assert_eq!(keys(&ours), keys(&upstream));
     // pluginConfig keys: those of every upstream custom-plugin config.
     let mut known = Vec::new();
@@ -1209,3 +1222,72 @@ fn the_health_plugin_config_has_the_shape_of_the_upstream_custom_plugin_configs(
 }
 
 use serde::Deserialize;
+
+/// After a remediation, the acceptance workloads of the failed part re-admit the node:
+/// rendered to run on the remediated node (the re-admission label) through its cordon,
+/// one table naming them by part, every file it names rendered.
+#[test]
+fn readmission_workloads_run_on_the_remediated_node_through_its_cordon() {
+    let r = crate::support::rendered(&crate::support::example("h100-sxm-ubuntu"));
+    let table: Value = serde_yaml::from_slice(
+        r.cluster
+            .file("remediation/readmission.yaml")
+            .expect("the re-admission table"),
+    )
+    .unwrap();
+    let parts: BTreeMap<String, Value> = table["data"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                serde_yaml::from_str(v.as_str().unwrap()).unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        parts.keys().map(String::as_str).collect::<Vec<_>>(),
+        ["gpu", "gpu-links", "pcie", "rail"]
+    );
+    assert_eq!(
+        parts["gpu"]["workloads"][0], "remediation/readmission-dcgm.yaml",
+        "DCGM diagnostics for a GPU"
+    );
+    assert_eq!(
+        parts["rail"]["workloads"][0],
+        "remediation/readmission-rdma.yaml"
+    );
+    for part in parts.values() {
+        for file in part["workloads"].as_array().unwrap() {
+            let path = file.as_str().unwrap();
+            let doc: Value = serde_yaml::from_slice(
+                r.cluster
+                    .file(path)
+                    .unwrap_or_else(|| panic!("{path} not rendered")),
+            )
+            .unwrap();
+            let text = serde_json::to_string(&doc).unwrap();
+            assert!(
+                doc["metadata"]["name"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("nodeimg-readmission-"),
+                "{path}"
+            );
+            assert!(
+                text.contains("\"nodeimg.dev/readmission\":\"run\""),
+                "{path}"
+            );
+            assert!(text.contains("node.kubernetes.io/unschedulable"), "{path}");
+            assert!(
+                !text.contains("\"nodeimg.dev/acceptance\":\"run\""),
+                "{path}"
+            );
+        }
+    }
+    // The acceptance workloads themselves never tolerate a cordon.
+    let dcgm =
+        std::str::from_utf8(r.cluster.file("acceptance/dcgm-diag-job.yaml").unwrap()).unwrap();
+    assert!(!dcgm.contains("unschedulable") && dcgm.contains("name: nodeimg-acceptance-dcgm"));
+}

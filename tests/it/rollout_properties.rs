@@ -3,8 +3,9 @@
 //! more nodes of a failure domain taken by the rollout than its budget, a failing canary
 //! stops everything, a halted rollout leaves every node on the previous image, on an
 //! accepted new one or off to repair, and remediation keeps its rules (`faults::check` on
-//! the run's trace: a hardware fault is never rebooted and never returns without a passing
-//! acceptance, a driver fault is rebooted at most once, `maxUnhealthy` holds); and balanced
+//! the run's trace: no node is rebooted for hardware faults past the recovery ladder's
+//! `maxReboots` within its window, none returns without a passing acceptance, a driver
+//! fault is rebooted at most once, `maxUnhealthy` holds); and balanced
 //! waves are as many as greedy packing's, keep every budget and cap, never grow the largest
 //! wave, and differ in size by at most one node where the domains allow it (one
 //! failure-domain key: every domain can spread over greedy's waves).
@@ -31,18 +32,25 @@ fn impact() -> impl Strategy<Value = Impact> {
     ]
 }
 
-/// Faults per node per day of each class (often none), the NodeHealthCheck limit and the
-/// recovery odds.
+/// Faults per node per day of each class (often none, sometimes many), the
+/// NodeHealthCheck limit, the recovery odds and the ladder's limits.
 fn faults() -> impl Strategy<Value = Faults> {
-    let rate = prop_oneof![Just(0.0), 0.0f64..0.2];
+    let rate = prop_oneof![Just(0.0), 0.0f64..0.2, 0.5f64..3.0];
     (
         [rate.clone(), rate.clone(), rate.clone(), rate],
         1usize..6,
         (0.0f64..=1.0, 0.0f64..=1.0, 0.2f64..=1.0, 1u32..4),
         (60.0f64..1200.0, 60.0f64..1800.0),
+        (0u32..4, 3600.0f64..(7.0 * 86_400.0), 0.0f64..=1.0),
     )
         .prop_map(
-            |(rates, max_unhealthy, (restart, reboot, repair, attempts), (window, timeout))| {
+            |(
+                rates,
+                max_unhealthy,
+                (restart, reboot, repair, attempts),
+                (window, timeout),
+                (max_reboots, ladder_window, reboot_clears_hardware),
+            )| {
                 Faults {
                     rates: Class::ALL.into_iter().zip(rates).collect(),
                     max_unhealthy,
@@ -52,6 +60,9 @@ fn faults() -> impl Strategy<Value = Faults> {
                     reboot_clears: reboot,
                     repair_clears: repair,
                     repair_attempts: attempts,
+                    max_reboots,
+                    ladder_window,
+                    reboot_clears_hardware,
                 }
             },
         )
@@ -121,14 +132,21 @@ proptest! {
             prop_assert!(r.old <= r.remediation.held_back, "{} old", r.old);
             prop_assert_eq!(r.waves_completed, r.waves);
         }
-        let broken = faults::check(&r.trace, input.shape.nodes, input.faults.max_unhealthy);
+        // No simulated node is rebooted past the ladder's limit.
+        let broken = faults::check_with(
+            &r.trace,
+            input.shape.nodes,
+            input.faults.max_unhealthy,
+            input.faults.max_reboots,
+            input.faults.ladder_window,
+        );
         prop_assert!(broken.is_empty(), "{:?}", &broken[..broken.len().min(5)]);
         // Every fault ends: in service again (or kept, if transient), off to repair, or
         // held back for good by NodeHealthCheck.
         let mut open = 0;
         for c in &r.remediation.classes {
             open += c.faults - c.back_in_service - c.off_to_repair - c.pod_restarts;
-            if c.class.is_some_and(Class::hardware) {
+            if c.class.is_some_and(Class::hardware) && input.faults.max_reboots == 0 {
                 prop_assert_eq!(c.reboots, 0);
             }
         }

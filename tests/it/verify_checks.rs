@@ -424,6 +424,51 @@ fn cases() -> Vec<Case> {
                 "NVRM: Xid (PCI:0000:33:00): 79, pid=1, name=python3, GPU has fallen off the bus.",
             )
         }),
+        fail("gpu.event.unknown", GPU1, Device, "Xid 999", |f| {
+            kmsg(
+                f,
+                "NVRM: Xid (PCI:0000:33:00): 999, pid=1, name=python3, a code a newer driver added",
+            )
+        }),
+        fail(
+            "gpu.sxid",
+            Some("0000:05:00.0"),
+            Link,
+            "SXid 12028 egress non-posted PRIV error link 32",
+            |f| {
+                kmsg(
+                    f,
+                    "nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 12028, Non-fatal, Link 32 egress non-posted PRIV error (First)",
+                )
+            },
+        ),
+        fail(
+            "gpu.fabric-manager.log",
+            None,
+            DriverDaemon,
+            "Fabric Manager aborted",
+            |f| {
+                f.tree.file(
+                    "/var/log/fabricmanager.log",
+                    "[Jul 23 2024 07:50:00] [INFO] [tid 2] Fabric Manager version 570.172.08 is running with the following configuration options\n\
+                     [Jul 23 2024 07:54:00] [ERROR] [tid 3] detected number of NVSwitches don't match with any supported system topology, aborting fabric manager\n",
+                )
+            },
+        ),
+        fail(
+            "gpu.clocks.hw-slowdown",
+            GPU0,
+            Device,
+            "hw_thermal_slowdown active",
+            |f| f.gpu0().hw_thermal_slowdown = true,
+        ),
+        fail(
+            "gpu.temperature.margin",
+            GPU0,
+            Device,
+            "GPU -3 C from T.Limit",
+            |f| f.gpu0().tlimit_c = -3,
+        ),
         fail(
             "gpu.recovery",
             GPU0,
@@ -954,6 +999,12 @@ fn every_check_has_a_passing_and_a_failing_fixture() {
         "runtime.cdi.management-spec",
         "gpu.render-nodes",
         "system.partition.mounted", // partitions
+        "image.signature",          // trust_node
+        "image.config",             // trust_node
+        // AMD RAS: the MI300X fixture in gpu_faults.
+        "gpu.ras.events",
+        "gpu.ras.errors",
+        "gpu.ras.bad-pages",
     ] {
         failing.push(id);
     }
@@ -968,6 +1019,11 @@ fn every_check_has_a_passing_and_a_failing_fixture() {
         "runtime.cdi.management-spec", // container_devices
         "gpu.render-nodes",            // container_devices
         "system.partition.mounted",    // partitions
+        "image.signature",             // trust_node
+        "image.config",                // trust_node
+        "gpu.ras.events",              // gpu_faults
+        "gpu.ras.errors",              // gpu_faults
+        "gpu.ras.bad-pages",           // gpu_faults
     ]);
     // The cluster checks judge a Node object, not the host: their fixtures are in
     // cluster_cli.
@@ -1013,19 +1069,26 @@ fn every_result_comes_from_the_check_table() {
     assert!(seen.len() > 40, "only {} distinct checks ran", seen.len());
 }
 
+/// Xids are judged by NVIDIA's catalog, not by a guess: the contained ECC error (94) is the
+/// application's, the catalog's IGNORE codes (63, 92) never block, the context-switch
+/// timeout (109) resets the GPU, the fallen-off-the-bus Xid reboots the node; an Xid the
+/// catalog does not list is its own warning, `gpu.event.unknown`.
 #[test]
-fn xids_are_classified_for_restart_or_repair() {
+fn xids_are_judged_by_the_catalog() {
     let cases = [
         (
             "13",
             TransientApplication,
-            Action::Restart,
+            Action::RestartApp,
             Severity::Warning,
         ),
-        ("74", Link, Action::Reset, Severity::Critical),
-        ("63", Device, Action::Reset, Severity::Critical),
-        ("79", Device, Action::IsolateAndRepair, Severity::Critical),
-        ("119", DriverDaemon, Action::Reset, Severity::Critical),
+        ("94", Device, Action::RestartApp, Severity::Warning),
+        ("63", Device, Action::Ignore, Severity::Warning),
+        ("92", Device, Action::Ignore, Severity::Warning),
+        ("109", Device, Action::ResetGpu, Severity::Critical),
+        ("74", Link, Action::ResetGpu, Severity::Critical),
+        ("79", Device, Action::RebootNode, Severity::Critical),
+        ("119", DriverDaemon, Action::ResetGpu, Severity::Critical),
     ];
     for (code, fault, action, severity) in cases {
         let fixture = Fixture::healthy();
@@ -1043,7 +1106,28 @@ fn xids_are_classified_for_restart_or_repair() {
             "Xid {code}"
         );
         assert_eq!(find(&results, "gpu.xid", GPU0).verdict, Verdict::Pass);
+        assert_eq!(
+            find(&results, "gpu.event.unknown", GPU1).verdict,
+            Verdict::Pass
+        );
     }
+    let mut fixture = Fixture::healthy();
+    kmsg(
+        &mut fixture,
+        "NVRM: Xid (PCI:0000:33:00): 999, pid=1, name=x, a code from a newer driver",
+    );
+    let results = fixture.results();
+    assert_eq!(find(&results, "gpu.xid", GPU1).verdict, Verdict::Pass);
+    let unknown = find(&results, "gpu.event.unknown", GPU1);
+    assert_eq!(
+        (unknown.verdict, unknown.severity, unknown.action),
+        (Verdict::Fail, Severity::Warning, Action::None)
+    );
+    assert!(
+        unknown.observed.contains("Xid 999") && unknown.observed.contains("a newer driver"),
+        "{}",
+        unknown.observed
+    );
 }
 
 #[test]
@@ -1084,25 +1168,25 @@ fn gpus_the_driver_flags_do_not_pass() {
             "recovery action Reset",
             |gpu| gpu.recovery_action = Some("Reset".into()),
             "recovery action Reset",
-            Action::Reset,
+            Action::ResetGpu,
         ),
         (
             "reset required",
             |gpu| gpu.reset_required = "Yes".into(),
             "reset required",
-            Action::Reset,
+            Action::ResetGpu,
         ),
         (
             "SRAM threshold exceeded",
             |gpu| gpu.sram_threshold_exceeded = Some("Yes".into()),
             "SRAM error threshold exceeded",
-            Action::IsolateAndRepair,
+            Action::Service,
         ),
         (
             "channel repair pending",
             |gpu| gpu.channel_repair_pending = Some("Yes".into()),
             "memory repair pending",
-            Action::Reset,
+            Action::ResetGpu,
         ),
     ];
     for (to, flag, observed, action) in flags {
@@ -1504,6 +1588,7 @@ fn each_check_alone_reads_what_it_needs() {
             unit_states: false,
             sysctls: true,
             kernel_config: false,
+            image: false,
         }
     );
 }

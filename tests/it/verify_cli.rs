@@ -226,7 +226,7 @@ fn gpu_blueprint_fails_on_this_machine_with_gpu_count_zero() {
     assert_eq!(count["verdict"], "fail");
     assert_eq!(count["observed"], "0");
     assert_eq!(count["fault"], "device");
-    assert_eq!(count["action"], "isolate-and-repair");
+    assert_eq!(count["action"], "service");
 }
 
 #[test]

@@ -75,6 +75,9 @@ fn serde_and_display_spell_every_variant_the_same() {
         agree::<Verdict>(true),
         agree::<FaultClass>(true),
         agree::<Action>(true),
+        agree::<nodeimg::fault::overrides::Catalog>(true),
+        agree::<nodeimg::fault::amd_ras::Signal>(true),
+        agree::<nodeimg::fault::sxid::Kind>(true),
         agree::<Stage>(true),
         agree::<Phase>(true),
         agree::<Outcome>(true),
@@ -133,7 +136,8 @@ fn wire_names_read_as_before() {
         "nodefs.inodesFree"
     );
     assert_eq!(FaultClass::OsMemoryDisk.to_string(), "os-memory-disk");
-    assert_eq!(Action::IsolateAndRepair.to_string(), "isolate-and-repair");
+    assert_eq!(Action::Service.to_string(), "service");
+    assert_eq!(Action::CheckCoolingPower.to_string(), "check-cooling-power");
     assert_eq!(
         TaintEffect::PreferNoSchedule.to_string(),
         "PreferNoSchedule"

@@ -11,7 +11,7 @@
 //! parses; the fields a verdict needs (category, name, results, status) are required.
 
 use super::{DcgmDiag, DcgmFormat, DcgmResult, DcgmTest, GpuScope, Status, gpu_list};
-use crate::accept::lines::LineError;
+use crate::line_error::LineError;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 

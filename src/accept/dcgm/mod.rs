@@ -146,35 +146,19 @@ impl DcgmTest {
 
     /// GPUs named by failing results.
     pub fn failed_gpus(&self) -> Vec<u32> {
-        let mut gpus: Vec<u32> = self
-            .results
-            .iter()
-            .filter(|r| r.status == Status::Fail)
-            .flat_map(|r| match &r.gpus {
-                GpuScope::Gpus(g) => g.clone(),
-                GpuScope::All => Vec::new(),
-            })
-            .collect();
-        gpus.sort_unstable();
-        gpus.dedup();
-        gpus
+        named_gpus(self.results.iter().filter(|r| r.status == Status::Fail))
     }
 }
 
 impl DcgmDiag {
     /// The highest run level whose plugins all appear with a result other than skip.
     pub fn level(&self) -> u8 {
-        let ran = |plugin: &str| {
-            self.tests.iter().any(|t| {
-                t.plugin() == plugin && !matches!(t.status(), Status::Skip | Status::NotRun)
-            })
-        };
         let mut level = 0;
         for candidate in 1..=4u8 {
             let complete = LEVELS
                 .iter()
                 .filter(|(_, l)| *l <= candidate)
-                .all(|(plugin, _)| ran(plugin));
+                .all(|(plugin, _)| self.ran(plugin));
             if complete {
                 level = candidate;
             } else {
@@ -189,30 +173,35 @@ impl DcgmDiag {
         LEVELS
             .iter()
             .filter(|(_, l)| *l <= level)
-            .filter(|(plugin, _)| {
-                !self.tests.iter().any(|t| {
-                    t.plugin() == *plugin && !matches!(t.status(), Status::Skip | Status::NotRun)
-                })
-            })
+            .filter(|(plugin, _)| !self.ran(plugin))
             .map(|(plugin, _)| *plugin)
             .collect()
     }
 
     /// Every GPU id a result names.
     pub fn gpus(&self) -> Vec<u32> {
-        let mut gpus: Vec<u32> = self
-            .tests
-            .iter()
-            .flat_map(|t| &t.results)
-            .flat_map(|r| match &r.gpus {
-                GpuScope::Gpus(g) => g.clone(),
-                GpuScope::All => Vec::new(),
-            })
-            .collect();
-        gpus.sort_unstable();
-        gpus.dedup();
-        gpus
+        named_gpus(self.tests.iter().flat_map(|t| &t.results))
     }
+
+    /// Whether a test of `plugin` has a result other than skip.
+    fn ran(&self, plugin: &str) -> bool {
+        self.tests
+            .iter()
+            .any(|t| t.plugin() == plugin && !matches!(t.status(), Status::Skip | Status::NotRun))
+    }
+}
+
+/// The GPU ids `results` name, sorted, each once (a result for all GPUs names none).
+fn named_gpus<'a>(results: impl Iterator<Item = &'a DcgmResult>) -> Vec<u32> {
+    let mut gpus: Vec<u32> = results
+        .flat_map(|r| match &r.gpus {
+            GpuScope::Gpus(g) => g.clone(),
+            GpuScope::All => Vec::new(),
+        })
+        .collect();
+    gpus.sort_unstable();
+    gpus.dedup();
+    gpus
 }
 
 /// `0`, `0,1,2`, `0, 1` → GPU ids.

@@ -22,7 +22,8 @@
 //! `srun` task) give several diagnostics.
 
 use super::{DcgmDiag, DcgmFormat, DcgmResult, DcgmTest, GpuScope, Status, gpu_list};
-use crate::accept::lines::{LineError, each};
+use crate::accept::lines::each;
+use crate::line_error::LineError;
 
 #[derive(PartialEq)]
 enum Last {

@@ -3,8 +3,9 @@
 //! "bandwidth_matrix": [["12.39", "N/A"]], "sum", ...}]}}`. Matrix cells are strings.
 
 use super::{Nvbandwidth, Testcase};
-use crate::accept::lines::{LineError, number};
+use crate::accept::lines::number;
 use crate::accept::matrix::Matrix;
+use crate::line_error::LineError;
 use serde::Deserialize;
 
 #[derive(Deserialize)]

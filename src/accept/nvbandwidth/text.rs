@@ -20,8 +20,9 @@
 //! refused with the line.
 
 use super::{Nvbandwidth, Testcase};
-use crate::accept::lines::{LineError, each, fields, number};
+use crate::accept::lines::{each, fields, number};
 use crate::accept::matrix::Matrix;
+use crate::line_error::LineError;
 
 enum State {
     /// Between matrices.

@@ -8,7 +8,7 @@
 //! can set back (`touch -d` restores the mtime and moves the ctime), so a
 //! file whose identity is unchanged holds what was hashed. Only files that
 //! were settled when the build began are recorded (see
-//! [`RACY_MARGIN`](crate::package::overlay::RACY_MARGIN): a file written
+//! [`RACY_MARGIN`](crate::overlay::RACY_MARGIN): a file written
 //! again within the file system's timestamp granularity of being hashed
 //! would keep its stamp), so a file changed just before or during a build is
 //! hashed again by the next one.
@@ -38,7 +38,7 @@ use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
-use crate::package::overlay::{Stamp, settled_before};
+use crate::overlay::{Stamp, settled_before};
 
 /// The stored list's format; changed whenever the meaning of an entry does.
 pub const FORMAT: &str = "nodeimg overlay file digests v2";

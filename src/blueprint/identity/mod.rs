@@ -35,6 +35,7 @@ use sha2::{Digest, Sha256};
 use super::compat::Matrix;
 use super::model::{RawBlueprint, Vendor};
 use super::yaml_path::YamlPath;
+use crate::fault::overrides::Catalog;
 pub use digests::FileDigests;
 pub use lock::{
     ID_FILE, LOCK_FILE, MATRIX_FILE, is_lock, load_lock, load_lock_beside, load_lock_file,
@@ -210,6 +211,19 @@ fn in_use(bp: &RawBlueprint, m: &Matrix) -> Matrix {
             .cloned()
             .collect(),
         nics,
+        // The overrides of the blueprint's GPU vendor's catalogs: verify applies them on
+        // the node.
+        m.faults
+            .iter()
+            .filter(|f| match acc.map(|a| a.vendor) {
+                Some(Vendor::Nvidia) => {
+                    matches!(f.catalog, Catalog::NvidiaXid | Catalog::NvidiaSxid)
+                }
+                Some(Vendor::Amd) => f.catalog == Catalog::AmdRas,
+                None => false,
+            })
+            .cloned()
+            .collect(),
     )
 }
 

@@ -19,7 +19,7 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use super::digests::FileDigests;
-use crate::package::overlay::{Overlay, OverlayEntry, OverlayKind as ScanKind, Stamp};
+use crate::overlay::{Overlay, OverlayEntry, OverlayKind as ScanKind, Stamp};
 
 /// An overlay tree: its digest and, when it was read from disk (not from
 /// a lock), its records in layer-path order and the listing they were
@@ -428,7 +428,7 @@ mod tests {
         std::thread::sleep(std::time::Duration::from_millis(50));
         FileDigests::at(
             stored,
-            std::time::SystemTime::now() + crate::package::overlay::RACY_MARGIN,
+            std::time::SystemTime::now() + crate::overlay::RACY_MARGIN,
         )
     }
 

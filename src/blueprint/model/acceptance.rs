@@ -9,6 +9,8 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::blueprint::value::DnsLabel;
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Acceptance {
@@ -443,20 +445,10 @@ impl Acceptance {
     }
 }
 
-/// A DNS-1123 label: lower-case letters, digits and `-`, 63 at most.
-fn dns_label(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 63
-        && s.bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        && !s.starts_with('-')
-        && !s.ends_with('-')
-}
-
 /// `domain/name`: an extended resource (a device plugin's) is always prefixed.
 fn extended_resource(s: &str) -> bool {
     s.split_once('/').is_some_and(|(domain, name)| {
-        domain.split('.').all(dns_label)
+        domain.split('.').all(DnsLabel::is_valid)
             && !name.is_empty()
             && name.len() <= 63
             && name
@@ -468,8 +460,8 @@ fn extended_resource(s: &str) -> bool {
 /// `name` or `namespace/name` of a Multus NetworkAttachmentDefinition.
 fn network_name(s: &str) -> bool {
     match s.split_once('/') {
-        Some((ns, name)) => dns_label(ns) && dns_label(name),
-        None => dns_label(s),
+        Some((ns, name)) => DnsLabel::is_valid(ns) && DnsLabel::is_valid(name),
+        None => DnsLabel::is_valid(s),
     }
 }
 

@@ -7,7 +7,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::blueprint::value::{AbsPath, Duration, LabelKey, Percent};
+use crate::blueprint::value::{AbsPath, DnsLabel, Duration, LabelKey, Percent};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -152,6 +152,15 @@ pub struct Remediation {
     /// inform.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repair: Option<TemplateRef>,
+    /// Reboots a node gets for a device or link fault within `ladderWindow` before it goes
+    /// to service and stays cordoned (the recovery ladder: restart, reset, reboot,
+    /// service). Default 2, gpud's `DefaultRebootThreshold`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = 10))]
+    pub max_reboots: Option<u32>,
+    /// How far back the ladder counts reboots. Default `72h`, gpud's event lookback.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ladder_window: Option<Duration>,
     /// Folder on the node where the health plugin keeps the capture and the record of a
     /// failing verdict; the condition's message names the files.
     #[serde(default = "default_evidence_dir")]
@@ -161,6 +170,19 @@ pub struct Remediation {
 impl Default for Remediation {
     fn default() -> Self {
         serde_json::from_str("{}").expect("every remediation field has a default")
+    }
+}
+
+impl Remediation {
+    /// The recovery ladder's limits: the blueprint's, or the cited defaults.
+    pub fn ladder(&self) -> crate::fault::ladder::Limits {
+        let d = crate::fault::ladder::Limits::default();
+        crate::fault::ladder::Limits {
+            reboots: self.max_reboots.unwrap_or(d.reboots),
+            window_s: self.ladder_window.as_ref().map_or(d.window_s, |w| {
+                u64::try_from(w.as_secs()).unwrap_or(u64::MAX)
+            }),
+        }
     }
 }
 
@@ -283,7 +305,7 @@ impl Rollout {
             ("namespace", &self.engine.namespace),
             ("serviceAccount", &self.engine.service_account),
         ] {
-            if !dns_label(value) {
+            if !DnsLabel::is_valid(value) {
                 out.push((
                     format!("rollout.engine.{field}"),
                     format!("`{value}` is not a DNS-1123 label"),
@@ -318,7 +340,7 @@ impl Rollout {
         for (field, t) in
             std::iter::once(("reboot", &r.reboot)).chain(r.repair.as_ref().map(|t| ("repair", t)))
         {
-            if !dns_label(&t.namespace) || t.name.is_empty() || t.kind.is_empty() {
+            if !DnsLabel::is_valid(&t.namespace) || t.name.is_empty() || t.kind.is_empty() {
                 out.push((
                     format!("rollout.remediation.{field}"),
                     "a template needs apiVersion, kind, name and a DNS-1123 namespace".into(),
@@ -329,18 +351,9 @@ impl Rollout {
     }
 }
 
-fn dns_label(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 63
-        && s.bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        && !s.starts_with('-')
-        && !s.ends_with('-')
-}
-
 /// A DNS-1123 subdomain (the name of a Secret): labels joined by dots, 253 at most.
 fn dns_subdomain(s: &str) -> bool {
-    s.len() <= 253 && s.split('.').all(dns_label)
+    s.len() <= 253 && s.split('.').all(DnsLabel::is_valid)
 }
 
 #[cfg(test)]

@@ -1,9 +1,10 @@
-//! `security`: remote access (SSH), audit rules and hardening sysctls.
+//! `security`: remote access (SSH), audit rules, hardening sysctls and the keys images must
+//! be signed by.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::blueprint::value::{AbsPath, AuditKey, AuditPerms, SshPattern};
+use crate::blueprint::value::{AbsPath, AuditKey, AuditPerms, DnsLabel, RelPath, SshPattern};
 pub use crate::blueprint::value::{SysctlValue, Sysctls};
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
@@ -17,6 +18,37 @@ pub struct Security {
     /// take words (`"32768 60999"`). `kernel/kptr_restrict` names the same parameter; only one may appear.
     #[serde(default, skip_serializing_if = "Sysctls::is_empty")]
     pub sysctls: Sysctls,
+    /// The keys an image must be signed by (cosign-compatible sigstore signatures, checked
+    /// by `nodeimg apply`, `nodeimg verify --phase boot`, `nodeimg verify-image` and
+    /// `nodeimg rollout plan`). The public keys go into the image under
+    /// `/etc/nodeimg/trust/`, so the node knows them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_trust: Option<ImageTrust>,
+}
+
+/// Where the image keeps the keys of `imageTrust` (relative to the root): `<name>.pub`.
+pub const TRUST_DIR: &str = "etc/nodeimg/trust";
+
+/// Which signatures an image needs.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ImageTrust {
+    /// Public keys; an image signed by any one of them is trusted.
+    pub keys: Vec<TrustKey>,
+    /// Refuse an image without a valid signature by one of the keys (`false`: report it
+    /// as a warning and go on, while signing is being introduced).
+    #[serde(default = "yes")]
+    pub require: bool,
+}
+
+/// One trusted public key.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TrustKey {
+    /// File name on the node: `/etc/nodeimg/trust/<name>.pub`.
+    pub name: DnsLabel,
+    /// PEM public key (`PUBLIC KEY`, ECDSA P-256), relative to the blueprint file.
+    pub file: RelPath,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

@@ -30,6 +30,8 @@ enum Want {
     Folder,
     /// A PEM file of CA certificates.
     Certificates,
+    /// A PEM ECDSA P-256 public key.
+    PublicKey,
 }
 
 /// The most a certificate file may hold; CA bundles are kilobytes.
@@ -77,19 +79,24 @@ fn named_file(
     match want {
         Want::Folder if !meta.is_dir() => fail(format!("`{}` is not a folder", full.display())),
         Want::Folder => {}
-        Want::Certificates if !meta.is_file() => fail(format!(
+        Want::Certificates | Want::PublicKey if !meta.is_file() => fail(format!(
             "`{}` is not a regular file (a folder, FIFO or device)",
             full.display()
         )),
-        Want::Certificates if meta.len() > MAX_CERT_BYTES => fail(format!(
-            "`{}` is {} bytes; a certificate file is at most {MAX_CERT_BYTES}",
+        Want::Certificates | Want::PublicKey if meta.len() > MAX_CERT_BYTES => fail(format!(
+            "`{}` is {} bytes; a certificate or key file is at most {MAX_CERT_BYTES}",
             full.display(),
             meta.len()
         )),
-        Want::Certificates => match std::fs::read(&real) {
+        Want::Certificates | Want::PublicKey => match std::fs::read(&real) {
             Err(e) => fail(format!("cannot read `{}`: {e}", full.display())),
             Ok(bytes) => {
-                if let Err(e) = pem::certificates(&bytes) {
+                let checked = if want == Want::PublicKey {
+                    pem::public_key(&bytes)
+                } else {
+                    pem::certificates(&bytes).map(|_| ())
+                };
+                if let Err(e) = checked {
                     fail(format!("`{}` {e}", full.display()));
                 }
             }
@@ -119,6 +126,17 @@ fn files(bp: &RawBlueprint, base: Option<&Path>, out: &mut Collector<'_>) {
             &p("system.certificates").index(i).key("file"),
             out,
         );
+    }
+    if let Some(t) = &bp.security.image_trust {
+        for (i, k) in t.keys.iter().enumerate() {
+            named_file(
+                base,
+                &k.file,
+                Want::PublicKey,
+                &p("security.imageTrust.keys").index(i).key("file"),
+                out,
+            );
+        }
     }
     for (i, r) in bp.runtime.containerd.registries.iter().enumerate() {
         if let Some(ca) = &r.ca_file {
@@ -387,5 +405,24 @@ fn security(bp: &RawBlueprint, out: &mut Collector<'_>) {
             &p("security.ssh.port"),
             "port must be between 1 and 65535",
         );
+    }
+    if let Some(t) = &bp.security.image_trust {
+        if t.keys.is_empty() {
+            out.error(
+                "image-trust",
+                &p("security.imageTrust.keys"),
+                "names no key; an image could never be trusted (leave imageTrust out to sign nothing)",
+            );
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for (i, k) in t.keys.iter().enumerate() {
+            if !seen.insert(k.name.as_str()) {
+                out.error(
+                    "duplicate",
+                    &p("security.imageTrust.keys").index(i).key("name"),
+                    format!("`{}` is listed twice", k.name),
+                );
+            }
+        }
     }
 }

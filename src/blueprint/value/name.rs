@@ -13,6 +13,12 @@ impl DnsLabel {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// Whether `s` is a DNS-1123 label, for a field that keeps it as text (a namespace
+    /// or a Kubernetes object's name inside a larger value).
+    pub fn is_valid(s: &str) -> bool {
+        check_dns_label(s).is_ok()
+    }
 }
 
 /// Checks the DNS-1123 label rule; shared by label prefixes and taint keys.

@@ -6,7 +6,7 @@
 //! manifest fetched by digest is hashed and compared with that digest before it is
 //! parsed, a blob is streamed to its file and refused past its descriptor's size or on
 //! another digest. References are checked against the distribution grammar before any
-//! request ([`reference`]). Plain HTTP is used only when asked for (`insecure`, meant
+//! request ([`reference`](mod@reference)). Plain HTTP is used only when asked for (`insecure`, meant
 //! for loopback registries). Every failure says which registry and what it was doing.
 
 mod challenge;

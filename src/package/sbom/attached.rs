@@ -21,8 +21,8 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 
 use super::Format;
+use crate::package::digest::BlobRef;
 use crate::package::digest::HashingReader;
-use crate::package::layout::BlobRef;
 use crate::package::layout_reader::{Attachment, LayoutError, LocalImage};
 
 /// Largest SBOM document read (an overlay of a million files makes a

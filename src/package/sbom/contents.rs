@@ -15,9 +15,9 @@ use crate::blueprint::Blueprint;
 use crate::blueprint::identity::{OverlayRecord, RecordKind};
 use crate::blueprint::model::Distro;
 
+use super::super::digest::BlobRef;
 use super::super::error::PackageError;
 use super::super::layer::LayerInfo;
-use super::super::layout::BlobRef;
 use super::super::meta::ImageMeta;
 use super::super::plan::{Content, EntryKind, LayerPlan, LayerRole};
 use super::super::verifier::{NODE_PATH, Verifier};

@@ -23,6 +23,7 @@ mod kubelet;
 mod network;
 mod nfd;
 mod npd;
+mod readmission;
 mod remediation;
 mod security;
 mod shm;
@@ -48,6 +49,7 @@ pub use kubelet::Kubelet;
 pub use network::NicRule;
 pub use nfd::Nfd;
 pub use npd::Npd;
+pub use readmission::Readmission;
 pub use remediation::Remediation;
 pub use security::Security;
 pub use shm::Shm;
@@ -116,6 +118,9 @@ pub struct Context<'a> {
     /// Isolation by fault class: node-problem-detector's health rules (one condition per
     /// class) and the NodeHealthChecks acting on them; absent without accelerators.
     pub remediation: Option<Remediation<'a>>,
+    /// The acceptance workloads that re-admit a remediated node, by the part its fault
+    /// pointed at; present with acceptance workloads and remediation.
+    pub readmission: Option<Readmission<'a>>,
 }
 
 /// Distro-family paths.
@@ -238,7 +243,12 @@ impl<'a> Context<'a> {
             },
             acceptance: acceptance::of(s),
             remediation: remediation::of(s, startup.driver_phase.as_ref()),
+            readmission: None,
             startup,
+        })
+        .map(|mut c: Self| {
+            c.readmission = readmission::of(c.acceptance.as_ref(), c.remediation.is_some());
+            c
         })
     }
 }

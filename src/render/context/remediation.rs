@@ -1,20 +1,30 @@
-//! Isolation by fault class. node-problem-detector (its chart values, `npd`) runs
-//! `nodeimg verify --phase health` in the host's namespaces once per fault class that has
-//! health checks, each run limited to that class's checks, beside the overall
-//! `GPUProblem` rule, and sets one node condition per class (`NodeimgLinkProblem`, …; `True`
-//! is the problem, as NPD's own conditions). A failing run keeps a capture and the record
-//! of the failing verdict under the evidence folder and names both in the condition's
-//! message. In the cluster, NodeHealthCheck (medik8s) acts on those conditions:
+//! Isolation by fault class and by the recovery ladder's rung. node-problem-detector
+//! (its chart values, `npd`) runs `nodeimg verify --phase health` in the host's namespaces
+//! once per fault class that has health checks, each run limited to that class's checks
+//! and to the failures automation may act on (`--actions restart-daemon,reset-gpu,
+//! reset-fabric,reboot-node`), beside the overall `GPUProblem` rule, and sets one node
+//! condition per class (`NodeimgLinkProblem`, …; `True` is the problem, as NPD's own
+//! conditions). One more rule, `NodeimgServiceRequired`, runs every health check for the
+//! failures that need a person (`--actions check-cooling-power,service`). A failing run
+//! keeps a capture and the record of the failing verdict under the evidence folder and
+//! names both in the condition's message. In the cluster, NodeHealthCheck (medik8s) acts
+//! on those conditions, climbing the ladder restart, reset, reboot, service:
 //!
 //! - driver and daemon: systemd (`Restart=`) and the operators' DaemonSets restart the
 //!   daemon within `daemonRestartWindow`; if the condition holds longer, the reboot
 //!   template (Self Node Remediation by default), once, with a timeout;
-//! - device and link: the repair template (a repair queue; never one that reboots);
-//!   without one, no NodeHealthCheck (it cordons only through a remediator), the
-//!   conditions and the evidence stay;
-//! - on both, no automatic return: `healthyDelay: -1s` keeps the node out until it carries
+//! - device and link: the reboot template (a reset of the GPU or the fabric happens with
+//!   the reboot: no remediator resets a GPU in place), at most `maxReboots` times within
+//!   `ladderWindow` (default 2 in 72 h, gpud's): verify on the node counts the reboots
+//!   (`/var/lib/nodeimg/`) and past the limit asks for `service` instead, which moves
+//!   the failure from the class's condition to `NodeimgServiceRequired`: never a reboot
+//!   loop;
+//! - service: the repair template (a repair queue; never one that reboots); without one,
+//!   no NodeHealthCheck acts on it: the condition and the evidence stay for a person;
+//! - on all, no automatic return: `healthyDelay: -1s` keeps the node out until it carries
 //!   NodeHealthCheck's confirmation annotation, which `nodeimg rollout readmit` writes only
-//!   for a node whose acceptance record passes again (`rollout::readmit`);
+//!   for a node whose acceptance record passes again (`rollout::readmit`), after the
+//!   re-admission workloads of the failed part ran under load;
 //! - a transient application fault is no node condition: the workload's own controller
 //!   (a Job's `backoffLimit` / `podFailurePolicy`) restarts its Pod.
 //!
@@ -26,7 +36,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::blueprint::model::rollout::TemplateRef;
-use crate::fault::FaultClass;
+use crate::fault::{Action, FaultClass};
 use crate::verify::checks::applies;
 
 use super::npd::health_gate;
@@ -36,16 +46,31 @@ use super::{LOCK_PATH, NODEIMG_BIN};
 /// Captures kept per fault class before a failing run stops adding more.
 pub const MAX_CAPTURES: usize = 5;
 
-/// One NPD rule: a fault class's health checks and the condition they set.
+/// The actions automation takes on the node's behalf (the ladder's automatic rungs):
+/// the per-class rules judge these failures.
+pub const AUTOMATIC: [Action; 4] = [
+    Action::RestartDaemon,
+    Action::ResetGpu,
+    Action::ResetFabric,
+    Action::RebootNode,
+];
+/// The actions that need a person: the service rule judges these.
+pub const BY_A_PERSON: [Action; 2] = [Action::CheckCoolingPower, Action::Service];
+
+/// One NPD rule: a fault class's health checks (or, for the service rule, all of them)
+/// and the condition they set.
 #[derive(Debug, Clone, Serialize)]
 pub struct HealthRule {
+    /// The fault class, or `service`.
     pub fault: &'static str,
     /// `Nodeimg<Class>Problem`.
     pub condition: String,
     pub ok_reason: String,
     pub problem_reason: String,
-    /// The check ids of the class in the health subset.
+    /// The check ids of the class in the health subset (all of them for `service`).
     pub checks: Vec<&'static str>,
+    /// The actions whose failures the rule judges (`--actions`).
+    pub actions: Vec<&'static str>,
     /// The shell command the rule runs on the host (`/bin/sh -c`).
     pub script: String,
     /// NPD's arguments to `nsenter` (the NPD image has no nodeimg): the host's
@@ -56,7 +81,7 @@ pub struct HealthRule {
 /// One NodeHealthCheck.
 #[derive(Debug, Clone, Serialize)]
 pub struct Check {
-    /// `driver-daemon` or `device-link`.
+    /// `driver-daemon`, `device-link` or `service`.
     pub class: &'static str,
     pub conditions: Vec<String>,
     /// Seconds a condition must hold before remediation starts.
@@ -78,6 +103,10 @@ pub struct Remediation<'a> {
     /// `kubernetes.labels` of the blueprint: the nodes of this class.
     pub selector: BTreeMap<&'a str, &'a str>,
     pub evidence_dir: String,
+    /// The ladder's limits (`rollout.remediation.maxReboots`, `ladderWindow`), as verify on
+    /// the node applies them.
+    pub max_reboots: u32,
+    pub ladder_window_h: u64,
 }
 
 fn camel(fault: &str) -> String {
@@ -103,12 +132,17 @@ fn quote(s: &str) -> String {
 /// failing run that wrote no capture (the limit is reached) names the folder of the kept
 /// ones instead, never an older capture as its own. Exit codes are verify's: 0 OK,
 /// 1 problem, anything else unknown.
-fn script(fault: &str, checks: &[&str], evidence: &str) -> String {
+fn script(fault: &str, checks: &[&str], actions: &[&str], evidence: &str) -> String {
     let dir = format!("{evidence}/{fault}");
+    let checks = if checks.is_empty() {
+        String::new()
+    } else {
+        format!(" --checks {}", quote(&checks.join(",")))
+    };
     format!(
         "dir={dir}; mkdir -p \"$dir\"; n=$(ls \"$dir\"/*.tar.zst 2>/dev/null | wc -l); ev=; \
          [ \"$n\" -lt {max} ] && ev=\"--evidence-on-fail $dir\"; \
-         out=$({bin} -q verify --phase health --checks {checks} --blueprint {lock} --format summary --timeout 20 --record \"$dir/last.json\" \
+         out=$({bin} -q verify --phase health{checks} --actions {actions} --blueprint {lock} --format summary --timeout 20 --record \"$dir/last.json\" \
          --output prometheus=/var/lib/node_exporter/textfile/nodeimg_health_{fault}.prom $ev); rc=$?; \
          if [ \"$rc\" -eq 1 ]; then \
          if [ -n \"$ev\" ] && [ \"$(ls \"$dir\"/*.tar.zst 2>/dev/null | wc -l)\" -gt \"$n\" ]; then \
@@ -119,7 +153,7 @@ fn script(fault: &str, checks: &[&str], evidence: &str) -> String {
         dir = quote(&dir),
         max = MAX_CAPTURES,
         bin = NODEIMG_BIN,
-        checks = quote(&checks.join(",")),
+        actions = actions.join(","),
         lock = LOCK_PATH,
         fault = fault.replace('-', "_"),
     )
@@ -139,31 +173,58 @@ pub fn of<'a>(s: &'a Spec, driver_phase: Option<&DriverPhase>) -> Option<Remedia
     for spec in applies::health_checks(s) {
         by_fault.entry(spec.fault).or_default().push(spec.id);
     }
-    let rules: Vec<HealthRule> = by_fault
+    let names =
+        |actions: &[Action]| -> Vec<&'static str> { actions.iter().map(|&a| a.into()).collect() };
+    let rule = |name: &'static str,
+                class: String,
+                checks: Vec<&'static str>,
+                actions: Vec<&'static str>,
+                condition: String| {
+        let gate = driver_phase.map(health_gate).unwrap_or_default();
+        let script = format!("{gate}{}", script(name, &checks, &actions, &evidence));
+        HealthRule {
+            fault: name,
+            condition,
+            ok_reason: format!("Nodeimg{class}Healthy"),
+            problem_reason: format!("Nodeimg{class}Failed"),
+            checks,
+            actions,
+            script: script.clone(),
+            args: [
+                "--target", "1", "--mount", "--uts", "--ipc", "--net", "--pid", "--", "/bin/sh",
+                "-c",
+            ]
+            .iter()
+            .map(|a| a.to_string())
+            .chain(std::iter::once(script))
+            .collect(),
+        }
+    };
+    let mut rules: Vec<HealthRule> = by_fault
         .iter()
         .map(|(fault, checks)| {
             let name: &'static str = fault.into();
-            let gate = driver_phase.map(health_gate).unwrap_or_default();
-            let script = format!("{gate}{}", script(name, checks, &evidence));
             let class = camel(name);
-            HealthRule {
-                fault: name,
-                condition: format!("Nodeimg{class}Problem"),
-                ok_reason: format!("Nodeimg{class}Healthy"),
-                problem_reason: format!("Nodeimg{class}Failed"),
-                checks: checks.clone(),
-                script: script.clone(),
-                args: [
-                    "--target", "1", "--mount", "--uts", "--ipc", "--net", "--pid", "--",
-                    "/bin/sh", "-c",
-                ]
-                .iter()
-                .map(|a| a.to_string())
-                .chain(std::iter::once(script))
-                .collect(),
-            }
+            rule(
+                name,
+                class.clone(),
+                checks.clone(),
+                names(&AUTOMATIC),
+                format!("Nodeimg{class}Problem"),
+            )
         })
         .collect();
+    // Every health check, for what needs a person: no `--checks`, so a check a node of
+    // this blueprint does not run is simply absent.
+    if !by_fault.is_empty() {
+        rules.push(rule(
+            "service",
+            "Service".to_owned(),
+            Vec::new(),
+            names(&BY_A_PERSON),
+            "NodeimgServiceRequired".to_owned(),
+        ));
+    }
     let condition = |f: FaultClass| {
         rules
             .iter()
@@ -186,18 +247,32 @@ pub fn of<'a>(s: &'a Spec, driver_phase: Option<&DriverPhase>) -> Option<Remedia
         .into_iter()
         .filter_map(condition)
         .collect();
-    if let Some(repair) = &r.repair
-        && !hardware.is_empty()
-    {
+    if !hardware.is_empty() {
+        // The reboot rung: bounded on the node (verify's ladder turns a fault that the
+        // reboots did not clear into service), never repeated by NodeHealthCheck itself
+        // (healthyDelay -1s).
         checks.push(Check {
             class: "device-link",
             conditions: hardware,
+            duration_s: 60,
+            timeout_s: None,
+            template: r.reboot.clone(),
+            healthy_delay: "-1s",
+        });
+    }
+    if let Some(repair) = &r.repair
+        && rules.iter().any(|rule| rule.fault == "service")
+    {
+        checks.push(Check {
+            class: "service",
+            conditions: vec!["NodeimgServiceRequired".to_owned()],
             duration_s: 60,
             timeout_s: None,
             template: repair.clone(),
             healthy_delay: "-1s",
         });
     }
+    let limits = r.ladder();
     Some(Remediation {
         rules,
         checks,
@@ -209,6 +284,8 @@ pub fn of<'a>(s: &'a Spec, driver_phase: Option<&DriverPhase>) -> Option<Remedia
             .map(|(k, v)| (k.as_str(), v.as_str()))
             .collect(),
         evidence_dir: evidence,
+        max_reboots: limits.reboots,
+        ladder_window_h: limits.window_s / 3600,
     })
 }
 

@@ -36,18 +36,31 @@ pub fn applies(spec: &Spec, blueprint: &blueprint::Spec) -> bool {
         &pcie::GPU_UPSTREAM_WIDTH,
         &pcie::GPU_UPSTREAM_SPEED,
         &gpu::COUNT,
+        &gpu::EVENT_UNKNOWN,
     ]
     .into_iter()
     .any(is)
     {
         gpus.is_some()
-    } else if is(&gpu::RENDER_NODES) {
+    } else if [
+        &gpu::RENDER_NODES,
+        &gpu::RAS_EVENTS,
+        &gpu::RAS_ERRORS,
+        &gpu::RAS_BAD_PAGES,
+    ]
+    .into_iter()
+    .any(is)
+    {
         gpus.is_some_and(|a| a.vendor == Vendor::Amd)
     } else if is(&gpu::NVSWITCH) {
         nvswitch
     } else if is(&gpu::FABRIC_STATE) {
         nvidia && nvswitch
-    } else if is(&gpu::FABRIC_MANAGER) {
+    } else if is(&gpu::SXID) {
+        // NVSwitches judged where the blueprint has them; an SXid on another node is
+        // judged too, but no rule lists the check there.
+        nvidia && nvswitch
+    } else if is(&gpu::FABRIC_MANAGER) || is(&gpu::FABRIC_MANAGER_LOG) {
         // With an operator-owned driver Fabric Manager runs in the operator's driver
         // container: no host unit to judge; gpu.fabric.state judges the fabric.
         nvidia && nvswitch && gpus.is_some_and(|a| a.driver.authority != DriverAuthority::Operator)
@@ -58,6 +71,8 @@ pub fn applies(spec: &Spec, blueprint: &blueprint::Spec) -> bool {
         &gpu::RETIRED_PAGES,
         &gpu::XID,
         &gpu::RECOVERY,
+        &gpu::HW_SLOWDOWN,
+        &gpu::TEMPERATURE,
     ]
     .into_iter()
     .any(is)

@@ -101,127 +101,143 @@ checks! {
     /// OS and kernel.
     os {
         //  const         id                          summary                                              severity  fault          action            stage  phase
-        DISTRO         = "os.distro",                "OS distribution",                                    Critical, OsMemoryDisk,  IsolateAndRepair, Host,  -;
-        VERSION        = "os.version",               "OS release",                                         Critical, OsMemoryDisk,  IsolateAndRepair, Host,  -;
-        KERNEL_RELEASE = "os.kernel.release",        "running kernel release",                             Critical, OsMemoryDisk,  IsolateAndRepair, Host,  -;
-        ARG_REQUIRED   = "os.kernel.arg.required",   "required kernel argument on the command line",       Critical, OsMemoryDisk,  IsolateAndRepair, Host,  -;
-        ARG_IMPLIED    = "os.kernel.arg.implied",    "kernel argument the blueprint's typed fields imply", Warning,  OsMemoryDisk,  IsolateAndRepair, Host,  -;
-        ARG_FORBIDDEN  = "os.kernel.arg.forbidden",  "forbidden kernel argument absent",                   Critical, OsMemoryDisk,  IsolateAndRepair, Host,  -;
-        CGROUP         = "os.cgroup",                "cgroup hierarchy",                                   Critical, OsMemoryDisk,  IsolateAndRepair, Host,  -;
-        HUGEPAGES      = "os.hugepages",             "hugepages reserved at boot",                         Critical, OsMemoryDisk,  Reset,            Host,  -;
-        SHM            = "os.shm.size",              "memory can back the pods' /dev/shm (system.shmSize)", Critical, OsMemoryDisk, IsolateAndRepair, Host,  -;
-        SYSCTL         = "os.sysctl",                "kernel parameter the image sets holds in /proc/sys", Critical, OsMemoryDisk,  IsolateAndRepair, Host,  -;
-        NOUVEAU        = "os.nouveau.absent",        "nouveau not loaded",                                 Critical, DriverDaemon,  IsolateAndRepair, Host,  -;
+        DISTRO         = "os.distro",                "OS distribution",                                    Critical, OsMemoryDisk,  Service,       Host,   -;
+        VERSION        = "os.version",               "OS release",                                         Critical, OsMemoryDisk,  Service,       Host,   -;
+        KERNEL_RELEASE = "os.kernel.release",        "running kernel release",                             Critical, OsMemoryDisk,  Service,       Host,   -;
+        ARG_REQUIRED   = "os.kernel.arg.required",   "required kernel argument on the command line",       Critical, OsMemoryDisk,  Service,       Host,   -;
+        ARG_IMPLIED    = "os.kernel.arg.implied",    "kernel argument the blueprint's typed fields imply", Warning,  OsMemoryDisk,  Service,       Host,   -;
+        ARG_FORBIDDEN  = "os.kernel.arg.forbidden",  "forbidden kernel argument absent",                   Critical, OsMemoryDisk,  Service,       Host,   -;
+        CGROUP         = "os.cgroup",                "cgroup hierarchy",                                   Critical, OsMemoryDisk,  Service,       Host,   -;
+        HUGEPAGES      = "os.hugepages",             "hugepages reserved at boot",                         Critical, OsMemoryDisk,  RebootNode,    Host,   -;
+        SHM            = "os.shm.size",              "memory can back the pods' /dev/shm (system.shmSize)", Critical, OsMemoryDisk, Service,       Host,   -;
+        SYSCTL         = "os.sysctl",                "kernel parameter the image sets holds in /proc/sys", Critical, OsMemoryDisk,  Service,       Host,   -;
+        NOUVEAU        = "os.nouveau.absent",        "nouveau not loaded",                                 Critical, DriverDaemon,  Service,       Host,   -;
     }
     /// BIOS policy as the kernel sees its effects, and firmware versions.
     firmware {
-        BIOS_VERSION    = "firmware.bios.version",       "BIOS version",                                   Critical, OsMemoryDisk,  IsolateAndRepair, Host,  -;
-        IOMMU           = "firmware.iommu",              "IOMMU mode",                                     Critical, OsMemoryDisk,  IsolateAndRepair, Host,  -;
-        SMT             = "firmware.smt",                "simultaneous multithreading",                    Critical, OsMemoryDisk,  IsolateAndRepair, Host,  -;
-        SECURE_BOOT     = "firmware.secure-boot",        "UEFI Secure Boot",                               Critical, OsMemoryDisk,  IsolateAndRepair, Host,  -;
-        MODULE_SIGNING  = "firmware.module-signing",     "kernel module signature enforcement",            Critical, OsMemoryDisk,  IsolateAndRepair, Host,  -;
-        NUMA_PER_SOCKET = "firmware.numa-per-socket",    "NUMA nodes per socket",                          Critical, OsMemoryDisk,  IsolateAndRepair, Host,  -;
-        RESIZABLE_BAR   = "firmware.resizable-bar",      "GPU Resizable BAR",                              Critical, OsMemoryDisk,  IsolateAndRepair, Host,  -;
-        ABOVE_4G        = "firmware.above-4g-decoding",  "GPU BARs above 4 GiB",                           Critical, OsMemoryDisk,  IsolateAndRepair, Host,  -;
-        POWER_PROFILE   = "firmware.power-profile",      "CPU frequency governor fits the power profile",  Warning,  OsMemoryDisk,  IsolateAndRepair, Host,  -;
+        BIOS_VERSION    = "firmware.bios.version",       "BIOS version",                                   Critical, OsMemoryDisk,  Service,       Host,   -;
+        IOMMU           = "firmware.iommu",              "IOMMU mode",                                     Critical, OsMemoryDisk,  Service,       Host,   -;
+        SMT             = "firmware.smt",                "simultaneous multithreading",                    Critical, OsMemoryDisk,  Service,       Host,   -;
+        SECURE_BOOT     = "firmware.secure-boot",        "UEFI Secure Boot",                               Critical, OsMemoryDisk,  Service,       Host,   -;
+        MODULE_SIGNING  = "firmware.module-signing",     "kernel module signature enforcement",            Critical, OsMemoryDisk,  Service,       Host,   -;
+        NUMA_PER_SOCKET = "firmware.numa-per-socket",    "NUMA nodes per socket",                          Critical, OsMemoryDisk,  Service,       Host,   -;
+        RESIZABLE_BAR   = "firmware.resizable-bar",      "GPU Resizable BAR",                              Critical, OsMemoryDisk,  Service,       Host,   -;
+        ABOVE_4G        = "firmware.above-4g-decoding",  "GPU BARs above 4 GiB",                           Critical, OsMemoryDisk,  Service,       Host,   -;
+        POWER_PROFILE   = "firmware.power-profile",      "CPU frequency governor fits the power profile",  Warning,  OsMemoryDisk,  Service,       Host,   -;
     }
     /// PCIe links of GPUs and NICs, both ends, and AER.
     pcie {
-        GPU_WIDTH          = "gpu.pcie.link-width",          "GPU PCIe link width",                         Critical, Link, Reset, Host, health;
-        GPU_MAX_SPEED      = "gpu.pcie.max-speed",           "GPU PCIe maximum link speed",                 Critical, Link, Reset, Host, health;
-        GPU_UPSTREAM_WIDTH = "gpu.pcie.upstream-width",      "PCIe width of the port above the GPU",        Critical, Link, Reset, Host, health;
-        GPU_UPSTREAM_SPEED = "gpu.pcie.upstream-max-speed",  "maximum speed of the port above the GPU",     Critical, Link, Reset, Host, health;
-        NIC_WIDTH          = "nic.pcie.link-width",          "NIC PCIe link width, both ends",              Critical, Link, Reset, Host, health;
-        NIC_SPEED          = "nic.pcie.link-speed",          "NIC PCIe link speed, both ends",              Critical, Link, Reset, Host, health;
-        AER                = "pcie.aer.uncorrectable",       "no uncorrectable PCIe errors reported (AER)", Warning,  Link, Reset, Host, health;
+        GPU_WIDTH          = "gpu.pcie.link-width",          "GPU PCIe link width",                         Critical, Link, RebootNode,    Host,   health;
+        GPU_MAX_SPEED      = "gpu.pcie.max-speed",           "GPU PCIe maximum link speed",                 Critical, Link, RebootNode,    Host,   health;
+        GPU_UPSTREAM_WIDTH = "gpu.pcie.upstream-width",      "PCIe width of the port above the GPU",        Critical, Link, RebootNode,    Host,   health;
+        GPU_UPSTREAM_SPEED = "gpu.pcie.upstream-max-speed",  "maximum speed of the port above the GPU",     Critical, Link, RebootNode,    Host,   health;
+        NIC_WIDTH          = "nic.pcie.link-width",          "NIC PCIe link width, both ends",              Critical, Link, RebootNode,    Host,   health;
+        NIC_SPEED          = "nic.pcie.link-speed",          "NIC PCIe link speed, both ends",              Critical, Link, RebootNode,    Host,   health;
+        AER                = "pcie.aer.uncorrectable",       "no uncorrectable PCIe errors reported (AER)", Warning,  Link, RebootNode,    Host,   health;
     }
     /// GPUs: presence from sysfs, then what the driver reports.
     gpu {
-        COUNT             = "gpu.count",                      "GPUs on the PCI bus",                            Critical, Device,       IsolateAndRepair, Host,   health;
-        NVSWITCH          = "gpu.nvswitch.present",           "NVSwitches on the PCI bus",                      Critical, Device,       IsolateAndRepair, Host,   health;
-        MODEL             = "gpu.model",                      "GPU model",                                      Critical, Device,       IsolateAndRepair, Driver, -;
-        DRIVER            = "gpu.driver.version",             "loaded GPU driver version",                      Critical, DriverDaemon, IsolateAndRepair, Driver, -;
-        KERNEL_MODULE     = "gpu.driver.kernel-module",       "NVIDIA kernel module flavour",                   Critical, DriverDaemon, IsolateAndRepair, Driver, -;
-        CUDA              = "gpu.cuda.version",               "CUDA version the driver supports",               Critical, DriverDaemon, IsolateAndRepair, Driver, -;
-        VBIOS             = "gpu.vbios",                      "GPU VBIOS version",                              Critical, Device,       IsolateAndRepair, Driver, -;
-        VBIOS_IDENTICAL   = "gpu.vbios.identical",            "same VBIOS on every GPU",                        Critical, Device,       IsolateAndRepair, Driver, -;
-        ECC_MODE          = "gpu.ecc.mode",                   "ECC enabled",                                    Critical, Device,       Reset,            Driver, -;
-        ECC_UNCORRECTABLE = "gpu.ecc.volatile-uncorrectable", "no uncorrectable ECC errors since the driver loaded", Critical, Device,   Reset,            Driver, health;
-        REMAP_PENDING     = "gpu.row-remap.pending",          "no row remapping pending",                       Critical, Device,       Reset,            Driver, health;
-        REMAP_FAILURE     = "gpu.row-remap.failure",          "no row remapping failure",                       Critical, Device,       IsolateAndRepair, Driver, health;
-        RETIRED_PAGES     = "gpu.retired-pages",              "no page retirement pending",                     Critical, Device,       Reset,            Driver, health;
-        XID               = "gpu.xid",                        "no Xid events in the kernel log",                Critical, Device,       Reset,            Driver, health;
-        RECOVERY          = "gpu.recovery",                   "the driver flags no reset, drain or repair",     Critical, Device,       Reset,            Driver, health;
-        PERSISTENCE       = "gpu.persistence",                "persistence mode",                               Critical, DriverDaemon, Restart,          Driver, -;
-        MIG               = "gpu.mig.mode",                   "MIG mode",                                       Critical, DriverDaemon, Reset,            Driver, -;
-        FABRIC_MANAGER    = "gpu.fabric-manager.active",      "nvidia-fabricmanager active",                    Critical, DriverDaemon, Restart,          Driver, health;
-        FABRIC_STATE      = "gpu.fabric.state",               "GPU joined the NVLink fabric",                   Critical, Link,         Reset,            Driver, health;
+        COUNT             = "gpu.count",                      "GPUs on the PCI bus",                            Critical, Device,       Service,       Host,   health;
+        NVSWITCH          = "gpu.nvswitch.present",           "NVSwitches on the PCI bus",                      Critical, Device,       Service,       Host,   health;
+        MODEL             = "gpu.model",                      "GPU model",                                      Critical, Device,       Service,       Driver, -;
+        DRIVER            = "gpu.driver.version",             "loaded GPU driver version",                      Critical, DriverDaemon, Service,       Driver, -;
+        KERNEL_MODULE     = "gpu.driver.kernel-module",       "NVIDIA kernel module flavour",                   Critical, DriverDaemon, Service,       Driver, -;
+        CUDA              = "gpu.cuda.version",               "CUDA version the driver supports",               Critical, DriverDaemon, Service,       Driver, -;
+        VBIOS             = "gpu.vbios",                      "GPU VBIOS version",                              Critical, Device,       Service,       Driver, -;
+        VBIOS_IDENTICAL   = "gpu.vbios.identical",            "same VBIOS on every GPU",                        Critical, Device,       Service,       Driver, -;
+        ECC_MODE          = "gpu.ecc.mode",                   "ECC enabled",                                    Critical, Device,       ResetGpu,      Driver, -;
+        ECC_UNCORRECTABLE = "gpu.ecc.volatile-uncorrectable", "no uncorrectable ECC errors since the driver loaded", Critical, Device,   ResetGpu,      Driver, health;
+        REMAP_PENDING     = "gpu.row-remap.pending",          "no row remapping pending",                       Critical, Device,       ResetGpu,      Driver, health;
+        REMAP_FAILURE     = "gpu.row-remap.failure",          "no row remapping failure",                       Critical, Device,       Service,       Driver, health;
+        RETIRED_PAGES     = "gpu.retired-pages",              "no page retirement pending",                     Critical, Device,       ResetGpu,      Driver, health;
+        XID               = "gpu.xid",                        "Xid events, judged by NVIDIA's Xid catalog",     Critical, Device,       ResetGpu,      Driver, health;
+        SXID              = "gpu.sxid",                       "NVSwitch SXid events, judged by the Fabric Manager User Guide", Critical, Link, ResetFabric, Driver, health;
+        RAS_EVENTS        = "gpu.ras.events",                 "amdgpu RAS and GPU reset events, judged by AMD's documented actions", Critical, Device, ResetGpu, Driver, health;
+        // A code the catalogs do not list (a newer driver): a warning naming it, never a
+        // guessed action.
+        EVENT_UNKNOWN     = "gpu.event.unknown",              "no GPU or switch event the vendor catalog does not list", Warning, Device, None, Driver, health;
+        RECOVERY          = "gpu.recovery",                   "the driver flags no reset, drain or repair",     Critical, Device,       ResetGpu,      Driver, health;
+        HW_SLOWDOWN       = "gpu.clocks.hw-slowdown",         "clocks not held down by the hardware (slowdown, thermal, power brake)", Critical, Device, CheckCoolingPower, Driver, health;
+        TEMPERATURE       = "gpu.temperature.margin",         "GPU and memory temperature below the slowdown limits", Warning, Device, CheckCoolingPower, Driver, health;
+        RAS_ERRORS        = "gpu.ras.errors",                 "no new errors in amdgpu's RAS error counts",     Critical, Device,       ResetGpu,      Driver, health;
+        RAS_BAD_PAGES     = "gpu.ras.bad-pages",              "every retired VRAM page reserved",               Critical, Device,       Service,       Driver, health;
+        PERSISTENCE       = "gpu.persistence",                "persistence mode",                               Critical, DriverDaemon, RestartDaemon, Driver, -;
+        MIG               = "gpu.mig.mode",                   "MIG mode",                                       Critical, DriverDaemon, ResetGpu,      Driver, -;
+        FABRIC_MANAGER    = "gpu.fabric-manager.active",      "nvidia-fabricmanager active",                    Critical, DriverDaemon, RestartDaemon, Driver, health;
+        FABRIC_STATE      = "gpu.fabric.state",               "GPU joined the NVLink fabric",                   Critical, Link,         ResetFabric,   Driver, health;
+        FABRIC_MANAGER_LOG = "gpu.fabric-manager.log",        "no fatal entry in Fabric Manager's log",         Critical, DriverDaemon, ResetFabric,   Driver, health;
         // One render node per whole AMD GPU (the static CDI spec's renderD(128+N)): none
         // when the driver failed to set the GPU up, one per partition under CPX/DPX.
-        RENDER_NODES      = "gpu.render-nodes",               "one DRM render node per AMD GPU",                Critical, Device,       Reset,            Driver, health;
+        RENDER_NODES      = "gpu.render-nodes",               "one DRM render node per AMD GPU",                Critical, Device,       ResetGpu,      Driver, health;
     }
     /// NICs of each blueprint group, and GPU-NIC placement.
     network {
-        COUNT              = "nic.count",              "NICs of the group present",                   Critical, Link,         IsolateAndRepair, Host, health;
-        MODEL              = "nic.model",              "NICs of the group are the declared model",    Warning,  Link,         IsolateAndRepair, Host, -;
-        LINK_STATE         = "nic.link.state",         "interface operationally up",                  Critical, Link,         Reset,            Host, health;
-        SPEED              = "nic.speed",              "interface link speed",                        Critical, Link,         Reset,            Host, health;
-        MTU                = "nic.mtu",                "interface MTU",                               Critical, OsMemoryDisk, Restart,          Host, -;
-        RDMA_STATE         = "nic.rdma.port-state",    "RDMA port ACTIVE and LinkUp",                 Critical, Link,         Reset,            Host, health;
-        RDMA_RATE          = "nic.rdma.rate",          "RDMA port rate",                              Critical, Link,         Reset,            Host, health;
-        FIRMWARE           = "nic.firmware",           "NIC firmware version",                        Critical, Link,         IsolateAndRepair, Host, -;
-        FIRMWARE_IDENTICAL = "nic.firmware.identical", "same NIC firmware across the group",          Critical, Link,         IsolateAndRepair, Host, -;
-        GPU_NIC_NUMA       = "gpu.nic.numa",           "a compute NIC on the GPU's NUMA node",        Critical, OsMemoryDisk, IsolateAndRepair, Host, -;
-        GPU_NIC_SWITCH     = "gpu.nic.pcie-switch",    "a compute NIC behind the GPU's PCIe switch",  Critical, Link,         IsolateAndRepair, Host, -;
+        COUNT              = "nic.count",              "NICs of the group present",                   Critical, Link,         Service,       Host,   health;
+        MODEL              = "nic.model",              "NICs of the group are the declared model",    Warning,  Link,         Service,       Host,   -;
+        LINK_STATE         = "nic.link.state",         "interface operationally up",                  Critical, Link,         RebootNode,    Host,   health;
+        SPEED              = "nic.speed",              "interface link speed",                        Critical, Link,         RebootNode,    Host,   health;
+        MTU                = "nic.mtu",                "interface MTU",                               Critical, OsMemoryDisk, RestartDaemon, Host,   -;
+        RDMA_STATE         = "nic.rdma.port-state",    "RDMA port ACTIVE and LinkUp",                 Critical, Link,         RebootNode,    Host,   health;
+        RDMA_RATE          = "nic.rdma.rate",          "RDMA port rate",                              Critical, Link,         RebootNode,    Host,   health;
+        FIRMWARE           = "nic.firmware",           "NIC firmware version",                        Critical, Link,         Service,       Host,   -;
+        FIRMWARE_IDENTICAL = "nic.firmware.identical", "same NIC firmware across the group",          Critical, Link,         Service,       Host,   -;
+        GPU_NIC_NUMA       = "gpu.nic.numa",           "a compute NIC on the GPU's NUMA node",        Critical, OsMemoryDisk, Service,       Host,   -;
+        GPU_NIC_SWITCH     = "gpu.nic.pcie-switch",    "a compute NIC behind the GPU's PCIe switch",  Critical, Link,         Service,       Host,   -;
     }
     /// GPUDirect RDMA through DMA-BUF, when the blueprint pins no OFED (so no nvidia_peermem).
     gpudirect {
-        DMA_BUF_KERNEL = "gpudirect.dma-buf.kernel", "the kernel has DMA-BUF (Linux 5.12+, CONFIG_DMA_SHARED_BUFFER)", Critical, OsMemoryDisk, IsolateAndRepair, Host,   -;
-        DMA_BUF_DRIVER = "gpudirect.dma-buf.driver", "the NVIDIA open kernel modules are loaded (DMA-BUF export)",       Critical, DriverDaemon, IsolateAndRepair, Driver, -;
+        DMA_BUF_KERNEL = "gpudirect.dma-buf.kernel", "the kernel has DMA-BUF (Linux 5.12+, CONFIG_DMA_SHARED_BUFFER)", Critical, OsMemoryDisk, Service,       Host,   -;
+        DMA_BUF_DRIVER = "gpudirect.dma-buf.driver", "the NVIDIA open kernel modules are loaded (DMA-BUF export)",       Critical, DriverDaemon, Service,       Driver, -;
     }
     /// Container runtime, kubelet and the CDI spec.
     runtime {
-        CONTAINERD  = "runtime.containerd.version",  "containerd version",                             Critical, DriverDaemon, IsolateAndRepair, Host,   -;
-        MEMLOCK     = "runtime.containerd.memlock",  "containerd (and so every pod) may lock unlimited memory", Critical, DriverDaemon, Restart, Host, -;
-        KUBELET     = "runtime.kubelet.version",     "kubelet version",                                Critical, DriverDaemon, IsolateAndRepair, Host,   -;
-        CDI_SPEC    = "runtime.cdi.spec",            "GPU CDI spec present",                           Critical, DriverDaemon, Restart,          Driver, -;
-        CDI_DEVICES = "runtime.cdi.devices",         "CDI spec lists every GPU",                       Critical, DriverDaemon, Restart,          Driver, -;
-        CDI_NODES   = "runtime.cdi.device-nodes",    "CDI device nodes exist",                         Critical, DriverDaemon, Restart,          Driver, -;
-        CDI_DRIVER  = "runtime.cdi.driver-version",  "CDI spec mounts the loaded driver's libraries",  Critical, DriverDaemon, Restart,          Driver, -;
+        CONTAINERD  = "runtime.containerd.version",  "containerd version",                             Critical, DriverDaemon, Service,       Host,   -;
+        MEMLOCK     = "runtime.containerd.memlock",  "containerd (and so every pod) may lock unlimited memory", Critical, DriverDaemon, RestartDaemon, Host,   -;
+        KUBELET     = "runtime.kubelet.version",     "kubelet version",                                Critical, DriverDaemon, Service,       Host,   -;
+        CDI_SPEC    = "runtime.cdi.spec",            "GPU CDI spec present",                           Critical, DriverDaemon, RestartDaemon, Driver, -;
+        CDI_DEVICES = "runtime.cdi.devices",         "CDI spec lists every GPU",                       Critical, DriverDaemon, RestartDaemon, Driver, -;
+        CDI_NODES   = "runtime.cdi.device-nodes",    "CDI device nodes exist",                         Critical, DriverDaemon, RestartDaemon, Driver, -;
+        CDI_DRIVER  = "runtime.cdi.driver-version",  "CDI spec mounts the loaded driver's libraries",  Critical, DriverDaemon, RestartDaemon, Driver, -;
         // Two specs defining one device: in one directory the CDI cache containerd
         // uses (container-device-interface pkg/cdi/cache.go) drops it as a conflict;
         // across directories /var/run/cdi silently shadows /etc/cdi.
-        CDI_CONFLICTS = "runtime.cdi.conflicts",     "no CDI device is defined by two spec files",     Critical, DriverDaemon, Restart,          Driver, -;
+        CDI_CONFLICTS = "runtime.cdi.conflicts",     "no CDI device is defined by two spec files",     Critical, DriverDaemon, RestartDaemon, Driver, -;
         // The GPU Operator with CDI and without its toolkit DaemonSet gives its operands
         // management.nvidia.com/gpu=all, which nodeimg-cdi-generate writes on the node.
-        CDI_MANAGEMENT = "runtime.cdi.management-spec", "the GPU Operator's management CDI spec present", Critical, DriverDaemon, Restart,     Driver, -;
+        CDI_MANAGEMENT = "runtime.cdi.management-spec", "the GPU Operator's management CDI spec present", Critical, DriverDaemon, RestartDaemon, Driver, -;
     }
     /// The node as a whole.
     system {
-        TIME_SYNC       = "system.time-sync.active",  "a time sync daemon is active",                    Critical, OsMemoryDisk, Restart,          Host, -;
-        CAPACITY_CPU    = "system.capacity.cpu",      "online CPUs are the declared capacity",           Critical, OsMemoryDisk, IsolateAndRepair, Host, -;
-        CAPACITY_MEMORY = "system.capacity.memory",   "memory the kernel sees fits the declared capacity", Critical, OsMemoryDisk, IsolateAndRepair, Host, -;
-        PARTITION       = "system.partition.mounted", "the partition is mounted where its data goes",    Critical, OsMemoryDisk, IsolateAndRepair, Host, -;
+        TIME_SYNC       = "system.time-sync.active",  "a time sync daemon is active",                    Critical, OsMemoryDisk, RestartDaemon, Host,   -;
+        CAPACITY_CPU    = "system.capacity.cpu",      "online CPUs are the declared capacity",           Critical, OsMemoryDisk, Service,       Host,   -;
+        CAPACITY_MEMORY = "system.capacity.memory",   "memory the kernel sees fits the declared capacity", Critical, OsMemoryDisk, Service,       Host,   -;
+        PARTITION       = "system.partition.mounted", "the partition is mounted where its data goes",    Critical, OsMemoryDisk, Service,       Host,   -;
+    }
+    /// The image the node runs, as apply kept it: signed by a key the blueprint trusts,
+    /// and the configuration on disk the signed one. Only with `security.imageTrust`.
+    image {
+        SIGNATURE = "image.signature", "the running image is signed by a key of security.imageTrust",   Critical, Image, Service, Host, -;
+        CONFIG    = "image.config",    "the lock, matrix and trust keys on disk are the signed image's", Critical, Image, Service, Host, -;
     }
     /// The Node object after join (acceptance layer 2, `--phase cluster`).
     cluster {
-        STATUS                  = "cluster.status",                        "the Node object has a status",                            Critical, DriverDaemon, None,             Cluster, -;
-        CAPACITY_CPU            = "cluster.capacity.cpu",                  "the node has the blueprint's logical CPUs",               Critical, OsMemoryDisk, IsolateAndRepair, Cluster, -;
-        CAPACITY_MEMORY         = "cluster.capacity.memory",               "the node has the blueprint's memory",                     Critical, OsMemoryDisk, IsolateAndRepair, Cluster, -;
-        CAPACITY_STORAGE        = "cluster.capacity.ephemeral-storage",    "the kubelet file system has the blueprint's size",        Critical, OsMemoryDisk, IsolateAndRepair, Cluster, -;
-        CAPACITY_HUGEPAGES      = "cluster.capacity.hugepages",            "the boot-time hugepage pool is advertised",               Critical, OsMemoryDisk, Reset,            Cluster, -;
-        CAPACITY_GPU            = "cluster.capacity.gpu",                  "the device plugin advertises every GPU",                  Critical, DriverDaemon, Restart,          Cluster, -;
-        ALLOCATABLE_CPU         = "cluster.allocatable.cpu",               "allocatable CPU is capacity minus the reservations",      Critical, DriverDaemon, Restart,          Cluster, -;
-        ALLOCATABLE_MEMORY      = "cluster.allocatable.memory",            "allocatable memory is capacity minus the reservations",   Critical, DriverDaemon, Restart,          Cluster, -;
-        ALLOCATABLE_STORAGE     = "cluster.allocatable.ephemeral-storage", "allocatable storage is capacity minus the reservations",  Critical, DriverDaemon, Restart,          Cluster, -;
-        ALLOCATABLE_PODS        = "cluster.allocatable.pods",              "allocatable pods is the blueprint's maxPods",             Critical, DriverDaemon, Restart,          Cluster, -;
-        ALLOCATABLE_GPU         = "cluster.allocatable.gpu",               "every advertised GPU is allocatable",                     Critical, DriverDaemon, Restart,          Cluster, -;
-        LABEL                   = "cluster.label",                         "the node carries the label",                              Critical, DriverDaemon, Restart,          Cluster, -;
-        TAINT                   = "cluster.taint",                         "the node's taints are the blueprint's",                   Critical, DriverDaemon, Restart,          Cluster, -;
-        CONDITION               = "cluster.condition",                     "the node is ready and under no pressure",                 Critical, DriverDaemon, Restart,          Cluster, -;
-        RUNTIME_HANDLER         = "cluster.runtime-handler",               "containerd offers the runtime handler",                   Critical, DriverDaemon, Restart,          Cluster, -;
-        COMPONENTS              = "cluster.components",                    "the device components are known (a Pod list)",            Critical, DriverDaemon, None,             Cluster, -;
-        COMPONENT               = "cluster.component",                     "the device component runs on the node and is ready",      Critical, DriverDaemon, Restart,          Cluster, -;
+        STATUS                  = "cluster.status",                        "the Node object has a status",                            Critical, DriverDaemon, None,          Cluster,-;
+        CAPACITY_CPU            = "cluster.capacity.cpu",                  "the node has the blueprint's logical CPUs",               Critical, OsMemoryDisk, Service,       Cluster,-;
+        CAPACITY_MEMORY         = "cluster.capacity.memory",               "the node has the blueprint's memory",                     Critical, OsMemoryDisk, Service,       Cluster,-;
+        CAPACITY_STORAGE        = "cluster.capacity.ephemeral-storage",    "the kubelet file system has the blueprint's size",        Critical, OsMemoryDisk, Service,       Cluster,-;
+        CAPACITY_HUGEPAGES      = "cluster.capacity.hugepages",            "the boot-time hugepage pool is advertised",               Critical, OsMemoryDisk, RebootNode,    Cluster,-;
+        CAPACITY_GPU            = "cluster.capacity.gpu",                  "the device plugin advertises every GPU",                  Critical, DriverDaemon, RestartDaemon, Cluster,-;
+        ALLOCATABLE_CPU         = "cluster.allocatable.cpu",               "allocatable CPU is capacity minus the reservations",      Critical, DriverDaemon, RestartDaemon, Cluster,-;
+        ALLOCATABLE_MEMORY      = "cluster.allocatable.memory",            "allocatable memory is capacity minus the reservations",   Critical, DriverDaemon, RestartDaemon, Cluster,-;
+        ALLOCATABLE_STORAGE     = "cluster.allocatable.ephemeral-storage", "allocatable storage is capacity minus the reservations",  Critical, DriverDaemon, RestartDaemon, Cluster,-;
+        ALLOCATABLE_PODS        = "cluster.allocatable.pods",              "allocatable pods is the blueprint's maxPods",             Critical, DriverDaemon, RestartDaemon, Cluster,-;
+        ALLOCATABLE_GPU         = "cluster.allocatable.gpu",               "every advertised GPU is allocatable",                     Critical, DriverDaemon, RestartDaemon, Cluster,-;
+        LABEL                   = "cluster.label",                         "the node carries the label",                              Critical, DriverDaemon, RestartDaemon, Cluster,-;
+        TAINT                   = "cluster.taint",                         "the node's taints are the blueprint's",                   Critical, DriverDaemon, RestartDaemon, Cluster,-;
+        CONDITION               = "cluster.condition",                     "the node is ready and under no pressure",                 Critical, DriverDaemon, RestartDaemon, Cluster,-;
+        RUNTIME_HANDLER         = "cluster.runtime-handler",               "containerd offers the runtime handler",                   Critical, DriverDaemon, RestartDaemon, Cluster,-;
+        COMPONENTS              = "cluster.components",                    "the device components are known (a Pod list)",            Critical, DriverDaemon, None,          Cluster,-;
+        COMPONENT               = "cluster.component",                     "the device component runs on the node and is ready",      Critical, DriverDaemon, RestartDaemon, Cluster,-;
     }
 }
 

@@ -9,9 +9,11 @@ use super::{CheckResult, Spec, Verdict};
 use crate::blueprint;
 use crate::blueprint::compat::Matrix;
 use crate::fault::Action;
+use crate::fault::overrides::Overrides;
 use crate::verify::fact::Fact;
 use crate::verify::facts::Facts;
 use crate::verify::facts::kernel_log::{DeviceEvents, KernelLog};
+use crate::verify::history::Memory;
 use std::collections::BTreeMap;
 use std::fmt::Display;
 
@@ -73,8 +75,13 @@ pub struct Inputs<'a> {
     pub blueprint: &'a blueprint::Spec,
     pub facts: &'a Facts,
     pub matrix: &'a Matrix,
-    /// Xid and fallen-off-the-bus events by GPU; unknown when the log could not be read.
+    /// Xid, SXid, amdgpu RAS and fallen-off-the-bus events by device; unknown when the
+    /// log could not be read.
     pub device_events: Fact<DeviceEvents<'a>>,
+    /// The site's overrides of the vendor fault catalogs (the matrix's `faults`).
+    pub overrides: Overrides,
+    /// What the health phase's earlier runs left; `None` in the other phases.
+    pub memory: Option<Memory<'a>>,
 }
 
 impl<'a> Inputs<'a> {
@@ -89,6 +96,8 @@ impl<'a> Inputs<'a> {
             facts,
             matrix,
             device_events,
+            overrides: matrix.fault_overrides(),
+            memory: None,
         }
     }
 }

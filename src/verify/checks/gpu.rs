@@ -1,26 +1,26 @@
 //! GPU checks: count and NVSwitches (from sysfs, before any driver), then what the driver
 //! reports: model, driver and CUDA versions, kernel module flavour, VBIOS (pinned and
 //! identical across GPUs), ECC mode and volatile uncorrectable errors, row remapping
-//! (pending, failed) or, before Ampere, retired pages, Xid events in the kernel log,
+//! (pending, failed) or, before Ampere, retired pages, the driver's recovery action,
 //! persistence, MIG mode, and Fabric Manager with each GPU's fabric state.
 //!
 //! Row remapping and page retirement are alternatives: Ampere and later report retired
 //! pages as N/A and remap rows; older GPUs report remapped rows as N/A. The check that
 //! applies is the one whose counters the GPU reports; when neither is readable both are
-//! errors. Xids are classified so automation knows what to do: application Xids (13, 31,
-//! 43, 45, 68, 109) are a workload's fault (warning), NVLink Xids (74, 149) a link fault,
-//! GSP Xids (119, 120) a driver fault, and the rest device faults; 64 (row remap failure)
-//! and 79 (fallen off the bus) need repair, the others a reset.
+//! errors. The kernel log's Xid, SXid and amdgpu RAS events are judged by the vendors'
+//! catalogs in [`super::gpu_events`]; throttling, temperature and AMD's RAS counters in
+//! [`super::gpu_health`].
 
 use super::catalog::gpu::*;
 use super::matcher::Expect;
 use super::{Inputs, Observation, Results};
+use super::{gpu_events, gpu_health};
 use crate::blueprint::model::{Accelerators, DriverAuthority, KernelModule, SharingMode, Vendor};
 use crate::blueprint::value::{Version, VersionReq};
-use crate::fault::{Action, FaultClass, Severity};
+use crate::fault::Action;
+use crate::fault::bucket::recovery_action;
 use crate::verify::fact::Fact;
 use crate::verify::facts::gpu::{Gpu, GpuVendor};
-use crate::verify::facts::kernel_log::KernelEventKind;
 use crate::verify::facts::nvidia_smi::NvidiaGpu;
 use regex::Regex;
 
@@ -106,15 +106,21 @@ pub fn evaluate(input: &Inputs, out: &mut Results) {
             nvidia_gpu(input, out, accelerators, gpu);
             // Xids and "fallen off the bus" are NVIDIA driver (NVRM) messages: on another
             // vendor's GPU the check would pass without having anything to read.
-            xid(input, out, gpu);
+            gpu_events::nvidia_gpu(input, out, gpu);
+            gpu_health::nvidia(input, out, gpu, &nvidia(gpu));
         } else {
             amd_gpu(input, out, gpu);
+            gpu_events::amd_gpu(input, out, gpu);
+            gpu_health::amd(input, out, gpu);
         }
     }
     if gpus.is_empty() {
         nothing_to_check(input, out, accelerators);
     }
     vbios_identical(out, accelerators, &gpus);
+    if accelerators.vendor == Vendor::Nvidia {
+        gpu_events::switches(input, out, accelerators.interconnect.nvswitch);
+    }
     // With an operator-owned driver, Fabric Manager runs in the operator's driver
     // container, not as the host's unit; gpu.fabric.state judges what it did.
     if accelerators.vendor == Vendor::Nvidia
@@ -136,6 +142,7 @@ pub fn evaluate(input: &Inputs, out: &mut Results) {
             &state,
             vec!["systemctl is-active -- nvidia-fabricmanager".to_owned()],
         );
+        gpu_events::fabric_manager_log(input, out);
     }
 }
 
@@ -457,6 +464,12 @@ fn recovery(out: &mut Results, gpu: &Gpu, entry: &Fact<&NvidiaGpu>) {
         matches!(g.sram_threshold_exceeded, Fact::Known(true))
             || matches!(g.unrepairable_memory, Fact::Known(true))
     });
+    // The driver's own recovery action, in the catalog's words (Reboot is a reboot).
+    let asked = entry
+        .known()
+        .and_then(|g| g.recovery_action.known())
+        .and_then(|a| recovery_action(a))
+        .filter(|a| *a > Action::Ignore);
     let result = out.record(
         &RECOVERY,
         Some(gpu.address.to_string()),
@@ -465,95 +478,8 @@ fn recovery(out: &mut Results, gpu: &Gpu, entry: &Fact<&NvidiaGpu>) {
         vec![NVIDIA_SMI.to_owned()],
     );
     if repair {
-        result.action = Action::IsolateAndRepair;
-    }
-}
-
-/// How an Xid is handled: its fault class, the action, and whether it blocks the node.
-///
-/// The codes and their meaning are NVIDIA's Xid catalog
-/// (<https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html>, Ampere and
-/// later; its "Resolution Bucket" columns). This stays code, not matrix data, because it
-/// is nodeimg's policy over that catalog (its own fault classes, actions and severities)
-/// and it fails closed: an Xid not listed here, including one a newer driver adds, is a
-/// critical device fault that asks for a reset, so no release is needed for a new Xid to
-/// block a node. The list only names what is known to be milder (an application's fault)
-/// or worse (repair).
-pub fn classify_xid(code: u32) -> (FaultClass, Action, Severity) {
-    match code {
-        // 13 graphics engine exception, 31 GPU memory page fault, 43 GPU stopped
-        // processing (a channel reset), 45 preemptive cleanup after an earlier error,
-        // 68 video decoder exception, 109 context switch timeout: the catalog's
-        // RESTART_APP bucket, the workload's fault rather than the node's.
-        13 | 31 | 43 | 45 | 68 | 109 => (
-            FaultClass::TransientApplication,
-            Action::Restart,
-            Severity::Warning,
-        ),
-        // 74 NVLink error, 149 NVLink (NETIR) link event: a link fault, cleared by a reset.
-        74 | 149 => (FaultClass::Link, Action::Reset, Severity::Critical),
-        // 119 GSP RPC timeout, 120 GSP error: the GPU System Processor firmware, run by
-        // the driver; reset.
-        119 | 120 => (FaultClass::DriverDaemon, Action::Reset, Severity::Critical),
-        // 64 row remapping (or page retirement) could not be recorded, 79 GPU fallen off
-        // the bus: the board needs repair.
-        64 | 79 => (
-            FaultClass::Device,
-            Action::IsolateAndRepair,
-            Severity::Critical,
-        ),
-        _ => (FaultClass::Device, Action::Reset, Severity::Critical),
-    }
-}
-
-fn xid(input: &Inputs, out: &mut Results, gpu: &Gpu) {
-    let address = gpu.address.to_string();
-    let events = input.device_events.as_ref().map(|index| {
-        index
-            .get(&gpu.address.device_slot())
-            .map_or(&[][..], Vec::as_slice)
-    });
-    let mut codes: Vec<u32> = Vec::new();
-    let mut fallen = false;
-    if let Fact::Known(events) = &events {
-        for event in *events {
-            match &event.kind {
-                KernelEventKind::Xid { code, .. } => codes.push(*code),
-                KernelEventKind::FallenOffBus { pci: Some(pci) } if *pci == gpu.address => {
-                    fallen = true
-                }
-                _ => {}
-            }
-        }
-    }
-    let mut shown: Vec<String> = codes.iter().map(|c| format!("Xid {c}")).collect();
-    if fallen {
-        shown.push("fallen off the bus".to_owned());
-    }
-    let observation = match &events {
-        Fact::Unknown { reason } => Observation::unknown(reason.clone()),
-        Fact::Known(_) if shown.is_empty() => Observation::value("none", true),
-        Fact::Known(_) => Observation::value(shown.join(", "), false),
-    };
-    let result = out.record(
-        &XID,
-        Some(address),
-        "none",
-        observation,
-        vec!["/dev/kmsg".to_owned()],
-    );
-    let worst = codes
-        .iter()
-        .map(|c| classify_xid(*c))
-        .chain(fallen.then_some((
-            FaultClass::Device,
-            Action::IsolateAndRepair,
-            Severity::Critical,
-        )))
-        .max_by_key(|(_, action, severity)| (*action, std::cmp::Reverse(*severity)));
-    if let Some((fault, action, severity)) = worst {
-        result.fault = fault;
-        result.action = action;
-        result.severity = severity;
+        result.action = Action::Service;
+    } else if let Some(asked) = asked {
+        result.action = asked;
     }
 }

@@ -19,7 +19,10 @@ pub mod container_devices;
 mod context;
 pub mod firmware;
 pub mod gpu;
+pub mod gpu_events;
+pub mod gpu_health;
 pub mod gpudirect;
+pub mod image;
 pub mod matcher;
 pub mod needs;
 pub mod network;
@@ -38,8 +41,9 @@ pub use select::{Phase, Selection};
 use crate::blueprint;
 use crate::blueprint::compat::Matrix;
 use crate::blueprint::model::DriverAuthority;
-use crate::fault::{Action, FaultClass, Severity};
+use crate::fault::{Action, FaultClass, Severity, ladder};
 use crate::verify::facts::Facts;
+use crate::verify::history::Memory;
 use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 
@@ -167,7 +171,7 @@ pub fn catalog() -> &'static [&'static Spec] {
 }
 
 /// The families, in report order; each records its results for the blueprint and facts.
-const FAMILIES: [fn(&Inputs, &mut Results); 10] = [
+const FAMILIES: [fn(&Inputs, &mut Results); 11] = [
     os::evaluate,
     firmware::evaluate,
     pcie::evaluate,
@@ -178,6 +182,7 @@ const FAMILIES: [fn(&Inputs, &mut Results); 10] = [
     container_devices::evaluate,
     system::evaluate,
     partitions::evaluate,
+    image::evaluate,
 ];
 
 /// Runs every check that applies to the blueprint, then keeps the selected ones.
@@ -187,7 +192,21 @@ pub fn evaluate(
     matrix: &Matrix,
     selection: &Selection,
 ) -> Vec<CheckResult> {
-    let input = Inputs::new(blueprint, facts, matrix);
+    evaluate_remembering(blueprint, facts, matrix, selection, None)
+}
+
+/// [`evaluate`] in the health phase, with what its earlier runs left ([`Memory`]): repeats
+/// escalate, counters are judged by their growth, and the recovery ladder turns a reset
+/// or a reboot into service once the node had its reboots ([`ladder::rung`]).
+pub fn evaluate_remembering(
+    blueprint: &blueprint::Spec,
+    facts: &Facts,
+    matrix: &Matrix,
+    selection: &Selection,
+    memory: Option<Memory<'_>>,
+) -> Vec<CheckResult> {
+    let mut input = Inputs::new(blueprint, facts, matrix);
+    input.memory = memory;
     let mut out = Results::default();
     for family in FAMILIES {
         family(&input, &mut out);
@@ -196,5 +215,22 @@ pub fn evaluate(
     let preinstalled = authority != Some(DriverAuthority::Operator);
     let mut results = out.into_vec();
     results.retain(|result| selection.includes(result.spec, preinstalled));
+    if let Some(memory) = &input.memory {
+        let reboots = memory.reboots();
+        for result in results.iter_mut().filter(|r| r.verdict != Verdict::Pass) {
+            let rung = ladder::rung(result.action, reboots, &memory.limits);
+            if rung != result.action {
+                result.observed = format!(
+                    "{}; {reboots} reboot(s) within {} h did not clear it: {} (was {})",
+                    result.observed,
+                    memory.limits.window_s / 3600,
+                    rung,
+                    result.action
+                );
+                result.action = rung;
+                result.severity = Severity::Critical;
+            }
+        }
+    }
     results
 }

@@ -12,7 +12,7 @@
 //! a check missing here fails closed. A test runs every check alone with only what it
 //! needs and compares its verdict with the one it gets from every fact.
 
-use super::catalog::{gpu, gpudirect, os, runtime, system};
+use super::catalog::{gpu, gpudirect, image, os, runtime, system};
 use super::{Selection, Spec, Stage};
 use crate::blueprint;
 use crate::blueprint::model::DriverAuthority;
@@ -23,7 +23,8 @@ use crate::verify::facts::options::{CollectOptions, KernelLogSource, ToolOutput}
 pub struct Needs {
     /// The GPU vendor tool (nvidia-smi, rocm-smi): the checks that need the driver.
     pub gpu_tool: bool,
-    /// The kernel log: Xid and fallen-off-the-bus events (`gpu.xid`).
+    /// The kernel log: Xid, SXid, amdgpu RAS and fallen-off-the-bus events (`gpu.xid`,
+    /// `gpu.sxid`, `gpu.ras.events`, `gpu.event.unknown`).
     pub kernel_log: bool,
     /// `containerd --version` (`runtime.containerd.version`).
     pub containerd_version: bool,
@@ -37,6 +38,10 @@ pub struct Needs {
     /// The kernel's build configuration (`gpudirect.dma-buf.kernel`, only on a DMA-BUF
     /// GPUDirect blueprint).
     pub kernel_config: bool,
+    /// The image apply kept and the trust keys (`image.*`, only with
+    /// `security.imageTrust`): a few small files, a config layer to decompress and a
+    /// signature to verify.
+    pub image: bool,
 }
 
 impl Needs {
@@ -49,6 +54,7 @@ impl Needs {
         unit_states: true,
         sysctls: true,
         kernel_config: true,
+        image: true,
     };
 
     /// What the checks `selection` keeps for `blueprint` read.
@@ -63,7 +69,10 @@ impl Needs {
                 && catalog
                     .iter()
                     .any(|spec| spec.stage == Stage::Driver && selected(spec)),
-            kernel_log: gpus && selected(&gpu::XID),
+            kernel_log: gpus
+                && [&gpu::XID, &gpu::SXID, &gpu::RAS_EVENTS, &gpu::EVENT_UNKNOWN]
+                    .into_iter()
+                    .any(selected),
             containerd_version: selected(&runtime::CONTAINERD),
             kubelet_version: selected(&runtime::KUBELET),
             unit_states: (blueprint.system.time_sync.is_some() && selected(&system::TIME_SYNC))
@@ -71,6 +80,8 @@ impl Needs {
             sysctls: selected(&os::SYSCTL),
             kernel_config: super::gpudirect::applies(blueprint)
                 && selected(&gpudirect::DMA_BUF_KERNEL),
+            image: blueprint.security.image_trust.is_some()
+                && (selected(&image::SIGNATURE) || selected(&image::CONFIG)),
         }
     }
 
@@ -88,6 +99,7 @@ impl Needs {
             options.sysctls.clear();
         }
         options.kernel_config &= self.kernel_config;
+        options.image &= self.image;
         if !self.unit_states {
             options.units.clear();
         }

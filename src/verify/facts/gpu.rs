@@ -9,6 +9,7 @@
 //! the reverse) is kept, with the missing side `Unknown`: a GPU that vanished from one view
 //! is exactly what verify must report.
 
+use super::amd_ras::{self, AmdRas};
 use super::nvidia_smi::{self, NvidiaGpu, NvidiaSmiLog};
 use super::options::ToolOutput;
 use super::pci::{PciDevice, VENDOR_AMD, VENDOR_NVIDIA};
@@ -18,7 +19,7 @@ use crate::blueprint::value::Version;
 use crate::verify::fact::Fact;
 use crate::verify::host::{Host, VendorCommand};
 use serde::Serialize;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -37,6 +38,8 @@ pub struct GpuFacts {
     pub nvidia_smi: Option<Fact<NvidiaSmiSummary>>,
     /// The rocm-smi document, without its per-GPU part; `None` when not applicable.
     pub rocm_smi: Option<Fact<RocmSmiSummary>>,
+    /// The amdgpu RAS state in sysfs of each AMD GPU on the bus.
+    pub amd_ras: BTreeMap<PciAddress, Fact<AmdRas>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -132,6 +135,10 @@ pub(super) fn collect(
         |gpu, entry| gpu.amd = Some(entry),
     ));
     gpus.sort_by_key(|gpu| gpu.address);
+    let amd_ras = amd_pci
+        .iter()
+        .map(|d| (d.address, amd_ras::collect(host, d.address)))
+        .collect();
 
     GpuFacts {
         gpus,
@@ -150,6 +157,7 @@ pub(super) fn collect(
                 driver_version: doc.driver_version,
             })
         }),
+        amd_ras,
     }
 }
 

@@ -4,6 +4,7 @@
 //! that cannot be read is a [`Fact::Unknown`] with its reason, and the rest is still
 //! collected. One concept per module; this one only orders the collection.
 
+pub mod amd_ras;
 pub mod attribute;
 pub mod boot_security;
 pub mod cdi;
@@ -12,8 +13,10 @@ pub mod cpu;
 pub mod cpu_list;
 pub mod dmi;
 pub mod dri;
+pub mod fabric_manager_log;
 pub mod gpu;
 pub mod hugepages;
+pub mod image;
 pub mod iommu;
 pub mod kernel;
 pub mod kernel_config;
@@ -78,7 +81,16 @@ pub struct Facts {
     pub sysctls: BTreeMap<String, Fact<sysctl::Setting>>,
     /// `None` when the caller skipped the kernel log.
     pub kernel_log: Option<Fact<kernel_log::KernelLog>>,
+    /// The image `apply` kept, judged with the node's trust keys.
+    pub image: Fact<image::RunningImage>,
+    /// `/proc/sys/kernel/random/boot_id`: which boot the kernel log is of.
+    pub boot_id: Fact<String>,
+    /// Fabric Manager's log; `None` when the file does not exist.
+    pub fabric_manager_log: Fact<Option<fabric_manager_log::FabricManagerLog>>,
 }
+
+/// Fabric Manager's log file (its configuration's `LOG_FILE_NAME` default).
+pub const FABRIC_MANAGER_LOG: &str = "/var/log/fabricmanager.log";
 
 /// Reads every fact from `host`. Never panics and never fails as a whole.
 ///
@@ -117,10 +129,20 @@ pub fn collect(host: &dyn Host, options: &CollectOptions) -> Facts {
             .and_then(|mounts| shm::parse(&mounts, &memory.total_kb));
         let kernel_log = match &options.kernel_log {
             KernelLogSource::Skip => None,
-            KernelLogSource::Provided(text) => Some(Fact::Known(kernel_log::parse(text))),
-            KernelLogSource::Kmsg => {
-                Some(Fact::from(host.read_kernel_log()).map(|text| kernel_log::parse(&text)))
-            }
+            KernelLogSource::Provided(text) => Some(Fact::Known(kernel_log::parse_since(
+                text,
+                options.kernel_log_since.as_ref(),
+            ))),
+            KernelLogSource::Kmsg => Some(
+                Fact::from(host.read_kernel_log())
+                    .map(|text| kernel_log::parse_since(&text, options.kernel_log_since.as_ref())),
+            ),
+        };
+        let boot_id = attribute::text(host, "/proc/sys/kernel/random/boot_id");
+        let fabric_manager_log = match host.read_text(std::path::Path::new(FABRIC_MANAGER_LOG)) {
+            Ok(text) => Fact::Known(Some(fabric_manager_log::parse(&text))),
+            Err(e) if e.is_not_found() => Fact::Known(None),
+            Err(e) => Fact::unknown(e.to_string()),
         };
         let hostname = attribute::text(host, "/proc/sys/kernel/hostname");
         let os = os_release::collect(host);
@@ -144,6 +166,11 @@ pub fn collect(host: &dyn Host, options: &CollectOptions) -> Facts {
         let mounts = mounts::collect(host);
         let containerd_memlock = memlock::collect(host);
         let sysctls = sysctl::collect(host, &options.sysctls);
+        let image = if options.image {
+            image::collect(host)
+        } else {
+            Fact::unknown("the kept image was not read: no selected check needs it")
+        };
         let (pci_devices, gpus) = runtime::joined(gpus);
         Facts {
             hostname,
@@ -170,6 +197,9 @@ pub fn collect(host: &dyn Host, options: &CollectOptions) -> Facts {
             mounts,
             sysctls,
             kernel_log,
+            image,
+            boot_id,
+            fabric_manager_log,
         }
     })
 }

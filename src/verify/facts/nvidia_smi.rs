@@ -61,6 +61,11 @@ pub struct NvidiaGpu {
     pub power_limit_w: Fact<f64>,
     /// Clock event (throttle) reasons by name without prefix, `true` when active.
     pub clock_event_reasons: Fact<BTreeMap<String, bool>>,
+    /// `clocks_event_reasons_counters` (535+): microseconds each reason held the clocks
+    /// down since the driver loaded, by name without prefix (`hw_therm_slowdown`,
+    /// `hw_power_brake`, `sw_power_cap`, ...).
+    pub clock_event_counters_us: Fact<BTreeMap<String, u64>>,
+    pub temperature_limits: TemperatureLimits,
     pub fabric: Fabric,
     pub reset_required: Fact<bool>,
     /// `gpu_reset_status/drain_and_reset_recommended` (535 to 575).
@@ -74,6 +79,22 @@ pub struct NvidiaGpu {
     pub repair_pending: Fact<bool>,
     /// `ecc_errors/unrepairable_memory` (590+).
     pub unrepairable_memory: Fact<bool>,
+}
+
+/// The GPU's temperature limits, as the driver reports them: margins to the limit on
+/// drivers that report T.Limit (`gpu_temp_tlimit`: degrees left before the limit;
+/// `gpu_temp_slow_tlimit_threshold`, `gpu_temp_max_tlimit_threshold`: the margin at which
+/// the GPU slows down and shuts down, both negative), absolute thresholds on older ones
+/// (`gpu_temp_slow_threshold`, `gpu_temp_max_threshold`), and the memory's
+/// (`gpu_temp_max_mem_threshold`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TemperatureLimits {
+    pub tlimit_margin_c: Fact<f64>,
+    pub slowdown_margin_c: Fact<f64>,
+    pub shutdown_margin_c: Fact<f64>,
+    pub slowdown_c: Fact<f64>,
+    pub shutdown_c: Fact<f64>,
+    pub memory_max_c: Fact<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -306,6 +327,23 @@ fn parse_gpu(gpu: Node) -> NvidiaGpu {
             |s| with_unit(s, "W"),
         ),
         clock_event_reasons: clock_event_reasons(gpu),
+        clock_event_counters_us: clock_event_counters(gpu),
+        temperature_limits: TemperatureLimits {
+            tlimit_margin_c: parsed(gpu, &["temperature", "gpu_temp_tlimit"], celsius),
+            slowdown_margin_c: parsed(
+                gpu,
+                &["temperature", "gpu_temp_slow_tlimit_threshold"],
+                celsius,
+            ),
+            shutdown_margin_c: parsed(
+                gpu,
+                &["temperature", "gpu_temp_max_tlimit_threshold"],
+                celsius,
+            ),
+            slowdown_c: parsed(gpu, &["temperature", "gpu_temp_slow_threshold"], celsius),
+            shutdown_c: parsed(gpu, &["temperature", "gpu_temp_max_threshold"], celsius),
+            memory_max_c: parsed(gpu, &["temperature", "gpu_temp_max_mem_threshold"], celsius),
+        },
         fabric: Fabric {
             state: value(gpu, &["fabric", "state"]),
             status: value(gpu, &["fabric", "status"]),
@@ -460,6 +498,28 @@ fn clock_event_reasons(gpu: Node) -> Fact<BTreeMap<String, bool>> {
         }
     }
     Fact::Known(reasons)
+}
+
+fn clock_event_counters(gpu: Node) -> Fact<BTreeMap<String, u64>> {
+    let Some(node) = find(gpu, &["clocks_event_reasons_counters"]) else {
+        return Fact::unknown("<clocks_event_reasons_counters> not present (drivers before 535)");
+    };
+    let mut counters = BTreeMap::new();
+    for child in node.children().filter(Node::is_element) {
+        let name = child.tag_name().name();
+        let short = name
+            .strip_prefix("clocks_event_reasons_counters_")
+            .unwrap_or(name);
+        if let Fact::Known(us) = parsed(node, &[name], |s| with_unit::<u64>(s, "us")) {
+            counters.insert(short.to_owned(), us);
+        }
+    }
+    Fact::Known(counters)
+}
+
+/// `45 C`; also `-2 C` (a margin).
+fn celsius(text: &str) -> Result<f64, String> {
+    with_unit(text, "C")
 }
 
 fn find<'a, 'i>(node: Node<'a, 'i>, path: &[&str]) -> Option<Node<'a, 'i>> {

@@ -52,6 +52,9 @@ pub struct CollectOptions {
     pub nvidia_smi: ToolOutput,
     pub rocm_smi: ToolOutput,
     pub kernel_log: KernelLogSource,
+    /// The health phase's position in this boot's kernel log from its last run: records at
+    /// or before it are not judged again.
+    pub kernel_log_since: Option<super::kernel_log::Cursor>,
     /// Deadline for each vendor command.
     pub command_timeout: Duration,
     /// Units whose `systemctl is-active` state is collected.
@@ -68,6 +71,9 @@ pub struct CollectOptions {
     /// Read the kernel's build configuration (`/boot/config-<release>`, a few hundred
     /// KiB, or `/proc/config.gz`).
     pub kernel_config: bool,
+    /// Read the image `apply` kept (`/var/lib/nodeimg/image`) and the trust keys, and
+    /// verify its signature.
+    pub image: bool,
 }
 
 impl Default for CollectOptions {
@@ -76,6 +82,7 @@ impl Default for CollectOptions {
             nvidia_smi: ToolOutput::Run,
             rocm_smi: ToolOutput::Run,
             kernel_log: KernelLogSource::Kmsg,
+            kernel_log_since: None,
             command_timeout: Duration::from_secs(30),
             units: [
                 "containerd",
@@ -92,6 +99,7 @@ impl Default for CollectOptions {
             versions: RuntimeVersions::default(),
             sysctls: super::sysctl::baseline(),
             kernel_config: true,
+            image: true,
         }
     }
 }

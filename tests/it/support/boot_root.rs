@@ -297,30 +297,7 @@ fn install_gpu_hardware(node: &Node, operator_driver: bool) {
             },
         );
     }
-    for switch in 0..4u8 {
-        let root_port = format!("pci0000:00/0000:00:0{}.0", switch + 1);
-        let link = ("16.0 GT/s PCIe", "16.0 GT/s PCIe", 2, 2);
-        fixture_tree::add_pci(&tree, &fixture_tree::bridge(&root_port, 0, link));
-        fixture_tree::add_pci(
-            &tree,
-            &PciFn {
-                real: format!("{root_port}/0000:{:02x}:00.0", 0x05 + switch),
-                vendor: 0x10de,
-                device: 0x22a3,
-                class: 0x068000,
-                driver: Some("nvidia-nvswitch"),
-                numa_node: 0,
-                link: Some(link),
-                bars: vec![(
-                    0,
-                    0x9000_0000 + u64::from(switch) * 0x0200_0000,
-                    32 << 20,
-                    0x0004_0200,
-                )],
-                iommu_group: None,
-            },
-        );
-    }
+    fixture_tree::add_nvswitches(&tree, || None);
     let hw = node.root().join("usr/share/boot-test/hw");
     std::fs::create_dir_all(&hw).unwrap();
     let copied = Command::new("cp")

@@ -59,6 +59,19 @@ pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// What `o` printed on standard output, as JSON; a panic that shows both streams when it
+/// is not JSON.
+pub fn stdout_json(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}{}", stdout(o), stderr(o)))
+}
+
+/// The JSON report of a run that must succeed: exit 0 (its standard error shown when it
+/// did not), then [`stdout_json`].
+pub fn success_json(o: &Output) -> serde_json::Value {
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(o));
+    stdout_json(o)
+}
+
 /// `nodeimg build --format json BLUEPRINT -o OUT --verifier VERIFIER EXTRA...`, which
 /// must succeed; its JSON report (digests, layers, `reused`).
 pub fn build_json(

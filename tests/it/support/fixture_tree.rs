@@ -394,6 +394,35 @@ pub fn base_system(tree: &Tree, cpus_per_node: u32, nodes: u32) {
     }
 }
 
+/// The four NVSwitches of an HGX H100 board, each behind a root port of its own on the
+/// first root bus, in the IOMMU groups `iommu_group` hands out.
+pub fn add_nvswitches(tree: &Tree, mut iommu_group: impl FnMut() -> Option<u32>) {
+    for switch in 0..4u8 {
+        let root_port = format!("pci0000:00/0000:00:0{}.0", switch + 1);
+        let link = ("16.0 GT/s PCIe", "16.0 GT/s PCIe", 2, 2);
+        add_pci(tree, &bridge(&root_port, 0, link));
+        add_pci(
+            tree,
+            &PciFn {
+                real: format!("{root_port}/0000:{:02x}:00.0", 0x05 + switch),
+                vendor: 0x10de,
+                device: 0x22a3,
+                class: 0x068000,
+                driver: Some("nvidia-nvswitch"),
+                numa_node: 0,
+                link: Some(link),
+                bars: vec![(
+                    0,
+                    0x9000_0000 + u64::from(switch) * 0x0200_0000,
+                    32 << 20,
+                    0x0004_0200,
+                )],
+                iommu_group: iommu_group(),
+            },
+        );
+    }
+}
+
 /// A dual-socket 8×H100 SXM node: 4 NVSwitches, 8 ConnectX-7 NDR NICs, each GPU and NIC
 /// behind the same PCIe switch, GPUs 0-3 and NICs 0-3 on NUMA node 0, 4-7 on node 1.
 pub fn h100_node() -> Tree {
@@ -506,32 +535,7 @@ pub fn h100_node() -> Tree {
             &format!("../../devices/{nic_real}/infiniband/{ib}"),
         );
     }
-    for switch in 0..4u8 {
-        let root_port = format!("pci0000:00/0000:00:0{}.0", switch + 1);
-        add_pci(
-            &tree,
-            &bridge(&root_port, 0, ("16.0 GT/s PCIe", "16.0 GT/s PCIe", 2, 2)),
-        );
-        add_pci(
-            &tree,
-            &PciFn {
-                real: format!("{root_port}/0000:{:02x}:00.0", 0x05 + switch),
-                vendor: 0x10de,
-                device: 0x22a3,
-                class: 0x068000,
-                driver: Some("nvidia-nvswitch"),
-                numa_node: 0,
-                link: Some(("16.0 GT/s PCIe", "16.0 GT/s PCIe", 2, 2)),
-                bars: vec![(
-                    0,
-                    0x9000_0000 + u64::from(switch) * 0x0200_0000,
-                    32 << 20,
-                    0x0004_0200,
-                )],
-                iommu_group: next_group(),
-            },
-        );
-    }
+    add_nvswitches(&tree, &mut next_group);
     // A management NIC on the chipset root bus, and the loopback.
     let mgmt = "pci0000:00/0000:00:1c.0";
     add_pci(

@@ -47,6 +47,12 @@ pub struct SmiGpu {
     /// `None`: `<remapped_rows>N/A</remapped_rows>` (before Ampere).
     pub remapped_rows: Option<RemappedRows>,
     pub temperature_c: usize,
+    /// `<gpu_temp_tlimit>`: degrees left before the GPU's T.Limit (slowdown at -2 C).
+    pub tlimit_c: i64,
+    /// `<clocks_event_reason_hw_thermal_slowdown>` active.
+    pub hw_thermal_slowdown: bool,
+    /// `<clocks_event_reasons_counters_hw_therm_slowdown>`, microseconds.
+    pub hw_therm_slowdown_us: u64,
     pub power_draw: String,
     pub fabric_state: String,
 }
@@ -104,6 +110,9 @@ impl SmiLog {
                         failure: "No".into(),
                     }),
                     temperature_c: 30 + i,
+                    tlimit_c: 56 - i as i64,
+                    hw_thermal_slowdown: false,
+                    hw_therm_slowdown_us: 0,
                     power_draw: if idle { "69.52 W" } else { "412.30 W" }.into(),
                     fabric_state: "Completed".into(),
                 }
@@ -212,7 +221,8 @@ impl SmiGpu {
 \t\t\t\t<link_widths>\n\t\t\t\t\t<max_link_width>16x</max_link_width>\n\t\t\t\t\t<current_link_width>16x</current_link_width>\n\t\t\t\t</link_widths>\n\t\t\t</pci_gpu_link_info>\n\
 \t\t\t<replay_counter>0</replay_counter>\n\t\t</pci>\n\
 \t\t<performance_state>{pstate}</performance_state>\n\
-\t\t<clocks_event_reasons>\n\t\t\t<clocks_event_reason_gpu_idle>{idle}</clocks_event_reason_gpu_idle>\n\t\t\t<clocks_event_reason_hw_slowdown>Not Active</clocks_event_reason_hw_slowdown>\n\t\t</clocks_event_reasons>\n\
+\t\t<clocks_event_reasons>\n\t\t\t<clocks_event_reason_gpu_idle>{idle}</clocks_event_reason_gpu_idle>\n\t\t\t<clocks_event_reason_hw_slowdown>Not Active</clocks_event_reason_hw_slowdown>\n\t\t\t<clocks_event_reason_hw_thermal_slowdown>{thermal}</clocks_event_reason_hw_thermal_slowdown>\n\t\t\t<clocks_event_reason_hw_power_brake_slowdown>Not Active</clocks_event_reason_hw_power_brake_slowdown>\n\t\t</clocks_event_reasons>\n\
+\t\t<clocks_event_reasons_counters>\n\t\t\t<clocks_event_reasons_counters_sw_power_cap>4251825415 us</clocks_event_reasons_counters_sw_power_cap>\n\t\t\t<clocks_event_reasons_counters_hw_therm_slowdown>{therm_us} us</clocks_event_reasons_counters_hw_therm_slowdown>\n\t\t\t<clocks_event_reasons_counters_hw_power_brake>0 us</clocks_event_reasons_counters_hw_power_brake>\n\t\t</clocks_event_reasons_counters>\n\
 \t\t<fb_memory_usage>\n\t\t\t<total>81559 MiB</total>\n\t\t</fb_memory_usage>\n\
 \t\t<bar1_memory_usage>\n\t\t\t<total>131072 MiB</total>\n\t\t</bar1_memory_usage>\n\
 \t\t<ecc_mode>\n\t\t\t<current_ecc>{ecc}</current_ecc>\n\t\t\t<pending_ecc>Enabled</pending_ecc>\n\t\t</ecc_mode>\n\
@@ -221,7 +231,7 @@ impl SmiGpu {
 \t\t\t</aggregate>{channel_repair}\n\t\t</ecc_errors>\n\
 \t\t<retired_pages>\n\t\t\t<multiple_single_bit_retirement>\n\t\t\t\t<retired_count>{single}</retired_count>\n\t\t\t</multiple_single_bit_retirement>\n\t\t\t<double_bit_retirement>\n\t\t\t\t<retired_count>{double}</retired_count>\n\t\t\t</double_bit_retirement>\n\t\t\t<pending_retirement>{retire_pending}</pending_retirement>\n\t\t</retired_pages>\n\
 {remapped}\
-\t\t<temperature>\n\t\t\t<gpu_temp>{temp} C</gpu_temp>\n\t\t\t<memory_temp>[N/A]</memory_temp>\n\t\t</temperature>\n\
+\t\t<temperature>\n\t\t\t<gpu_temp>{temp} C</gpu_temp>\n\t\t\t<gpu_temp_tlimit>{tlimit} C</gpu_temp_tlimit>\n\t\t\t<gpu_temp_max_tlimit_threshold>-5 C</gpu_temp_max_tlimit_threshold>\n\t\t\t<gpu_temp_slow_tlimit_threshold>-2 C</gpu_temp_slow_tlimit_threshold>\n\t\t\t<gpu_temp_max_gpu_tlimit_threshold>0 C</gpu_temp_max_gpu_tlimit_threshold>\n\t\t\t<memory_temp>[N/A]</memory_temp>\n\t\t</temperature>\n\
 \t\t<gpu_power_readings>\n\t\t\t<power_state>{pstate}</power_state>\n\t\t\t<average_power_draw>N/A</average_power_draw>\n\t\t\t<instant_power_draw>{power}</instant_power_draw>\n\t\t\t<current_power_limit>700.00 W</current_power_limit>\n\t\t</gpu_power_readings>\n\
 \t\t<fabric>\n\t\t\t<state>{fabric}</state>\n\t\t\t<status>Success</status>\n\t\t</fabric>\n\
 \t</gpu>\n",
@@ -249,6 +259,13 @@ impl SmiGpu {
             double = retired.1,
             retire_pending = retired.2,
             temp = self.temperature_c,
+            tlimit = self.tlimit_c,
+            thermal = if self.hw_thermal_slowdown {
+                "Active"
+            } else {
+                "Not Active"
+            },
+            therm_us = self.hw_therm_slowdown_us,
             power = self.power_draw,
             fabric = self.fabric_state,
         );

@@ -1,6 +1,11 @@
 //! Package fixtures: the image identity, a small rendered tree with every entry kind,
 //! and a sha256 written independently of the packager's own `Digest`, so tests read
-//! the layout back with code that is not under test.
+//! the layout back with code that is not under test; what a folder holds, to compare
+//! outputs and extracted layers.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
 
 use nodeimg::package::ImageMeta;
 use nodeimg::tree::Tree;
@@ -54,4 +59,30 @@ pub fn sha256(bytes: &[u8]) -> String {
         .map(|b| format!("{b:02x}"))
         .collect();
     format!("sha256:{hex}")
+}
+
+/// What a folder holds: path → (kind, mode, contents or link target).
+pub fn tree_of(root: &Path) -> BTreeMap<String, (char, u32, Vec<u8>)> {
+    let mut m = BTreeMap::new();
+    for e in walkdir::WalkDir::new(root).min_depth(1) {
+        let e = e.unwrap();
+        let meta = std::fs::symlink_metadata(e.path()).unwrap();
+        let rel = e
+            .path()
+            .strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let mode = meta.permissions().mode() & 0o7777;
+        let v = if meta.is_dir() {
+            ('d', mode, vec![])
+        } else if meta.is_file() {
+            ('f', mode, std::fs::read(e.path()).unwrap())
+        } else {
+            let t = std::fs::read_link(e.path()).unwrap();
+            ('l', 0, t.to_string_lossy().into_owned().into_bytes())
+        };
+        m.insert(rel, v);
+    }
+    m
 }

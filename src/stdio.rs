@@ -3,7 +3,8 @@
 //! `nodeimg verify --output json=-`.
 //!
 //! Both types parse in clap (`value_parser`), so a command receives either a
-//! path or the standard stream, never the text `-`.
+//! path or the standard stream, never the text `-`. A leaf: the argument definitions
+//! (`cli`) and the commands that read and write them both use it.
 
 use std::fmt;
 use std::io::{Read, Write};

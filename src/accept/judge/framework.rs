@@ -1,0 +1,169 @@
+//! Layer 5, the framework: the framework Job's steps (devices, tensor, collective,
+//! multinode, inference, checkpoint), each passed or not (a failing step is a
+//! `transient-application` fault: restart it), and the training and inference figures it
+//! printed, recorded for the next record's regression check.
+
+use super::context::{Ctx, F, at, not_run, probe_steps};
+use crate::accept::input::Input;
+use crate::accept::probe::{Step, StepStatus, Suite};
+use crate::blueprint::model::acceptance::Test;
+use crate::fault::{Action, FaultClass};
+use crate::verify::report::record::{self, Layer, Run, Verdict};
+use std::borrow::Cow;
+use std::path::Path;
+
+/// The steps of the framework Job.
+pub const FRAMEWORK_STEPS: &[&str] = &[
+    "devices",
+    "tensor",
+    "collective",
+    "multinode",
+    "inference",
+    "checkpoint",
+];
+
+pub(super) fn framework(
+    ctx: &mut Ctx<'_>,
+    inputs: &[Input],
+) -> (Run<record::Framework>, Run<record::Framework>) {
+    const STEP: F = F {
+        id: Cow::Borrowed("framework"),
+        layer: Layer::Framework,
+        summary: "a framework step passed",
+        fault: FaultClass::TransientApplication,
+        action: Action::RestartApp,
+    };
+    let steps = probe_steps(inputs, Suite::Framework);
+    if steps.is_empty() {
+        not_run(
+            ctx,
+            Test::Framework,
+            &STEP,
+            "the framework Job (probe suite framework)",
+        );
+        let reason = "no framework Job output among the inputs";
+        return (Run::not_run(reason), Run::not_run(reason));
+    }
+    let mut training = Vec::new();
+    let mut inference = Vec::new();
+    let mut train_ev = Vec::new();
+    let mut infer_ev = Vec::new();
+    for name in FRAMEWORK_STEPS {
+        let found: Vec<&(&Path, &Step)> = steps.iter().filter(|(_, s)| s.name == *name).collect();
+        let fault = if *name == "devices" {
+            FaultClass::DriverDaemon
+        } else {
+            FaultClass::TransientApplication
+        };
+        let f = F {
+            id: Cow::Owned(format!("framework.{name}")),
+            layer: Layer::Framework,
+            summary: "a framework step passed",
+            fault,
+            action: if fault == FaultClass::DriverDaemon {
+                Action::RestartDaemon
+            } else {
+                Action::RestartApp
+            },
+        };
+        if found.is_empty() {
+            ctx.push(
+                &f,
+                None,
+                Verdict::Incomplete,
+                "the step ran and passed",
+                "not in the output",
+                steps.iter().map(|(p, s)| at(p, s.line)).take(1).collect(),
+            );
+            continue;
+        }
+        // Several ranks may report a step: the worst counts.
+        let worst = found
+            .iter()
+            .min_by_key(|(_, s)| s.status)
+            .expect("non-empty");
+        let (path, step) = (worst.0, worst.1);
+        let (verdict, observed) = match step.status {
+            StepStatus::Pass => (Verdict::Pass, "pass".to_owned()),
+            StepStatus::Skip => (Verdict::Incomplete, "skipped".to_owned()),
+            StepStatus::Fail => (
+                Verdict::Fail,
+                format!(
+                    "fail: {}",
+                    step.error.as_deref().unwrap_or("no reason given")
+                ),
+            ),
+        };
+        let ev = vec![at(path, step.line)];
+        ctx.push(
+            &f,
+            step.rank.map(|r| format!("rank {r}")),
+            verdict,
+            "pass",
+            observed,
+            ev.clone(),
+        );
+        // Figures from the first reporter of each step.
+        let (fpath, first) = (found[0].0, found[0].1);
+        if let Some(s) = first.seconds {
+            ctx.figure(
+                format!("framework.{name}.seconds"),
+                s,
+                "s",
+                false,
+                at(fpath, first.line),
+            );
+        }
+        for (metric, value) in &first.metrics {
+            let lower = metric.ends_with("seconds")
+                || metric.ends_with("_ms")
+                || metric.contains("latency");
+            ctx.figure(
+                format!("framework.{name}.{metric}"),
+                *value,
+                metric_unit(metric),
+                !lower,
+                at(fpath, first.line),
+            );
+        }
+        let entry = record::FrameworkStep {
+            name: (*name).to_owned(),
+            status: format!("{:?}", step.status).to_lowercase(),
+            seconds: first.seconds,
+            metrics: first.metrics.clone(),
+            error: step.error.clone(),
+        };
+        if *name == "inference" {
+            inference.push(entry);
+            infer_ev.extend(ev);
+        } else {
+            training.push(entry);
+            train_ev.extend(ev);
+        }
+    }
+    let wrap = |steps: Vec<record::FrameworkStep>, evidence: Vec<String>, what: &str| {
+        if steps.is_empty() {
+            Run::not_run(format!("the framework output has no {what} step"))
+        } else {
+            Run::Done(record::Framework { steps, evidence })
+        }
+    };
+    (
+        wrap(training, train_ev, "training"),
+        wrap(inference, infer_ev, "inference"),
+    )
+}
+
+fn metric_unit(metric: &str) -> &'static str {
+    if metric.ends_with("seconds") {
+        "s"
+    } else if metric.ends_with("_ms") {
+        "ms"
+    } else if metric.contains("tflops") {
+        "TFLOPS"
+    } else if metric.contains("gbps") || metric.contains("busbw") {
+        "GB/s"
+    } else {
+        ""
+    }
+}

@@ -1,0 +1,83 @@
+//! What the blueprint asks of acceptance, resolved once: the tests required (from
+//! `acceptance.tests`, or those the topology makes meaningful), the DCGM level, the
+//! multi-node size, GPUDirect and `/dev/shm` expectations, and each figure's threshold
+//! (the blueprint's, else the topology's from [`threshold`]).
+
+use crate::accept::threshold::{self, Figure, Threshold, Topology};
+use crate::blueprint::Spec;
+use crate::blueprint::model::Vendor;
+use crate::blueprint::model::acceptance::{Acceptance, Test};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// What the blueprint asks of acceptance, resolved.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    pub topology: Topology,
+    pub required: BTreeSet<Test>,
+    pub dcgm_level: u8,
+    pub multi_node_nodes: u32,
+    pub gpudirect: bool,
+    /// GPUDirect RDMA goes through DMA-BUF (NVIDIA, RDMA NICs, no OFED and so no
+    /// `nvidia_peermem`): perftest's CUDA runs must say `using DMA-BUF`.
+    pub dma_buf: bool,
+    /// `system.shmSize` in bytes: the smoke Pod's `/dev/shm` (the rendered Kyverno
+    /// policy's emptyDir) must be at least this large.
+    pub shm_bytes: Option<u64>,
+    pub tolerance_percent: f64,
+    thresholds: BTreeMap<Figure, Option<Threshold>>,
+}
+
+impl Policy {
+    pub fn new(blueprint: &Spec, settings: &Acceptance) -> Self {
+        let topology = Topology::of(blueprint);
+        let nvidia = topology.vendor == Some(Vendor::Nvidia);
+        let gpus = topology.vendor.is_some() && topology.gpus > 0;
+        let required: BTreeSet<Test> = match &settings.tests {
+            Some(tests) => tests.iter().copied().collect(),
+            None => Test::ALL
+                .into_iter()
+                .filter(|t| match t {
+                    Test::Kubernetes => true,
+                    Test::Smoke | Test::Framework => gpus,
+                    Test::Dcgm | Test::Nvbandwidth => gpus && nvidia,
+                    Test::Nccl => gpus && topology.gpus >= 2,
+                    Test::Rdma | Test::MultiNodeNccl => gpus && topology.rail_count() > 0,
+                    Test::Storage => settings.storage.is_some(),
+                })
+                .collect(),
+        };
+        let t = &settings.thresholds;
+        let overrides = [
+            (Figure::NcclAllReduceBusbw, t.nccl_all_reduce_busbw_gbps),
+            (Figure::NcclMultiNodeBusbw, t.nccl_multi_node_busbw_gbps),
+            (Figure::RdmaWrite, t.rdma_write_gbps),
+            (
+                Figure::NvbandwidthHostDevice,
+                t.nvbandwidth_host_device_gbps,
+            ),
+            (
+                Figure::NvbandwidthDeviceDevice,
+                t.nvbandwidth_device_device_gbps,
+            ),
+        ];
+        let thresholds = overrides
+            .into_iter()
+            .map(|(f, o)| (f, threshold::resolve(f, &topology, o)))
+            .collect();
+        Policy {
+            gpudirect: blueprint.network.affinity.gpu_nic_same_pcie_switch,
+            dma_buf: blueprint.gpudirect_dma_buf(),
+            shm_bytes: blueprint.system.shm_size.as_ref().map(|s| s.bytes()),
+            topology,
+            required,
+            dcgm_level: settings.dcgm.level,
+            multi_node_nodes: settings.multi_node.nodes,
+            tolerance_percent: settings.regression_tolerance_percent,
+            thresholds,
+        }
+    }
+
+    pub fn threshold(&self, figure: Figure) -> Option<&Threshold> {
+        self.thresholds.get(&figure).and_then(Option::as_ref)
+    }
+}
