@@ -490,3 +490,28 @@ fn parse_hex<const N: usize>(hex: &str) -> Option<[u8; N]> {
     }
     Some(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_read_as_bytes_or_with_a_binary_suffix() {
+        assert_eq!(parse_size("4096"), Some(4096));
+        assert_eq!(parse_size("512K"), Some(512 << 10));
+        assert_eq!(parse_size(" 10g "), Some(10 << 30));
+        assert_eq!(parse_size("0"), Some(0));
+        for bad in ["", "G", "1.5G", "-1", "1GB", "lots", "99999999999T"] {
+            assert_eq!(parse_size(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn digests_parse_back_from_their_hex() {
+        let sums = Sums::of(b"verifier");
+        let text = super::super::sbom::contents::hex(&sums.sha256);
+        assert_eq!(parse_hex::<32>(&text), Some(sums.sha256));
+        assert_eq!(parse_hex::<32>(&text.to_uppercase()), None);
+        assert_eq!(parse_hex::<20>(&text), None);
+    }
+}
