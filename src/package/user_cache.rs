@@ -36,7 +36,7 @@
 //! The verifier (tens of MB) would be hashed on every build for its
 //! layer's key and the SBOM; its digests are remembered by the file's
 //! identity (path, size, device, inode, mtime, ctime), under the same
-//! settled rule as the overlay's file digests.
+//! settled rule as the overlay's file digests; those unused for 30 days go.
 
 use std::fs::{self, File};
 use std::io::{self, Read, Write};
@@ -64,6 +64,8 @@ pub const DEFAULT_MAX_BYTES: u64 = 4 << 30;
 const MAX_ENTRY_BYTES: u64 = 4096;
 /// Temporary files older than this are left over by a killed build.
 const STALE_TMP: std::time::Duration = std::time::Duration::from_secs(3600);
+/// A verifier's remembered digests unused this long are removed.
+const STALE_FILE: std::time::Duration = std::time::Duration::from_secs(30 * 24 * 3600);
 
 /// The cache folder and its bound.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -252,6 +254,7 @@ impl UserCache {
             .join("files")
             .join(identity(path, size, stamp)?.hex());
         let bytes = read_small(&file)?;
+        touch(&file);
         let text = std::str::from_utf8(&bytes).ok()?;
         let (sha256, sha1) = text.trim_end().split_once(' ')?;
         Some(Sums {
@@ -315,7 +318,8 @@ impl UserCache {
     }
 
     /// Removes the least recently used entries while the blobs take more
-    /// than the bound, blobs no entry names, and stale temporary files.
+    /// than the bound, blobs no entry names, stale temporary files and
+    /// verifier digests unused for [`STALE_FILE`].
     fn evict(&self) {
         let now = SystemTime::now();
         for (path, meta) in listing(&self.root.join("tmp")) {
@@ -324,6 +328,17 @@ impl UserCache {
                 .ok()
                 .and_then(|m| now.duration_since(m).ok())
                 .is_some_and(|age| age > STALE_TMP)
+            {
+                let _ = fs::remove_file(path);
+            }
+        }
+        // A verifier's digests unused for long: that binary is gone.
+        for (path, meta) in listing(&self.root.join("files")) {
+            if meta
+                .modified()
+                .ok()
+                .and_then(|m| now.duration_since(m).ok())
+                .is_some_and(|age| age > STALE_FILE)
             {
                 let _ = fs::remove_file(path);
             }
