@@ -63,6 +63,9 @@ pub struct Overlay {
     /// `lstat` per file) once per build, and the id and the layer describe
     /// the same files.
     listed: Option<Arc<[OverlayEntry]>>,
+    /// The SHA-256 of each entry of `listed` (same order; `None` for what is
+    /// not a file), when the blueprint id computed them from that listing.
+    sums: Option<Arc<[Option<[u8; 32]>]>>,
 }
 
 /// One thing found in the overlay.
@@ -146,6 +149,7 @@ impl Overlay {
             root: root.into(),
             modes: BTreeMap::new(),
             listed: None,
+            sums: None,
         }
     }
 
@@ -162,7 +166,21 @@ impl Overlay {
     /// [`listing`](Self::listing) then returns instead of scanning again.
     pub fn with_listing(mut self, listed: Option<Arc<[OverlayEntry]>>) -> Self {
         self.listed = listed;
+        self.sums = None;
         self
+    }
+
+    /// The same overlay, with the SHA-256 of each entry of its listing (in
+    /// its order; `None` for what is not a file), as the blueprint id
+    /// computed them; ignored unless they are as many as the entries.
+    pub fn with_sums(mut self, sums: Option<Arc<[Option<[u8; 32]>]>>) -> Self {
+        self.sums = sums.filter(|s| self.listed.as_ref().is_some_and(|l| l.len() == s.len()));
+        self
+    }
+
+    /// The file digests given with [`with_sums`](Self::with_sums).
+    pub fn sums(&self) -> Option<&[Option<[u8; 32]>]> {
+        self.sums.as_deref()
     }
 
     /// What the overlay holds: the listing taken for the blueprint id when

@@ -128,6 +128,7 @@ fn build_problems(bp: &crate::blueprint::Blueprint) -> Vec<Diagnostic> {
         &rendered.layer,
         &verifier,
         Some((&entries[..], overlay.modes())),
+        None,
     ) {
         Ok(_) => Vec::new(),
         Err(e) => vec![problem("overlay", "files.overlay", e.to_string())],

@@ -38,9 +38,11 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
 
-use super::compress::Compression;
+use super::compress::{self, Compression};
 use super::digest::Digest;
 use super::error::PackageError;
+use super::frames;
+use super::incompressible;
 use super::layer::LayerInfo;
 use super::output;
 use super::plan::{Content, EntryKind, LayerPlan, LayerRole};
@@ -50,18 +52,71 @@ use crate::blueprint::identity::{FileDigests, digests::Stored};
 /// The cache index inside an output layout.
 pub const INDEX_FILE: &str = "nodeimg-layer-cache.json";
 /// Bumped whenever the layer format changes, so old entries never match.
-const KEY_VERSION: &str = "nodeimg layer cache v1";
+const KEY_VERSION: &str = "nodeimg layer cache v2";
 /// A larger index is not read (an overlay of a million files needs less).
 pub const MAX_INDEX_BYTES: u64 = 512 << 20;
 
-/// The key of a layer: the digest of everything its bytes depend on.
+/// The key of a layer: the digest of everything its bytes depend on, with
+/// overlay files named by their identity on disk (see the module's
+/// documentation).
 pub fn key(layer: &LayerPlan, compression: Compression, source_date: SourceDate) -> Digest {
+    keyed(layer, compression, source_date, |field, content| {
+        let Content::Disk {
+            path, size, stamp, ..
+        } = content
+        else {
+            return Some(());
+        };
+        field(b"disk");
+        field(path.as_os_str().as_encoded_bytes());
+        field(&size.to_le_bytes());
+        field(&stamp.dev.to_le_bytes());
+        field(&stamp.ino.to_le_bytes());
+        field(&stamp.mtime_ns.to_le_bytes());
+        field(&stamp.ctime_ns.to_le_bytes());
+        Some(())
+    })
+    .unwrap_or_else(|| Digest::of(b"unreachable: every disk file has an identity"))
+}
+
+/// The key of a layer by content alone: overlay files by their size and
+/// SHA-256 instead of where they are, so the same content found in another
+/// folder (or built into another OUT) has the same key. `None` when an
+/// overlay file's SHA-256 is not known.
+pub fn content_key(
+    layer: &LayerPlan,
+    compression: Compression,
+    source_date: SourceDate,
+) -> Option<Digest> {
+    keyed(layer, compression, source_date, |field, content| {
+        if let Content::Disk { size, sha256, .. } = content {
+            field(b"content");
+            field(&size.to_le_bytes());
+            field(sha256.as_ref()?);
+        }
+        Some(())
+    })
+}
+
+/// The digest over the layer's format, its options and its entries;
+/// `disk` adds what names a file read from disk.
+fn keyed(
+    layer: &LayerPlan,
+    compression: Compression,
+    source_date: SourceDate,
+    disk: impl Fn(&mut dyn FnMut(&[u8]), &Content) -> Option<()>,
+) -> Option<Digest> {
     let mut h = Sha256::new();
     let mut field = |bytes: &[u8]| {
         h.update((bytes.len() as u64).to_le_bytes());
         h.update(bytes);
     };
     field(KEY_VERSION.as_bytes());
+    // What decides the frames: the codec's version, the chunk size and
+    // the raw-frame rule.
+    field(&compress::zstd_version().to_le_bytes());
+    field(&(frames::CHUNK as u64).to_le_bytes());
+    field(&incompressible::LIMIT.to_le_bytes());
     field(layer.role.as_str().as_bytes());
     field(compression.to_string().as_bytes());
     field(&compression.level().to_le_bytes());
@@ -75,22 +130,15 @@ pub fn key(layer: &LayerPlan, compression: Compression, source_date: SourceDate)
                 field(b"symlink");
                 field(target.as_bytes());
             }
-            EntryKind::File(Content::Memory(bytes)) => {
+            EntryKind::File(Content::Memory { bytes, sha256 }) => {
                 field(b"file");
-                field(bytes);
+                field(&(bytes.len() as u64).to_le_bytes());
+                field(sha256);
             }
-            EntryKind::File(Content::Disk { path, size, stamp }) => {
-                field(b"disk");
-                field(path.as_os_str().as_encoded_bytes());
-                field(&size.to_le_bytes());
-                field(&stamp.dev.to_le_bytes());
-                field(&stamp.ino.to_le_bytes());
-                field(&stamp.mtime_ns.to_le_bytes());
-                field(&stamp.ctime_ns.to_le_bytes());
-            }
+            EntryKind::File(content @ Content::Disk { .. }) => disk(&mut field, content)?,
         }
     }
-    Digest::from_sha256(h)
+    Some(Digest::from_sha256(h))
 }
 
 /// One cached layer, as the index records it.
@@ -257,7 +305,41 @@ mod tests {
             path: "/ov/opt/big".into(),
             size: 10,
             stamp,
+            sha256: Some([1; 32]),
         }
+    }
+
+    #[test]
+    fn the_content_key_names_files_by_content_not_place() {
+        let base = Stamp::default();
+        let k = |c: Content| content_key(&layer(c), Compression::Zstd, SourceDate::default());
+        let here = k(disk(base)).unwrap();
+        let elsewhere = Content::Disk {
+            path: "/other/checkout/opt/big".into(),
+            size: 10,
+            stamp: Stamp { ino: 9, ..base },
+            sha256: Some([1; 32]),
+        };
+        assert_eq!(k(elsewhere), Some(here.clone()));
+        let changed = Content::Disk {
+            path: "/ov/opt/big".into(),
+            size: 10,
+            stamp: base,
+            sha256: Some([2; 32]),
+        };
+        assert_ne!(k(changed), Some(here.clone()));
+        let unknown = Content::Disk {
+            path: "/ov/opt/big".into(),
+            size: 10,
+            stamp: base,
+            sha256: None,
+        };
+        assert_eq!(k(unknown), None);
+        // Not the key of the place-bound cache.
+        assert_ne!(
+            key(&layer(disk(base)), Compression::Zstd, SourceDate::default()),
+            here
+        );
     }
 
     #[test]
@@ -292,14 +374,14 @@ mod tests {
             k(disk(base), Compression::Gzip, 0),
             k(disk(base), Compression::Zstd, 1),
             k(
-                Content::Memory(b"0123456789".to_vec()),
+                Content::memory(b"0123456789".to_vec()),
                 Compression::Zstd,
                 0,
             ),
         ] {
             assert_ne!(k0, other);
         }
-        let m = |b: &[u8]| k(Content::Memory(b.to_vec()), Compression::Zstd, 0);
+        let m = |b: &[u8]| k(Content::memory(b.to_vec()), Compression::Zstd, 0);
         assert_ne!(m(b"a"), m(b"b"));
     }
 

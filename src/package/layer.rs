@@ -1,9 +1,10 @@
 //! The layer blob, in one pass: plan → tar → sha256 (the diff_id) →
 //! compress → sha256 (the blob digest) → file.
 //!
-//! Each stage is a streaming writer wrapped around the next, so the tar is
-//! never held in memory or read back; the blob is written under a
-//! temporary name and renamed to its digest once complete.
+//! zstd layers go through `frames` (chunks compressed on every core); gzip
+//! layers through a chain of streaming writers on this thread. Either way
+//! the tar is never held in memory or read back; the blob is written
+//! under a temporary name and renamed to its digest once complete.
 
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};
@@ -11,14 +12,15 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::compress::{Compression, Compressor};
+use super::compress::{self, Compression};
 use super::digest::{Digest, HashingWriter};
 use super::error::PackageError;
+use super::frames::{self, Packed};
 use super::output;
 use super::plan::{EntryKind, LayerPlan, LayerRole};
 use super::progress::Progress;
 use super::source_date::SourceDate;
-use super::tar_stream::write_tar;
+use super::tar_stream::{Buffered, write_tar};
 
 const BUF: usize = 1 << 20;
 
@@ -59,22 +61,26 @@ pub fn write_layer(
         .count();
     progress.start(layer.role.as_str(), layer.content_bytes(), files as u64);
     let partial = blob_dir.join(format!(".{}.partial", layer.role.as_str()));
-    let file = File::create(&partial).map_err(PackageError::io(&partial))?;
-    let sink = HashingWriter::new(BufWriter::with_capacity(BUF, file));
-    let compressor =
-        Compressor::new(compression, workers, sink).map_err(PackageError::io(&partial))?;
-    let mut tar = BufWriter::with_capacity(BUF, HashingWriter::new(compressor));
-    write_tar(entries, mtime, &mut tar, progress)?;
-    let tar = tar
-        .into_inner()
-        .map_err(|e| PackageError::io(&partial)(e.into_error()))?;
-    let (compressor, diff_id, tar_size) = tar.finish();
-    let sink = compressor.finish().map_err(PackageError::io(&partial))?;
-    let (buffered, digest, size) = sink.finish();
-    let mut file = buffered
-        .into_inner()
-        .map_err(|e| PackageError::io(&partial)(e.into_error()))?;
-    file.flush().map_err(PackageError::io(&partial))?;
+    let mut file = File::create(&partial).map_err(PackageError::io(&partial))?;
+    let written = match compression {
+        Compression::Zstd => frames::pack(workers, &mut file, &partial, |out| {
+            write_tar(entries, mtime, out, progress)
+        }),
+        Compression::Gzip => write_gzip(entries, mtime, &mut file, &partial, progress),
+    };
+    let Packed {
+        diff_id,
+        tar_size,
+        digest,
+        size,
+        ..
+    } = match written {
+        Ok(p) => p,
+        Err(e) => {
+            let _ = fs::remove_file(&partial);
+            return Err(e);
+        }
+    };
     output::finish_file(&file, &partial)?;
     let blob = blob_dir.join(digest.hex());
     fs::rename(&partial, &blob).map_err(PackageError::io(&blob))?;
@@ -89,5 +95,34 @@ pub fn write_layer(
         diff_id,
         tar_size,
         entries: entries.len(),
+    })
+}
+
+/// The gzip blob: tar → sha256 → gzip → sha256 → file, on this thread.
+fn write_gzip(
+    entries: &[super::plan::PlanEntry],
+    mtime: SourceDate,
+    file: &mut File,
+    partial: &Path,
+    progress: &mut dyn Progress,
+) -> Result<Packed, PackageError> {
+    let io = |e| PackageError::io(partial)(e);
+    let sink = HashingWriter::new(BufWriter::with_capacity(BUF, &mut *file));
+    let mut tar = Buffered::new(HashingWriter::new(compress::gzip(sink)));
+    write_tar(entries, mtime, &mut tar, progress)?;
+    let (gzip, diff_id, tar_size) = tar.into_inner().map_err(io)?.finish();
+    let (buffered, digest, size) = gzip.finish().map_err(io)?.finish();
+    buffered
+        .into_inner()
+        .map_err(|e| io(e.into_error()))?
+        .flush()
+        .map_err(io)?;
+    Ok(Packed {
+        diff_id,
+        tar_size,
+        digest,
+        size,
+        raw_frames: 0,
+        frames: 1,
     })
 }

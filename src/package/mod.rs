@@ -21,6 +21,8 @@ pub mod credentials;
 pub mod digest;
 pub mod elf;
 pub mod error;
+pub mod frames;
+pub mod incompressible;
 pub mod layer;
 pub mod layout;
 pub mod layout_reader;
@@ -34,6 +36,7 @@ pub mod provenance;
 pub mod pull;
 #[cfg(feature = "push")]
 pub mod push;
+pub mod raw_frame;
 pub mod referrer;
 #[cfg(feature = "push")]
 pub mod referrers;
@@ -43,7 +46,9 @@ pub mod repro;
 pub mod sbom;
 pub mod source_date;
 pub mod tar_stream;
+pub mod user_cache;
 pub mod verifier;
+pub mod xxh64;
 
 use std::path::Path;
 
@@ -65,6 +70,7 @@ pub use verifier::Verifier;
 
 use crate::blueprint::identity::FileDigests;
 use cache::Cache;
+use user_cache::UserCache;
 
 /// How to build. None of these change the output bytes except
 /// `compression` and `source_date`.
@@ -72,12 +78,17 @@ use cache::Cache;
 pub struct BuildOptions {
     pub compression: Compression,
     /// zstd worker threads, at least 1 (the output is the same for any
-    /// count; see `compress`).
+    /// count; see `frames`).
     pub zstd_workers: u32,
     /// mtime of every entry and the image's `created` time.
     pub source_date: SourceDate,
-    /// Reuse unchanged layers from the layout already in OUT.
+    /// Reuse unchanged layers from the layout already in OUT, and from
+    /// `user_cache`.
     pub cache: bool,
+    /// The user's layer cache: layers packed by earlier builds, found by
+    /// content, and where this build's layers are kept (even when `cache`
+    /// is off, which only stops it from taking any).
+    pub user_cache: Option<UserCache>,
 }
 
 impl Default for BuildOptions {
@@ -87,6 +98,7 @@ impl Default for BuildOptions {
             zstd_workers: default_workers(),
             source_date: SourceDate::default(),
             cache: true,
+            user_cache: None,
         }
     }
 }
@@ -106,14 +118,21 @@ pub struct Inputs<'a> {
 }
 
 impl BuildOptions {
-    /// Defaults, with `SOURCE_DATE_EPOCH` from the environment.
+    /// Defaults, with `SOURCE_DATE_EPOCH` and the user's layer cache
+    /// (`$XDG_CACHE_HOME/nodeimg`, bounded by `NODEIMG_CACHE_MAX`) from the
+    /// environment.
     pub fn from_env() -> Result<Self, PackageError> {
         let source_date = SourceDate::from_env().map_err(|message| PackageError::Invalid {
             what: SourceDate::ENV.into(),
             message,
         })?;
+        let user_cache = UserCache::from_env().map_err(|message| PackageError::Invalid {
+            what: user_cache::ENV_MAX.into(),
+            message,
+        })?;
         Ok(Self {
             source_date,
+            user_cache,
             ..Self::default()
         })
     }
@@ -174,6 +193,26 @@ pub fn build_with(
     })
 }
 
+/// Takes the verifier's digests from the user's cache when it remembers
+/// them for this file; otherwise returns what remembers them there once
+/// they are computed (when the file was settled as the build began).
+fn remember_verifier_sums<'a>(
+    verifier: &'a Verifier,
+    user_cache: Option<&'a UserCache>,
+    settled: i128,
+) -> Option<impl FnOnce() + 'a> {
+    let uc = user_cache?;
+    let stamp = verifier.stamp()?;
+    let size = verifier.bytes().len() as u64;
+    if let Some(sums) = uc.sums(verifier.source(), size, stamp) {
+        verifier.set_sums(sums);
+        return None;
+    }
+    stamp.settled(settled).then_some(move || {
+        uc.remember_sums(verifier.source(), size, stamp, verifier.sums());
+    })
+}
+
 /// Writes the whole layout into the (empty) folder `root`; returns its
 /// summary, the layers taken from `cache`, and how many crates the
 /// verifier's crate list names (`None`: it has none, or no SBOM was made).
@@ -187,6 +226,8 @@ pub(crate) fn write_layout(
     progress: &mut dyn Progress,
 ) -> Result<(ImageSummary, Vec<LayerRole>, Option<usize>), PackageError> {
     let settled = crate::overlay::settled_before(std::time::SystemTime::now());
+    let user_cache = opts.user_cache.as_ref();
+    let remembered_sums = remember_verifier_sums(inputs.verifier, user_cache, settled);
     let scanned = match inputs.overlay {
         Some(o) => Some((o.listing()?, o.modes())),
         None => None,
@@ -195,7 +236,11 @@ pub(crate) fn write_layout(
         inputs.config,
         inputs.verifier,
         scanned.as_ref().map(|(e, m)| (&e[..], *m)),
+        inputs.overlay.and_then(Overlay::sums),
     )?;
+    if let Some(remember) = remembered_sums {
+        remember();
+    }
     let blobs = root.join("blobs").join("sha256");
     output::create_dir(&root.join("blobs"))?;
     output::create_dir(&blobs)?;
@@ -204,7 +249,19 @@ pub(crate) fn write_layout(
     let mut reused = Vec::new();
     for p in &plans {
         let key = cache::key(p, opts.compression, opts.source_date);
-        let info = match cache.take(&key, opts.compression, &blobs) {
+        // The user's cache names layers by content; a layer holding a file
+        // changed too recently to trust its stamp is neither taken from it
+        // nor put into it (see `overlay::RACY_MARGIN`).
+        let content_key = user_cache
+            .filter(|_| p.settled(settled))
+            .and_then(|_| cache::content_key(p, opts.compression, opts.source_date));
+        let taken = match (opts.cache, user_cache, &content_key) {
+            (false, ..) => None,
+            (true, uc, ck) => cache
+                .take(&key, opts.compression, &blobs)
+                .or_else(|| uc?.take(ck.as_ref()?, p.role, opts.compression, &blobs)),
+        };
+        let info = match taken {
             Some(info) => {
                 reused.push(p.role);
                 let files = p
@@ -216,14 +273,20 @@ pub(crate) fn write_layout(
                 progress.finish(true);
                 info
             }
-            None => layer::write_layer(
-                p,
-                opts.compression,
-                opts.zstd_workers,
-                opts.source_date,
-                &blobs,
-                progress,
-            )?,
+            None => {
+                let info = layer::write_layer(
+                    p,
+                    opts.compression,
+                    opts.zstd_workers,
+                    opts.source_date,
+                    &blobs,
+                    progress,
+                )?;
+                if let (Some(uc), Some(ck)) = (user_cache, &content_key) {
+                    uc.put(ck, &info, &blobs.join(info.digest.hex()));
+                }
+                info
+            }
         };
         // A layer holding a file changed too recently to trust its stamp
         // is packed again next time (see `overlay::RACY_MARGIN`).

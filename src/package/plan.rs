@@ -16,6 +16,9 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
+
+use sha2::{Digest as _, Sha256};
 
 use serde::{Deserialize, Serialize};
 
@@ -25,22 +28,45 @@ use super::error::PackageError;
 use super::verifier::{NODE_PATH, Verifier};
 use crate::overlay::{OverlayEntry, OverlayKind, Stamp};
 
-/// Where a file's bytes come from.
+/// A SHA-256, as bytes.
+pub type Sha256Sum = [u8; 32];
+
+/// Where a file's bytes come from, and their SHA-256 where it is known
+/// without reading them again.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Content {
-    Memory(Vec<u8>),
+    /// Held in memory: a rendered file, the verifier.
+    Memory { bytes: Arc<[u8]>, sha256: Sha256Sum },
+    /// An overlay file, read when the layer is written; its SHA-256 is the
+    /// one the blueprint id was computed with, when there is one.
     Disk {
         path: PathBuf,
         size: u64,
         stamp: Stamp,
+        sha256: Option<Sha256Sum>,
     },
 }
 
 impl Content {
+    /// Bytes in memory, hashed now.
+    pub fn memory(bytes: impl Into<Arc<[u8]>>) -> Self {
+        let bytes = bytes.into();
+        let sha256 = Sha256::digest(&bytes).into();
+        Content::Memory { bytes, sha256 }
+    }
+
     pub fn size(&self) -> u64 {
         match self {
-            Content::Memory(b) => b.len() as u64,
+            Content::Memory { bytes, .. } => bytes.len() as u64,
             Content::Disk { size, .. } => *size,
+        }
+    }
+
+    /// The SHA-256 of the content, when known.
+    pub fn sha256(&self) -> Option<&Sha256Sum> {
+        match self {
+            Content::Memory { sha256, .. } => Some(sha256),
+            Content::Disk { sha256, .. } => sha256.as_ref(),
         }
     }
 }
@@ -130,11 +156,14 @@ impl Origin {
 }
 
 /// Splits the rendered tree, the verifier and the overlay listing into
-/// layers: overlay (when there is one), verifier, config.
+/// layers: overlay (when there is one), verifier, config. `overlay_sums`,
+/// when given, holds the SHA-256 of each overlay entry's content, in
+/// listing order (`None` for what is not a file).
 pub fn plan(
     config: &Tree,
     verifier: &Verifier,
     overlay: Option<(&[OverlayEntry], &BTreeMap<String, u32>)>,
+    overlay_sums: Option<&[Option<Sha256Sum>]>,
 ) -> Result<Vec<LayerPlan>, PackageError> {
     // Every path any layer holds: its kind and who produced it.
     let mut seen: BTreeMap<String, (bool, Origin)> = BTreeMap::new();
@@ -152,7 +181,7 @@ pub fn plan(
                         message: "too large for a layer".into(),
                     });
                 }
-                (mode, EntryKind::File(Content::Memory(bytes)))
+                (mode, EntryKind::File(Content::memory(bytes)))
             }
             Node::Symlink { target } => (0o777, EntryKind::Symlink(target)),
         };
@@ -178,19 +207,24 @@ pub fn plan(
     verifier_entries.push(PlanEntry {
         path: NODE_PATH.into(),
         mode: 0o755,
-        kind: EntryKind::File(Content::Memory(verifier.bytes().to_vec())),
+        kind: EntryKind::File(Content::Memory {
+            bytes: verifier.shared(),
+            sha256: verifier.sums().sha256,
+        }),
     });
 
     let mut layers = Vec::new();
     if let Some((entries, explicit_modes)) = overlay {
         let mut overlay_entries = Vec::with_capacity(entries.len());
-        for e in entries {
+        let sums = overlay_sums.filter(|s| s.len() == entries.len());
+        for (i, e) in entries.iter().enumerate() {
             let kind = match &e.kind {
                 OverlayKind::Dir => EntryKind::Dir,
                 OverlayKind::File { size, stamp } => EntryKind::File(Content::Disk {
                     path: e.source.clone(),
                     size: *size,
                     stamp: *stamp,
+                    sha256: sums.and_then(|s| s[i]),
                 }),
                 OverlayKind::Symlink { target } => EntryKind::Symlink(target.clone()),
             };
@@ -310,7 +344,7 @@ mod tests {
             overlay_entry("usr/local", 0o700, OverlayKind::Dir),
         ];
         let none = BTreeMap::new();
-        let layers = plan(&t, &verifier(), Some((&ov, &none))).unwrap();
+        let layers = plan(&t, &verifier(), Some((&ov, &none)), None).unwrap();
         let roles: Vec<LayerRole> = layers.iter().map(|l| l.role).collect();
         assert_eq!(
             roles,
@@ -345,12 +379,12 @@ mod tests {
             ("etc/ssh".to_string(), 0o750),
             ("usr/local".to_string(), 0o700),
         ]);
-        let layers = plan(&t, &verifier(), Some((&ov, &explicit))).unwrap();
+        let layers = plan(&t, &verifier(), Some((&ov, &explicit)), None).unwrap();
         assert_eq!(paths(&layers[0])[2], ("etc/ssh", 0o750));
         assert_eq!(paths(&layers[2])[2], ("etc/ssh", 0o750));
         assert_eq!(paths(&layers[1])[1], ("usr/local", 0o700));
         // No overlay: two layers.
-        assert_eq!(plan(&t, &verifier(), None).unwrap().len(), 2);
+        assert_eq!(plan(&t, &verifier(), None, None).unwrap().len(), 2);
     }
 
     #[test]
@@ -366,7 +400,7 @@ mod tests {
             ("usr/local", file(1), "the verifier"),
         ] {
             let ov = vec![overlay_entry(path, 0o644, kind)];
-            let err = plan(&t, &verifier(), Some((&ov, &none)))
+            let err = plan(&t, &verifier(), Some((&ov, &none)), None)
                 .unwrap_err()
                 .to_string();
             assert!(err.contains(&format!("`/{path}`")), "{err}");

@@ -55,6 +55,7 @@ pub fn build_checked(
         let o = BuildOptions {
             zstd_workers: workers,
             cache: false,
+            user_cache: None,
             ..opts.clone()
         };
         write_layout(inputs, meta, &o, root, &Cache::empty(), None, progress)

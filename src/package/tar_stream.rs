@@ -19,25 +19,91 @@ use super::progress::Progress;
 use super::source_date::SourceDate;
 
 const BLOCK: usize = 512;
-/// Read size for file contents streamed from disk.
+/// The buffer of [`Buffered`].
 const COPY_BUF: usize = 1 << 20;
 
+/// Where the tar stream goes: bytes put, and room to read file contents
+/// into directly, so that a file's bytes are copied once, from the page
+/// cache into the buffer that is hashed and compressed.
+pub trait TarOut {
+    /// Appends `bytes`.
+    fn put(&mut self, bytes: &[u8]) -> io::Result<()>;
+    /// Free room at the end of the stream's current buffer (never empty).
+    fn room(&mut self) -> io::Result<&mut [u8]>;
+    /// The first `n` bytes of the last [`room`](Self::room) now hold data.
+    fn filled(&mut self, n: usize) -> io::Result<()>;
+}
+
+/// A [`TarOut`] over any writer, through a buffer of its own.
+pub struct Buffered<W: Write> {
+    inner: W,
+    buf: Box<[u8]>,
+    used: usize,
+}
+
+impl<W: Write> Buffered<W> {
+    pub fn new(inner: W) -> Self {
+        Self {
+            inner,
+            buf: vec![0u8; COPY_BUF].into_boxed_slice(),
+            used: 0,
+        }
+    }
+
+    fn drain(&mut self) -> io::Result<()> {
+        self.inner.write_all(&self.buf[..self.used])?;
+        self.used = 0;
+        Ok(())
+    }
+
+    /// Writes what is buffered and returns the writer.
+    pub fn into_inner(mut self) -> io::Result<W> {
+        self.drain()?;
+        Ok(self.inner)
+    }
+}
+
+impl<W: Write> TarOut for Buffered<W> {
+    fn put(&mut self, bytes: &[u8]) -> io::Result<()> {
+        if self.used + bytes.len() > self.buf.len() {
+            self.drain()?;
+        }
+        if bytes.len() >= self.buf.len() {
+            return self.inner.write_all(bytes);
+        }
+        self.buf[self.used..self.used + bytes.len()].copy_from_slice(bytes);
+        self.used += bytes.len();
+        Ok(())
+    }
+
+    fn room(&mut self) -> io::Result<&mut [u8]> {
+        if self.used == self.buf.len() {
+            self.drain()?;
+        }
+        Ok(&mut self.buf[self.used..])
+    }
+
+    fn filled(&mut self, n: usize) -> io::Result<()> {
+        self.used = (self.used + n).min(self.buf.len());
+        Ok(())
+    }
+}
+
 /// Writes all entries then the end-of-archive marker, reporting each
-/// entry and each chunk of file content to `progress`.
-pub fn write_tar<W: Write>(
+/// entry and each read of file content to `progress`.
+pub fn write_tar(
     entries: &[PlanEntry],
     mtime: SourceDate,
-    out: &mut W,
+    out: &mut dyn TarOut,
     progress: &mut dyn Progress,
 ) -> Result<(), PackageError> {
-    let mut buf = vec![0u8; COPY_BUF];
     for e in entries {
-        write_entry(e, mtime, out, &mut buf, progress)?;
+        write_entry(e, mtime, out, progress)?;
         if matches!(e.kind, EntryKind::File(_)) {
             progress.advance(0, 1);
         }
     }
-    out.write_all(&[0u8; 2 * BLOCK])
+    out.put(&[0u8; 2 * BLOCK])
         .map_err(|e| out_err(e, "end of archive"))
 }
 
@@ -48,11 +114,10 @@ fn out_err(source: io::Error, what: &str) -> PackageError {
     }
 }
 
-fn write_entry<W: Write>(
+fn write_entry(
     e: &PlanEntry,
     mtime: SourceDate,
-    out: &mut W,
-    buf: &mut [u8],
+    out: &mut dyn TarOut,
     progress: &mut dyn Progress,
 ) -> Result<(), PackageError> {
     let (name, entry_type, size, link) = match &e.kind {
@@ -86,15 +151,15 @@ fn write_entry<W: Write>(
     if !pax.is_empty() {
         write_pax(&name, &pax, mtime, out)?;
     }
-    out.write_all(header.as_bytes())
+    out.put(header.as_bytes())
         .map_err(|err| out_err(err, &e.path))?;
     if let EntryKind::File(content) = &e.kind {
         match content {
-            Content::Memory(bytes) => {
-                out.write_all(bytes).map_err(|err| out_err(err, &e.path))?;
+            Content::Memory { bytes, .. } => {
+                out.put(bytes).map_err(|err| out_err(err, &e.path))?;
                 progress.advance(bytes.len() as u64, 0);
             }
-            Content::Disk { path, size, .. } => copy_exact(path, *size, out, buf, progress)?,
+            Content::Disk { path, size, .. } => copy_exact(path, *size, out, progress)?,
         }
         pad(size, out).map_err(|err| out_err(err, &e.path))?;
     }
@@ -140,11 +205,11 @@ fn truncate(b: &[u8], n: usize) -> &[u8] {
 }
 
 /// One pax extended header entry holding `records` for the next entry.
-fn write_pax<W: Write>(
+fn write_pax(
     name: &str,
     records: &[(&str, &[u8])],
     mtime: SourceDate,
-    out: &mut W,
+    out: &mut dyn TarOut,
 ) -> Result<(), PackageError> {
     let mut data = Vec::new();
     for (key, value) in records {
@@ -175,52 +240,65 @@ fn write_pax<W: Write>(
     }
     h.set_cksum();
     let err = |e| out_err(e, name);
-    out.write_all(h.as_bytes()).map_err(err)?;
-    out.write_all(&data).map_err(err)?;
+    out.put(h.as_bytes()).map_err(err)?;
+    out.put(&data).map_err(err)?;
     pad(data.len() as u64, out).map_err(err)
 }
 
-fn pad<W: Write>(len: u64, out: &mut W) -> io::Result<()> {
+fn pad(len: u64, out: &mut dyn TarOut) -> io::Result<()> {
     let rem = (len % BLOCK as u64) as usize;
     if rem != 0 {
-        out.write_all(&[0u8; BLOCK][..BLOCK - rem])?;
+        out.put(&[0u8; BLOCK][..BLOCK - rem])?;
     }
     Ok(())
 }
 
-/// Streams exactly `size` bytes of `path`; a file that changed size since
-/// it was listed is an error, never a silently short or long entry.
-fn copy_exact<W: Write>(
+/// Streams exactly `size` bytes of `path`, read straight into the
+/// stream's buffer; a file that changed size since it was listed is an
+/// error, never a silently short or long entry.
+fn copy_exact(
     path: &std::path::Path,
     size: u64,
-    out: &mut W,
-    buf: &mut [u8],
+    out: &mut dyn TarOut,
     progress: &mut dyn Progress,
 ) -> Result<(), PackageError> {
     let mut f = File::open(path).map_err(PackageError::io(path))?;
     let mut left = size;
     while left > 0 {
-        let want = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
-        let n = f.read(&mut buf[..want]).map_err(PackageError::io(path))?;
+        let room = out
+            .room()
+            .map_err(|e| out_err(e, &path.display().to_string()))?;
+        let want = room.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+        let n = read_some(&mut f, &mut room[..want]).map_err(PackageError::io(path))?;
         if n == 0 {
             return Err(PackageError::Overlay {
                 path: path.to_path_buf(),
                 message: "the file shrank while it was being packaged".into(),
             });
         }
-        out.write_all(&buf[..n])
+        out.filled(n)
             .map_err(|e| out_err(e, &path.display().to_string()))?;
         progress.advance(n as u64, 0);
         left -= n as u64;
     }
     let mut probe = [0u8; 1];
-    if f.read(&mut probe).map_err(PackageError::io(path))? != 0 {
+    if read_some(&mut f, &mut probe).map_err(PackageError::io(path))? != 0 {
         return Err(PackageError::Overlay {
             path: path.to_path_buf(),
             message: "the file grew while it was being packaged".into(),
         });
     }
     Ok(())
+}
+
+/// One `read`, retried when a signal interrupted it.
+fn read_some(f: &mut File, buf: &mut [u8]) -> io::Result<usize> {
+    loop {
+        match f.read(buf) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            r => return r,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -246,24 +324,25 @@ mod tests {
             entry(
                 "etc/a",
                 0o600,
-                EntryKind::File(Content::Memory(b"hello".to_vec())),
+                EntryKind::File(Content::memory(b"hello".to_vec())),
             ),
             entry("etc/l", 0o777, EntryKind::Symlink(long_target.clone())),
             entry(&long_dir, 0o755, EntryKind::Dir),
             entry(
                 &long_file,
                 0o644,
-                EntryKind::File(Content::Memory(vec![7; 600])),
+                EntryKind::File(Content::memory(vec![7; 600])),
             ),
         ];
-        let mut bytes = Vec::new();
+        let mut out = Buffered::new(Vec::new());
         write_tar(
             &entries,
             SourceDate::new(1234).unwrap(),
-            &mut bytes,
+            &mut out,
             &mut Silent,
         )
         .unwrap();
+        let bytes = out.into_inner().unwrap();
         assert_eq!(bytes.len() % BLOCK, 0);
         assert!(bytes.ends_with(&[0u8; 1024]));
 
@@ -306,14 +385,15 @@ mod tests {
         let name = format!("{}/{}", "p".repeat(150), "n".repeat(90));
         assert!(set_ustar_name(h.as_ustar_mut().unwrap(), name.as_bytes()));
         assert_eq!(h.path().unwrap().to_string_lossy(), name);
-        let mut out = Vec::new();
+        let pax = |records: &[(&str, &[u8])]| {
+            let mut out = Buffered::new(Vec::new());
+            write_pax("x", records, SourceDate::default(), &mut out).unwrap();
+            out.into_inner().unwrap()
+        };
         // The length counts its own digits: "8 a=bcd\n" is 8 bytes.
-        write_pax("x", &[("a", b"bcd")], SourceDate::default(), &mut out).unwrap();
-        assert_eq!(&out[512..520], b"8 a=bcd\n");
-        let mut out = Vec::new();
+        assert_eq!(&pax(&[("a", b"bcd")])[512..520], b"8 a=bcd\n");
         let v = vec![b'v'; 94];
-        write_pax("x", &[("k", &v)], SourceDate::default(), &mut out).unwrap();
-        assert_eq!(&out[512..518], b"101 k=");
+        assert_eq!(&pax(&[("k", &v)])[512..518], b"101 k=");
     }
 
     #[test]
@@ -329,10 +409,11 @@ mod tests {
                     path: p.clone(),
                     size,
                     stamp: Default::default(),
+                    sha256: None,
                 }),
             );
-            let err =
-                write_tar(&[e], SourceDate::default(), &mut Vec::new(), &mut Silent).unwrap_err();
+            let mut out = Buffered::new(Vec::new());
+            let err = write_tar(&[e], SourceDate::default(), &mut out, &mut Silent).unwrap_err();
             assert!(
                 err.to_string().contains("while it was being packaged"),
                 "{err}"

@@ -10,12 +10,17 @@
 //! (no program interpreter) needs no glibc and runs anywhere.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use sha1::Sha1;
+use sha2::{Digest as _, Sha256};
 
 use crate::blueprint::model::Distro;
 use crate::blueprint::value::Version;
 
 use super::elf::{self, GlibcVersion};
 use super::error::PackageError;
+use crate::overlay::Stamp;
 
 /// Where the units find the verifier on the node.
 pub const NODE_PATH: &str = "usr/local/bin/nodeimg";
@@ -24,7 +29,12 @@ pub const NODE_PATH: &str = "usr/local/bin/nodeimg";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Verifier {
     source: PathBuf,
-    bytes: Vec<u8>,
+    bytes: Arc<[u8]>,
+    /// Its digests, computed once when first asked for.
+    sums: OnceLock<Sums>,
+    /// The file's identity on disk while it was read (`None`: it changed
+    /// meanwhile, or the bytes did not come from a file).
+    stamp: Option<Stamp>,
     glibc: Option<GlibcVersion>,
     /// Linked statically: it runs with no userland beside it, as the node image's own
     /// applier container does.
@@ -33,6 +43,68 @@ pub struct Verifier {
     /// `.nodeimg_features` section; `None` when it has none (not a nodeimg build, or an
     /// older one).
     features: Option<Vec<String>>,
+}
+
+/// Reads the file at `path` and its identity, which counts only when it
+/// was the same before and after the read. The bytes go straight into the
+/// shared buffer the layer and the SBOM read them from (a `Vec` made into
+/// an `Arc<[u8]>` would be copied once more: tens of MB, a third of a
+/// cached build's time).
+fn read_stamped(path: &Path) -> std::io::Result<(Arc<[u8]>, Option<Stamp>)> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path)?;
+    let before = f.metadata()?;
+    let len = usize::try_from(before.len()).map_err(std::io::Error::other)?;
+    // An iterator of known length is collected in place, without a `Vec`.
+    let mut bytes: Arc<[u8]> = std::iter::repeat_n(0u8, len).collect();
+    let buf = Arc::get_mut(&mut bytes).ok_or_else(|| std::io::Error::other("shared buffer"))?;
+    match f.read_exact(buf) {
+        // It shrank meanwhile: whatever it holds now, unstamped.
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+            return Ok((std::fs::read(path)?.into(), None));
+        }
+        r => r?,
+    }
+    // A file that grew meanwhile is not what was stamped: read it whole.
+    let mut more = [0u8; 1];
+    if f.read(&mut more)? != 0 {
+        let mut all = bytes.to_vec();
+        all.push(more[0]);
+        f.read_to_end(&mut all)?;
+        return Ok((all.into(), None));
+    }
+    let after = f.metadata()?;
+    let held = Stamp::of(&before) == Stamp::of(&after) && after.len() == len as u64;
+    Ok((bytes, held.then(|| Stamp::of(&after))))
+}
+
+/// The verifier's SHA-256 (its layer's cache keys, the SBOM) and SHA-1
+/// (SPDX requires one per file).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sums {
+    pub sha256: [u8; 32],
+    pub sha1: [u8; 20],
+}
+
+impl Sums {
+    /// Both digests of `bytes`; for a large binary each on its own core.
+    pub fn of(bytes: &[u8]) -> Self {
+        let sha1 = || -> [u8; 20] { Sha1::digest(bytes).into() };
+        if bytes.len() < 1 << 20 {
+            return Self {
+                sha256: Sha256::digest(bytes).into(),
+                sha1: sha1(),
+            };
+        }
+        std::thread::scope(|s| {
+            let other = s.spawn(sha1);
+            let sha256 = Sha256::digest(bytes).into();
+            Self {
+                sha256,
+                sha1: other.join().unwrap_or_else(|_| sha1()),
+            }
+        })
+    }
 }
 
 /// The distribution a verifier must run on.
@@ -49,7 +121,7 @@ impl Verifier {
     /// for the image's architecture that needs no newer glibc than the
     /// distribution ships.
     pub fn from_file(path: &Path, target: &Target<'_>) -> Result<Self, PackageError> {
-        let bytes = std::fs::read(path).map_err(PackageError::io(path))?;
+        let (bytes, stamp) = read_stamped(path).map_err(PackageError::io(path))?;
         let refuse = |message: String| PackageError::Verifier {
             path: path.to_path_buf(),
             message,
@@ -99,6 +171,8 @@ impl Verifier {
             static_linked: info.interpreter.is_none(),
             features,
             bytes,
+            sums: OnceLock::new(),
+            stamp,
             glibc,
         })
     }
@@ -109,7 +183,9 @@ impl Verifier {
     pub fn unchecked(source: impl Into<PathBuf>, bytes: Vec<u8>) -> Self {
         Self {
             source: source.into(),
-            bytes,
+            bytes: bytes.into(),
+            sums: OnceLock::new(),
+            stamp: None,
             glibc: None,
             static_linked: false,
             features: None,
@@ -121,7 +197,9 @@ impl Verifier {
     pub fn golden_stand_in() -> Self {
         Self {
             source: "<golden stand-in verifier>".into(),
-            bytes: stand_in_elf(),
+            bytes: stand_in_elf().into(),
+            sums: OnceLock::new(),
+            stamp: None,
             glibc: None,
             static_linked: true,
             features: None,
@@ -134,6 +212,28 @@ impl Verifier {
 
     pub fn bytes(&self) -> &[u8] {
         &self.bytes
+    }
+
+    /// The bytes, shared rather than copied (the layer plan holds them).
+    pub fn shared(&self) -> Arc<[u8]> {
+        Arc::clone(&self.bytes)
+    }
+
+    /// Its SHA-256 and SHA-1, computed on first use.
+    pub fn sums(&self) -> &Sums {
+        self.sums.get_or_init(|| Sums::of(&self.bytes))
+    }
+
+    /// Takes digests known from elsewhere (a memory keyed by the file's
+    /// identity) instead of computing them; false when they were computed
+    /// or taken already.
+    pub fn set_sums(&self, sums: Sums) -> bool {
+        self.sums.set(sums).is_ok()
+    }
+
+    /// The file's identity on disk when it was read, if it held still.
+    pub fn stamp(&self) -> Option<&Stamp> {
+        self.stamp.as_ref()
     }
 
     /// The newest glibc the binary needs; `None` for a static binary.

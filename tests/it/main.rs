@@ -83,6 +83,7 @@ mod trust_cli;
 mod trust_interop;
 mod trust_node;
 mod trust_properties;
+mod user_layer_cache;
 mod valid_renders;
 mod verify_checks;
 mod verify_cli;

@@ -38,6 +38,7 @@ fn opts(compression: Compression) -> BuildOptions {
         zstd_workers: 2,
         source_date: SourceDate::new(1_700_000_000).unwrap(),
         cache: false,
+        user_cache: None,
     }
 }
 

@@ -89,6 +89,7 @@ fn build_with(tree: &Tree, ov: &Overlay, compression: Compression, out: &Path) -
         zstd_workers: 2,
         source_date: SourceDate::new(1_700_000_000).unwrap(),
         cache: true,
+        user_cache: None,
     };
     let verifier = Verifier::golden_stand_in();
     let sbom = crate::support::package::sbom_source();
@@ -200,14 +201,31 @@ fn skopeo_accepts_the_layout() {
 #[ignore = "opt-in suite `real-tools`: runs skopeo, GNU tar and docker-registry (cargo test -- --ignored)"]
 fn gnu_tar_extracts_exactly_the_tree() {
     let dir = tempfile::tempdir().unwrap();
+    // 9 MiB of noise: the zstd overlay layer spans three frames, the
+    // middle one stored raw.
+    let noise = 9 << 20;
     for (compression, flag) in [(Compression::Zstd, "--zstd"), (Compression::Gzip, "-z")] {
         let name = compression.to_string();
-        let r = build(dir.path(), &name, compression, 300_000);
+        let r = build(dir.path(), &name, compression, noise);
         let dest = dir.path().join(format!("x-{name}"));
         std::fs::create_dir(&dest).unwrap();
         // Layers applied bottom to top, as a runtime or a pipeline does.
         for l in &r.image.layers {
             let blob = r.out.join("blobs/sha256").join(l.digest.hex());
+            if compression == Compression::Zstd {
+                // The zstd program checks every frame's checksum.
+                run_ok(Command::new("zstd").args(["-t", "-q"]).arg(&blob));
+                let frames = zstd_frames(&std::fs::read(&blob).unwrap());
+                if l.role == LayerRole::Overlay {
+                    assert_eq!(
+                        frames,
+                        [false, true, false],
+                        "raw frames of the overlay layer"
+                    );
+                } else {
+                    assert_eq!(frames, [false], "{:?}", l.role);
+                }
+            }
             run_ok(
                 Command::new("tar")
                     .args([flag, "-x", "-p", "--no-same-owner", "-f"])
@@ -229,9 +247,44 @@ fn gnu_tar_extracts_exactly_the_tree() {
                 "{listing}"
             );
         }
-        let want = expected_tree(300_000, &dir.path().join(format!("src-{name}")));
+        let want = expected_tree(noise, &dir.path().join(format!("src-{name}")));
         assert_eq!(tree_of(&dest), want, "{name}");
     }
+}
+
+/// Walks the frames of a zstd blob (RFC 8878): for each, whether all its
+/// blocks are raw.
+fn zstd_frames(b: &[u8]) -> Vec<bool> {
+    let mut frames = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        assert_eq!(
+            &b[i..i + 4],
+            &[0x28, 0xb5, 0x2f, 0xfd],
+            "frame magic at {i}"
+        );
+        let fhd = b[i + 4];
+        i += 5;
+        let single = fhd & 0x20 != 0;
+        i += usize::from(!single) + [0, 1, 2, 4][usize::from(fhd & 3)];
+        i += [usize::from(single), 2, 4, 8][usize::from(fhd >> 6)];
+        let mut raw = true;
+        loop {
+            let h = u32::from(b[i]) | u32::from(b[i + 1]) << 8 | u32::from(b[i + 2]) << 16;
+            i += 3;
+            let (last, kind, size) = (h & 1 == 1, (h >> 1) & 3, (h >> 3) as usize);
+            raw &= kind == 0;
+            i += if kind == 1 { 1 } else { size };
+            if last {
+                break;
+            }
+        }
+        if fhd & 4 != 0 {
+            i += 4;
+        }
+        frames.push(raw);
+    }
+    frames
 }
 
 fn nodeimg_push(layout: &Path, reference: &str, auth_file: Option<&Path>) -> Output {

@@ -111,10 +111,6 @@ pub struct Contents<'a> {
     pub verifier: VerifierPart,
 }
 
-fn hex_sha256(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
-}
-
 fn hex_sha1(bytes: &[u8]) -> String {
     hex(&Sha1::digest(bytes))
 }
@@ -166,7 +162,7 @@ pub fn gather<'a>(
                     continue;
                 }
                 EntryKind::Symlink(target) => ItemKind::Symlink { target },
-                EntryKind::File(Content::Memory(bytes)) => {
+                EntryKind::File(Content::Memory { bytes, sha256 }) => {
                     if plan.role == LayerRole::Config
                         && let Some(read) = pins::read(&e.path, bytes)
                     {
@@ -178,8 +174,14 @@ pub fn gather<'a>(
                         pins.packages.extend(read.packages);
                         pins.patterns.extend(read.patterns);
                     }
-                    let (sha256, sha1) = (hex_sha256(bytes), hex_sha1(bytes));
-                    if plan.role == LayerRole::Verifier && e.path == NODE_PATH {
+                    let is_verifier = plan.role == LayerRole::Verifier && e.path == NODE_PATH;
+                    let sha1 = if is_verifier {
+                        hex(&verifier.sums().sha1)
+                    } else {
+                        hex_sha1(bytes)
+                    };
+                    let sha256 = hex(sha256);
+                    if is_verifier {
                         verifier_part = Some(VerifierPart {
                             sha256: sha256.clone(),
                             sha1: sha1.clone(),

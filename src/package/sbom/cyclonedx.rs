@@ -17,7 +17,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
-use super::contents::{Contents, ItemKind};
+use super::contents::{Contents, Item, ItemKind};
 use super::pins::purl as pin_purl;
 use super::{PROPERTY_PREFIX, crate_purl, image_purl, uuid_v5};
 use crate::package::plan::LayerRole;
@@ -184,51 +184,167 @@ pub fn write(c: &Contents<'_>) -> Vec<u8> {
         dependencies.push(json!({"ref": p}));
     }
 
+    let metadata = json!({
+        "timestamp": c.created,
+        "tools": {"components": [{"type": "application", "name": "nodeimg"}]},
+        "component": image,
+    });
+    let serial = format!(
+        "urn:uuid:{}",
+        uuid_v5(&format!("cyclonedx {}", c.manifest.digest))
+    );
+    // The canonical encoding of the whole document, written in key order
+    // by hand so that the file components (one per file of every layer:
+    // tens of thousands for a large overlay) go straight into the output
+    // instead of becoming JSON values first.
+    let files: usize = c.layers.iter().map(|l| l.items.len()).sum();
+    let mut out = Vec::with_capacity(4096 + files * 320);
+    out.extend_from_slice(br#"{"bomFormat":"CycloneDX","components":["#);
+    let mut first = true;
+    for comp in &components {
+        if !std::mem::take(&mut first) {
+            out.push(b',');
+        }
+        out.extend_from_slice(&crate::canonical_json::value_to_vec(comp));
+    }
     for l in &c.layers {
-        let role = l.info.role.as_str();
         for item in &l.items {
-            let mut props = vec![
-                prop("layer", role),
-                prop("mode", format!("{:04o}", item.mode)),
-            ];
-            let mut comp = json!({
-                "type": "file",
-                "bom-ref": format!("file:/{}", item.path),
-                "name": format!("/{}", item.path),
-            });
-            match &item.kind {
-                ItemKind::File {
-                    sha256: sum, sha1, ..
-                } => {
-                    let mut hashes = Vec::with_capacity(2);
-                    if let Some(s1) = sha1 {
-                        hashes.push(json!({"alg": "SHA-1", "content": s1}));
-                    }
-                    hashes.push(sha256(sum));
-                    comp["hashes"] = Value::Array(hashes);
-                    if l.info.role == LayerRole::Config {
-                        props.push(prop("generated-from", "blueprint"));
-                    }
-                }
-                ItemKind::Symlink { target } => props.push(prop("link-target", *target)),
+            if !std::mem::take(&mut first) {
+                out.push(b',');
             }
-            comp["properties"] = Value::Array(props);
-            components.push(comp);
+            file_component(l.info.role, item, &mut out);
         }
     }
+    out.extend_from_slice(br#"],"dependencies":"#);
+    out.extend_from_slice(&crate::canonical_json::value_to_vec(&Value::Array(
+        dependencies,
+    )));
+    out.extend_from_slice(br#","metadata":"#);
+    out.extend_from_slice(&crate::canonical_json::value_to_vec(&metadata));
+    out.extend_from_slice(br#","serialNumber":"#);
+    crate::canonical_json::string(&serial, &mut out);
+    out.extend_from_slice(br#","specVersion":"1.6","version":1}"#);
+    out
+}
 
-    let doc = json!({
-        "bomFormat": "CycloneDX",
-        "specVersion": "1.6",
-        "serialNumber": format!("urn:uuid:{}", uuid_v5(&format!("cyclonedx {}", c.manifest.digest))),
-        "version": 1,
-        "metadata": {
-            "timestamp": c.created,
-            "tools": {"components": [{"type": "application", "name": "nodeimg"}]},
-            "component": image,
-        },
-        "components": components,
-        "dependencies": dependencies,
-    });
-    crate::canonical_json::value_to_vec(&doc)
+/// One file or link of a layer as its canonical component: `bom-ref`,
+/// `hashes` (SHA-1 where known, SHA-256), `name`, `properties` (layer,
+/// mode, and `generated-from` for a rendered file or `link-target` for a
+/// link), `type` — keys in byte order, as `canonical_json` writes them.
+fn file_component(role: LayerRole, item: &Item<'_>, out: &mut Vec<u8>) {
+    use crate::canonical_json::string;
+    let name = format!("/{}", item.path);
+    out.extend_from_slice(br#"{"bom-ref":"#);
+    string(&format!("file:{name}"), out);
+    if let ItemKind::File { sha256, sha1, .. } = &item.kind {
+        out.extend_from_slice(br#","hashes":["#);
+        if let Some(s1) = sha1 {
+            out.extend_from_slice(br#"{"alg":"SHA-1","content":"#);
+            string(s1, out);
+            out.extend_from_slice(b"},");
+        }
+        out.extend_from_slice(br#"{"alg":"SHA-256","content":"#);
+        string(sha256, out);
+        out.extend_from_slice(b"}]");
+    }
+    out.extend_from_slice(br#","name":"#);
+    string(&name, out);
+    out.extend_from_slice(br#","properties":["#);
+    let property = |key: &str, value: &str, out: &mut Vec<u8>| {
+        out.extend_from_slice(br#"{"name":"#);
+        string(&format!("{PROPERTY_PREFIX}{key}"), out);
+        out.extend_from_slice(br#","value":"#);
+        string(value, out);
+        out.push(b'}');
+    };
+    property("layer", role.as_str(), out);
+    out.push(b',');
+    property("mode", &format!("{:04o}", item.mode), out);
+    match &item.kind {
+        ItemKind::File { .. } if role == LayerRole::Config => {
+            out.push(b',');
+            property("generated-from", "blueprint", out);
+        }
+        ItemKind::File { .. } => {}
+        ItemKind::Symlink { target } => {
+            out.push(b',');
+            property("link-target", target, out);
+        }
+    }
+    out.extend_from_slice(br#"],"type":"file"}"#);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::borrow::Cow;
+
+    /// The component as a JSON value, the way the rest of the document is
+    /// built, for comparison.
+    fn as_value(role: LayerRole, item: &Item<'_>) -> Value {
+        let mut props = vec![
+            prop("layer", role.as_str()),
+            prop("mode", format!("{:04o}", item.mode)),
+        ];
+        let mut comp = json!({
+            "type": "file",
+            "bom-ref": format!("file:/{}", item.path),
+            "name": format!("/{}", item.path),
+        });
+        match &item.kind {
+            ItemKind::File {
+                sha256: sum, sha1, ..
+            } => {
+                let mut hashes = Vec::new();
+                if let Some(s1) = sha1 {
+                    hashes.push(json!({"alg": "SHA-1", "content": s1}));
+                }
+                hashes.push(sha256(sum));
+                comp["hashes"] = Value::Array(hashes);
+                if role == LayerRole::Config {
+                    props.push(prop("generated-from", "blueprint"));
+                }
+            }
+            ItemKind::Symlink { target } => props.push(prop("link-target", *target)),
+        }
+        comp["properties"] = Value::Array(props);
+        comp
+    }
+
+    #[test]
+    fn file_components_are_written_as_their_canonical_values() {
+        let file = |sha1: Option<&str>| ItemKind::File {
+            size: 3,
+            sha256: Cow::Borrowed("ab\"c"),
+            sha1: sha1.map(str::to_string),
+        };
+        let items = [
+            (LayerRole::Config, "etc/a \"b\"\n.conf", file(Some("0f"))),
+            (LayerRole::Overlay, "opt/é/x", file(None)),
+            (
+                LayerRole::Verifier,
+                "usr/local/bin/nodeimg",
+                file(Some("1e")),
+            ),
+            (
+                LayerRole::Config,
+                "etc/systemd/system/x.wants/y",
+                ItemKind::Symlink { target: "../y\\z" },
+            ),
+        ];
+        for (role, path, kind) in items {
+            let item = Item {
+                path,
+                mode: 0o4755,
+                kind,
+            };
+            let mut out = Vec::new();
+            file_component(role, &item, &mut out);
+            let expected = crate::canonical_json::value_to_vec(&as_value(role, &item));
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                String::from_utf8(expected).unwrap()
+            );
+        }
+    }
 }
