@@ -7,7 +7,7 @@
 
 use super::Out;
 use crate::blueprint;
-use crate::blueprint::model::{InjectionMode, SharingMode, Vendor};
+use crate::blueprint::model::{InjectionMode, MigStrategy, Sharing, SharingMode, Vendor};
 use crate::blueprint::resolve;
 use crate::blueprint::value::Quantity;
 use crate::fault::{Action, FaultClass};
@@ -256,9 +256,23 @@ fn gpu_capacity(out: &mut Out<'_>, blueprint: &blueprint::Spec, node: &Node) {
     let sharing = &acc.sharing;
     let replicas = sharing.replicas().unwrap_or(1);
     let have = node.capacity(&resource).map(Quantity::units_ceil);
-    let (pass, expected) = if sharing.mode() == SharingMode::Mig {
-        // The count depends on the MIG profile; with the mixed strategy the resources are
-        // per profile (nvidia.com/mig-1g.10gb) and nvidia.com/gpu may be absent.
+    let mig = match sharing {
+        Sharing::Mig {
+            mig_profile,
+            mig_strategy,
+        } => Some((mig_profile, *mig_strategy)),
+        _ => None,
+    };
+    let known = mig.and_then(|(profile, _)| super::mig::table().devices(&acc.model, profile));
+    if let (Some((profile, strategy)), Some(devices)) = (mig, known) {
+        // The MIG profile table's arithmetic: every instance of every GPU, as
+        // nvidia.com/gpu (single strategy, the operator's default) or one
+        // resource per profile (mixed).
+        mig_capacity(out, node, acc.count, profile.as_str(), strategy, devices);
+        return;
+    }
+    let (pass, expected) = if let Some((profile, _)) = mig {
+        // A configuration the profile table does not list: some MIG resource at all.
         let any = node.status.as_ref().is_some_and(|s| {
             s.capacity.iter().any(|(k, q)| {
                 (k == &resource || k.starts_with("nvidia.com/mig-")) && q.units_ceil() > 0
@@ -266,7 +280,11 @@ fn gpu_capacity(out: &mut Out<'_>, blueprint: &blueprint::Spec, node: &Node) {
         });
         (
             any,
-            format!("{resource} or nvidia.com/mig-* resources (MIG)"),
+            format!(
+                "{resource} or nvidia.com/mig-* resources (MIG `{profile}`, not in {} for {})",
+                super::mig::table().meta.name,
+                acc.model.as_str()
+            ),
         )
     } else {
         let want = i128::from(acc.count) * i128::from(replicas);
@@ -294,6 +312,65 @@ fn gpu_capacity(out: &mut Out<'_>, blueprint: &blueprint::Spec, node: &Node) {
             Some(alloc.is_some() && alloc == have),
             show(node.capacity(&resource)),
             show(node.allocatable(&resource)),
+            FaultClass::DriverDaemon,
+            Action::RestartDaemon,
+        );
+    }
+}
+
+/// MIG capacity by the profile table: `count` GPUs × the instances `config`
+/// creates on each, under the resource names the strategy gives them.
+fn mig_capacity(
+    out: &mut Out<'_>,
+    node: &Node,
+    count: u32,
+    config: &str,
+    strategy: Option<MigStrategy>,
+    devices: &std::collections::BTreeMap<String, u32>,
+) {
+    let want: Vec<(String, i128, String)> = match strategy.unwrap_or(MigStrategy::Single) {
+        MigStrategy::Single => {
+            let per: u32 = devices.values().sum();
+            vec![(
+                "nvidia.com/gpu".to_owned(),
+                i128::from(count) * i128::from(per),
+                format!("{count} GPUs × {per} MIG instances ({config}, single strategy)"),
+            )]
+        }
+        MigStrategy::Mixed => devices
+            .iter()
+            .map(|(profile, n)| {
+                (
+                    format!("nvidia.com/mig-{profile}"),
+                    i128::from(count) * i128::from(*n),
+                    format!("{count} GPUs × {n} ({config}, mixed strategy)"),
+                )
+            })
+            .collect(),
+    };
+    for (resource, n, how) in want {
+        let have = node.capacity(&resource);
+        out.push(
+            &spec::CAPACITY_GPU,
+            Some(&resource),
+            "the device plugin advertises every MIG instance",
+            Some(have.map(Quantity::units_ceil) == Some(n)),
+            format!("{n} ({how})"),
+            show(have),
+            FaultClass::DriverDaemon,
+            Action::RestartDaemon,
+        );
+        let alloc = node.allocatable(&resource);
+        out.push(
+            &spec::ALLOCATABLE_GPU,
+            Some(&resource),
+            "every advertised MIG instance is allocatable",
+            Some(
+                alloc.is_some()
+                    && alloc.map(Quantity::units_ceil) == have.map(Quantity::units_ceil),
+            ),
+            show(have),
+            show(alloc),
             FaultClass::DriverDaemon,
             Action::RestartDaemon,
         );

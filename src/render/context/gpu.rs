@@ -24,6 +24,10 @@ pub struct Gpu<'a> {
     pub fabric_manager: Option<String>,
     pub operator: Option<Operator>,
     pub sharing: &'a Sharing,
+    /// The NVIDIA device plugin's configuration for time-slicing or MPS
+    /// (its `version: v1` file, `sharing.timeSlicing` or `sharing.mps`),
+    /// carried in the ConfigMap the operator's values create.
+    pub device_plugin_sharing: Option<serde_json::Value>,
 }
 
 /// The GPU operator and which components it manages.
@@ -107,5 +111,26 @@ pub(super) fn of(s: &Spec) -> Option<Gpu<'_>> {
                 .map(|v| format!("v{v}")),
         }),
         sharing: &a.sharing,
+        device_plugin_sharing: device_plugin_sharing(&a.sharing),
     })
+}
+
+/// The device plugin's sharing configuration (k8s-device-plugin's config
+/// file, `version: v1`): `replicas` shares of each GPU under the
+/// unrenamed `nvidia.com/gpu` resource, so a pod's request and the node's
+/// capacity keep their meaning (capacity = GPUs × replicas).
+fn device_plugin_sharing(sharing: &Sharing) -> Option<serde_json::Value> {
+    let (key, replicas) = match sharing {
+        Sharing::TimeSlicing { replicas } => ("timeSlicing", replicas.get()),
+        Sharing::Mps { replicas } => ("mps", replicas.get()),
+        Sharing::None {} | Sharing::Mig { .. } => return None,
+    };
+    Some(serde_json::json!({
+        "version": "v1",
+        "sharing": {
+            key: {
+                "resources": [{"name": "nvidia.com/gpu", "replicas": replicas}],
+            },
+        },
+    }))
 }
