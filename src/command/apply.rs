@@ -145,6 +145,12 @@ fn text(r: &Report, env: &mut Env<'_>) -> std::io::Result<()> {
         if j.signature != "verified" {
             writeln!(env.out, "       {}", s.dim(&j.detail))?;
         }
+    } else if r.op == "apply" {
+        writeln!(
+            env.out,
+            "  {}",
+            s.dim("signature not checked: no --key or --trust-policy, and this root's lock names no security.imageTrust")
+        )?;
     }
     for k in &o.kept {
         writeln!(env.out, "  kept {k}: it holds files nodeimg did not write")?;

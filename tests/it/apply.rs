@@ -297,6 +297,12 @@ fn pinned_packages_are_judged_from_the_roots_own_database() {
     args.extend(SKIP_STEPS);
     let o = apply(&args);
     assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    // No policy given and none on the root: said, not silently passed over.
+    assert!(
+        stdout(&o).contains("signature not checked"),
+        "{}",
+        stdout(&o)
+    );
 
     // Another containerd: the pin names it and the blueprint field.
     let t2 = tempfile::tempdir().unwrap();
@@ -1018,21 +1024,41 @@ fn an_image_is_applied_from_a_registry_by_digest_and_a_tag_alone_is_refused() {
     assert!(stderr(&o).contains("--allow-tag"), "{}", stderr(&o));
     assert_eq!(before, snapshot(&root));
 
-    // By digest (docker:// as skopeo writes it): pulled, checked, applied.
+    // By digest with a key the registry holds no signature of: refused, untouched.
+    let key = crate::support::keys::pair(t.path(), "site", 7);
     let by_digest = format!("docker://{name}@{digest}");
+    let key_pub = key.public.to_str().unwrap();
     let mut args = vec![
         by_digest.as_str(),
         "--root",
         r,
         "--insecure",
         "--no-package-check",
+        "--key",
+        key_pub,
         "--format",
         "json",
     ];
     args.extend(SKIP_STEPS);
     let o = apply(&args);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("refused by --key"), "{}", stderr(&o));
+    assert_eq!(before, snapshot(&root));
+
+    // Signed in the registry (cosign's `sha256-<hex>.sig` tag), then pulled by digest
+    // (docker:// as skopeo writes it): the signature comes along, names this repository,
+    // and the image is applied.
+    let o = cmd()
+        .args(["sign", "--insecure", "--key"])
+        .arg(&key.private)
+        .arg(format!("{name}@{digest}"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = apply(&args);
     let report = json(&o);
     assert!(o.status.success(), "{report}\n{}", stderr(&o));
+    assert_eq!(report["signature"]["signature"], "verified", "{report}");
     assert_eq!(report["image"], digest.as_str());
     assert_eq!(receipt(&root).0["manifests"][0]["digest"], digest.as_str());
     assert!(
