@@ -133,6 +133,78 @@ fn kmsg(f: &mut Fixture, line: &str) {
 
 fn cases() -> Vec<Case> {
     vec![
+        // host health: errors the kernel logged, file systems remounted read-only
+        fail(
+            "host.errors.uncorrected",
+            None,
+            OsMemoryDisk,
+            "1 EDAC memory error line(s)",
+            |f| {
+                kmsg(
+                    f,
+                    "EDAC MC0: 1 UE memory read error on CPU_SrcID#0_Ha#0_Chan#0_DIMM#0 (channel:0 slot:0 page:0x3f0a1c offset:0x0 grain:32)",
+                )
+            },
+        ),
+        fail(
+            "host.errors.uncorrected",
+            None,
+            OsMemoryDisk,
+            "1 machine-check line(s)",
+            |f| {
+                kmsg(
+                    f,
+                    "Memory failure: 0x3f0a1c: recovery action for dirty LRU page: Recovered",
+                )
+            },
+        ),
+        fail(
+            "host.errors.corrected",
+            None,
+            OsMemoryDisk,
+            "1 machine-check line(s)",
+            |f| kmsg(f, "mce: [Hardware Error]: Machine check events logged"),
+        ),
+        fail(
+            "host.errors.corrected",
+            None,
+            OsMemoryDisk,
+            "1 EDAC memory error line(s)",
+            |f| {
+                kmsg(
+                    f,
+                    "EDAC MC1: 1 CE memory read error on CPU_SrcID#1_Ha#0_Chan#2_DIMM#0 (channel:2 slot:0 page:0x1b2c offset:0x240 grain:32 syndrome:0x0)",
+                )
+            },
+        ),
+        fail(
+            "host.fs.read-write",
+            Some("/var/lib/containerd"),
+            OsMemoryDisk,
+            "read-only (/dev/nvme1n1p1 on /var/lib/containerd, xfs)",
+            |f| {
+                let mounts = std::fs::read_to_string(f.tree.local("/proc/mounts")).unwrap();
+                f.tree.file(
+                    "/proc/mounts",
+                    &format!(
+                        "{mounts}/dev/nvme1n1p1 /var/lib/containerd xfs ro,relatime,attr2 0 0\n"
+                    ),
+                )
+            },
+        ),
+        fail(
+            "host.fs.read-write",
+            Some("/var/lib/kubelet"),
+            OsMemoryDisk,
+            "read-only (/dev/nvme0n1p2 on /, ext4)",
+            |f| {
+                let mounts = std::fs::read_to_string(f.tree.local("/proc/mounts")).unwrap();
+                f.tree.file(
+                    "/proc/mounts",
+                    &format!("{mounts}/dev/nvme0n1p2 / ext4 ro,relatime,errors=remount-ro 0 0\n"),
+                )
+            },
+        ),
         // os
         fail("os.distro", None, OsMemoryDisk, "debian", |f| {
             f.tree
@@ -985,6 +1057,11 @@ fn dma_buf_prerequisites_are_read_where_the_kernel_keeps_them() {
 }
 
 #[test]
+fn host_health_checks_fail_on_their_mutation() {
+    run_cases("host.");
+}
+
+#[test]
 fn runtime_checks_fail_on_their_mutation() {
     run_cases("runtime.");
     run_cases("system.");
@@ -1572,7 +1649,8 @@ fn each_check_alone_reads_what_it_needs() {
         }
     }
     // The boot phase of a CPU blueprint needs none of the costly facts but the
-    // containerd and kubelet versions.
+    // containerd and kubelet versions and the kernel log (the host's memory errors and
+    // machine checks).
     let cpu = support::example("cpu-minimal");
     let boot = Selection {
         phase: Phase::Boot,
@@ -1582,7 +1660,7 @@ fn each_check_alone_reads_what_it_needs() {
         checks::Needs::of(cpu.spec(), &boot),
         checks::Needs {
             gpu_tool: false,
-            kernel_log: false,
+            kernel_log: true,
             containerd_version: true,
             kubelet_version: true,
             unit_states: false,

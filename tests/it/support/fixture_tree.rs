@@ -353,7 +353,7 @@ pub fn base_system(tree: &Tree, cpus_per_node: u32, nodes: u32) {
     );
     tree.file(
         "/proc/mounts",
-        "sysfs /sys sysfs rw,nosuid,nodev,noexec,relatime 0 0\ntmpfs /dev/shm tmpfs rw,nosuid,nodev,size=1056808704k,inode64 0 0\ncgroup2 /sys/fs/cgroup cgroup2 rw,nosuid,nodev,noexec,relatime 0 0\n",
+        "/dev/nvme0n1p2 / ext4 rw,relatime,errors=remount-ro 0 0\nsysfs /sys sysfs rw,nosuid,nodev,noexec,relatime 0 0\ntmpfs /dev/shm tmpfs rw,nosuid,nodev,size=1056808704k,inode64 0 0\ncgroup2 /sys/fs/cgroup cgroup2 rw,nosuid,nodev,noexec,relatime 0 0\n",
     );
     // containerd with the rendered LimitMEMLOCK=infinity, and a shim beside it.
     tree.file(
