@@ -155,7 +155,7 @@ pub const OVERLAY_FILE: (Impact, &str) = (
 /// it on both sides: the image does not carry it, the operator rolls it.
 pub const OPERATOR_DRIVER: (Impact, &str) = (
     Impact::Live,
-    "the GPU operator owns the driver and rolls it (draining each node itself); the image does not change",
+    "the GPU operator owns the driver and rolls it by the rendered driver.upgradePolicy (one failure domain's wave budget of nodes at a time, each drained first); the image does not change",
 );
 
 /// A change under `accelerators.sharing`, by the modes on either side: MIG

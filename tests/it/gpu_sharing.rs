@@ -314,7 +314,7 @@ fn unknown_keys(rendered: &Value, chart: &Value, at: &str, out: &mut Vec<String>
 
 #[test]
 #[ignore = "opt-in suite `corpus`: reads ../shared/corpus (cargo test -- --ignored)"]
-fn sharing_values_are_keys_of_the_pinned_chart() {
+fn operator_values_are_keys_of_the_pinned_chart() {
     let variants = [
         h100().set(
             "accelerators.sharing",
@@ -325,6 +325,18 @@ fn sharing_values_are_keys_of_the_pinned_chart() {
             json!({"mode": "mps", "replicas": 2}),
         ),
         mig("all-balanced", Some("mixed")),
+        // The operator's driver and its upgrade policy.
+        h100()
+            .set("accelerators.driver.authority", json!("operator"))
+            .set(
+                "accelerators.operator.manages",
+                json!([
+                    "driver",
+                    "device-plugin",
+                    "dcgm-exporter",
+                    "gpu-feature-discovery"
+                ]),
+            ),
     ];
     for v in variants {
         let bp = v.load();

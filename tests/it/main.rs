@@ -52,6 +52,7 @@ mod injection;
 mod invalid_blueprints;
 mod kubelet_drop_in;
 mod node_rules;
+mod operator_driver;
 mod output_safety;
 mod package_layout;
 #[cfg(feature = "push")]

@@ -53,6 +53,46 @@ pub struct Operator {
     /// the chart's default applies.
     pub driver_tag: Option<String>,
     pub device_plugin_tag: Option<String>,
+    /// How the operator rolls a driver change over the nodes it owns the driver
+    /// of (`driver.upgradePolicy`), within the rollout's budgets.
+    pub upgrade: Option<UpgradePolicy>,
+}
+
+/// The GPU operator's driver upgrade policy, bounded like an image rollout:
+/// the operator knows no failure domains, so at most one domain's wave
+/// budget of nodes at a time (a share of a domain counts as one node), each
+/// drained first within the rollout's drain timeout.
+#[derive(Debug, Clone, Serialize)]
+pub struct UpgradePolicy {
+    pub max_parallel: u32,
+    pub drain_timeout_s: u64,
+    /// Where the numbers come from, for the values file's comment.
+    pub from: String,
+}
+
+fn upgrade_policy(s: &Spec) -> UpgradePolicy {
+    let rollout = s.rollout.clone().unwrap_or_default();
+    let per_domain = match &rollout.wave_budget {
+        rollout::Budget::Nodes(n) => *n,
+        rollout::Budget::Percent(_) => 1,
+    };
+    let max_parallel = rollout
+        .max_wave_size
+        .map_or(per_domain, |w| w.min(per_domain))
+        .max(1);
+    UpgradePolicy {
+        max_parallel,
+        drain_timeout_s: u64::try_from(rollout.engine.drain_timeout.as_secs()).unwrap_or(u64::MAX),
+        from: format!(
+            "rollout.waveBudget {}{}, rollout.engine.drainTimeout {}",
+            rollout.wave_budget,
+            rollout
+                .max_wave_size
+                .map(|w| format!(", maxWaveSize {w}"))
+                .unwrap_or_default(),
+            rollout.engine.drain_timeout
+        ),
+    }
 }
 
 impl Gpu<'_> {
@@ -109,6 +149,7 @@ pub(super) fn of(s: &Spec) -> Option<Gpu<'_>> {
                 .version
                 .as_ref()
                 .map(|v| format!("v{v}")),
+            upgrade: manages(OperatorComponent::Driver).then(|| upgrade_policy(s)),
         }),
         sharing: &a.sharing,
         device_plugin_sharing: device_plugin_sharing(&a.sharing),
