@@ -39,6 +39,7 @@ mod fixture_generator;
 mod fuzz_replay;
 mod golden;
 mod gpu_faults;
+mod gpu_isolation;
 mod gpu_sharing;
 mod health_rules;
 mod hostile_input;

@@ -303,19 +303,43 @@ fn gpu_capacity(out: &mut Out<'_>, blueprint: &blueprint::Spec, node: &Node) {
         FaultClass::DriverDaemon,
         Action::RestartDaemon,
     );
-    let alloc = node.allocatable(&resource).map(Quantity::units_ceil);
     if sharing.mode() != SharingMode::Mig {
-        out.push(
-            &spec::ALLOCATABLE_GPU,
-            Some(&resource),
-            "every advertised GPU is allocatable",
-            Some(alloc.is_some() && alloc == have),
-            show(node.capacity(&resource)),
-            show(node.allocatable(&resource)),
-            FaultClass::DriverDaemon,
-            Action::RestartDaemon,
-        );
+        device_allocatable(out, node, &resource, "every advertised GPU is allocatable");
     }
+}
+
+/// Allocatable against capacity for one device resource. The device plugin reports each
+/// device's health to the kubelet, which keeps an `Unhealthy` one in capacity and takes
+/// it out of allocatable: fewer allocatable than advertised is per-device isolation at
+/// work (the bad GPU leaves allocation, its neighbours stay in service), a device fault;
+/// no allocatable at all, or more than advertised, is the plugin's or the kubelet's.
+fn device_allocatable(out: &mut Out<'_>, node: &Node, resource: &str, summary: &str) {
+    let (have, alloc) = (node.capacity(resource), node.allocatable(resource));
+    let (n_have, n_alloc) = (
+        have.map(Quantity::units_ceil),
+        alloc.map(Quantity::units_ceil),
+    );
+    let (observed, fault, action) = match (n_have, n_alloc) {
+        (Some(h), Some(a)) if a < h => (
+            format!(
+                "{a} of {h}: the device plugin reports {} device(s) unhealthy and the kubelet took them out of allocation (the others stay in service)",
+                h - a
+            ),
+            FaultClass::Device,
+            Action::ResetGpu,
+        ),
+        _ => (show(alloc), FaultClass::DriverDaemon, Action::RestartDaemon),
+    };
+    out.push(
+        &spec::ALLOCATABLE_GPU,
+        Some(resource),
+        summary,
+        Some(n_alloc.is_some() && n_alloc == n_have),
+        show(have),
+        observed,
+        fault,
+        action,
+    );
 }
 
 /// MIG capacity by the profile table: `count` GPUs × the instances `config`
@@ -360,19 +384,11 @@ fn mig_capacity(
             FaultClass::DriverDaemon,
             Action::RestartDaemon,
         );
-        let alloc = node.allocatable(&resource);
-        out.push(
-            &spec::ALLOCATABLE_GPU,
-            Some(&resource),
+        device_allocatable(
+            out,
+            node,
+            &resource,
             "every advertised MIG instance is allocatable",
-            Some(
-                alloc.is_some()
-                    && alloc.map(Quantity::units_ceil) == have.map(Quantity::units_ceil),
-            ),
-            show(have),
-            show(alloc),
-            FaultClass::DriverDaemon,
-            Action::RestartDaemon,
         );
     }
 }
