@@ -668,6 +668,11 @@ pub fn mi300x_node() -> Tree {
                 iommu_group: None,
             },
         );
+        // amdgpu RAS on, VRAM (UMC) ECC among its blocks, no errors, no retired page.
+        let ras = format!("/sys/bus/pci/devices/0000:{:02x}:00.0/ras", b + 3);
+        tree.file(&format!("{ras}/umc_err_count"), "ue: 0\nce: 0\n");
+        tree.file(&format!("{ras}/gfx_err_count"), "ue: 0\nce: 0\n");
+        tree.file(&format!("{ras}/gpu_vram_bad_pages"), "");
     }
     tree.attr("/sys/module/amdgpu/version", "6.8.5");
     tree
