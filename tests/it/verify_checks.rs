@@ -131,9 +131,31 @@ fn kmsg(f: &mut Fixture, line: &str) {
     );
 }
 
+/// `df` on the fixture reporting `line` for its root file system.
+fn df(f: &mut Fixture, line: &str) {
+    f.tree.script(
+        "/usr/bin/df",
+        &format!("#!/bin/sh\necho '     1B-blocks         Avail    Inodes    IFree Mounted on'\necho '{line}'\n"),
+    );
+}
+
 fn cases() -> Vec<Case> {
     vec![
-        // host health: errors the kernel logged, file systems remounted read-only
+        // host health: errors the kernel logged, file systems remounted read-only or full
+        fail(
+            "host.fs.free-space",
+            Some("/var/lib/containerd"),
+            OsMemoryDisk,
+            "(5.0 %) on /",
+            |f| df(f, "1919850381312 95992519065 119209984  93000000 /"),
+        ),
+        fail(
+            "host.fs.free-inodes",
+            Some("/var/lib/kubelet"),
+            OsMemoryDisk,
+            "(1.0 %) on /",
+            |f| df(f, "1919850381312 1500000000000 119209984  1192099 /"),
+        ),
         fail(
             "host.errors.uncorrected",
             None,
@@ -1061,6 +1083,50 @@ fn host_health_checks_fail_on_their_mutation() {
     run_cases("host.");
 }
 
+/// The model cache's file system against `system.cache.highWatermark`: 22 % used passes
+/// 85 %, 95 % used fails as a warning; a blueprint without a cache has no such check.
+#[test]
+fn host_checks_judge_the_cache_watermark() {
+    let mut fixture = Fixture::healthy();
+    assert!(
+        !fixture
+            .results()
+            .iter()
+            .any(|r| r.id() == "host.fs.cache-watermark"),
+        "no system.cache, no check"
+    );
+    fixture.blueprint = support::Variant::parse("bp.yaml", &fixture.blueprint)
+        .set(
+            "system.cache",
+            serde_json::json!({"path": "/var/cache/models", "highWatermark": "85%", "lowWatermark": "70%"}),
+        )
+        .text();
+    let results = fixture.results();
+    let r = find(
+        &results,
+        "host.fs.cache-watermark",
+        Some("/var/cache/models"),
+    );
+    assert_eq!(r.verdict, Verdict::Pass, "{}", r.observed);
+    assert!(r.observed.contains("21.9 % used on /"), "{}", r.observed);
+    df(
+        &mut fixture,
+        "1919850381312 95992519065 119209984  93000000 /",
+    );
+    let results = fixture.results();
+    let r = find(
+        &results,
+        "host.fs.cache-watermark",
+        Some("/var/cache/models"),
+    );
+    assert_eq!(
+        (r.verdict, r.severity, r.fault),
+        (Verdict::Fail, Severity::Warning, FaultClass::OsMemoryDisk),
+        "{}",
+        r.observed
+    );
+}
+
 #[test]
 fn runtime_checks_fail_on_their_mutation() {
     run_cases("runtime.");
@@ -1082,6 +1148,8 @@ fn every_check_has_a_passing_and_a_failing_fixture() {
         "gpu.ras.events",
         "gpu.ras.errors",
         "gpu.ras.bad-pages",
+        // The model cache: host_checks_judge_the_cache_watermark.
+        "host.fs.cache-watermark",
     ] {
         failing.push(id);
     }
@@ -1101,6 +1169,7 @@ fn every_check_has_a_passing_and_a_failing_fixture() {
         "gpu.ras.events",              // gpu_faults
         "gpu.ras.errors",              // gpu_faults
         "gpu.ras.bad-pages",           // gpu_faults
+        "host.fs.cache-watermark",     // host_checks_judge_the_cache_watermark
     ]);
     // The cluster checks judge a Node object, not the host: their fixtures are in
     // cluster_cli.

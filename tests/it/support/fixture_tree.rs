@@ -355,6 +355,12 @@ pub fn base_system(tree: &Tree, cpus_per_node: u32, nodes: u32) {
         "/proc/mounts",
         "/dev/nvme0n1p2 / ext4 rw,relatime,errors=remount-ro 0 0\nsysfs /sys sysfs rw,nosuid,nodev,noexec,relatime 0 0\ntmpfs /dev/shm tmpfs rw,nosuid,nodev,size=1056808704k,inode64 0 0\ncgroup2 /sys/fs/cgroup cgroup2 rw,nosuid,nodev,noexec,relatime 0 0\n",
     );
+    // GNU df over the one local disk file system: 1.75 TiB, 78 % of it and of the
+    // inodes free.
+    tree.script(
+        "/usr/bin/df",
+        "#!/bin/sh\necho '     1B-blocks         Avail    Inodes    IFree Mounted on'\necho '1919850381312 1500000000000 119209984  93000000 /'\n",
+    );
     // containerd with the rendered LimitMEMLOCK=infinity, and a shim beside it.
     tree.file(
         "/sys/fs/cgroup/system.slice/containerd.service/cgroup.procs",
