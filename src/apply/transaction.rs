@@ -1,6 +1,9 @@
 //! Applying an image to a root, and going back, as a journaled transaction
 //! that a kill at any moment cannot leave half done.
 //!
+//! One file although long: the journal's phases and the recovery of each are read
+//! together, and a split would put a phase and its recovery in different files.
+//!
 //! State lives in the root, under `var/lib/nodeimg/apply/`:
 //! - `current.json`: the image applied last and every path it put there;
 //! - `previous/`: how to go back to the state before it — one change per

@@ -4,6 +4,9 @@
 //! Exit codes: plan 0; gate 0 proceed, 1 halt; readmit 0 every node accepted again, 1 not;
 //! simulate 0 completed, 1 halted; compare 0
 //! no outlier, 1 outliers; 2 unusable input or arguments.
+//!
+//! One file although long: five thin subcommands over one set of inputs (fleet, images,
+//! blueprints) that they read the same way.
 
 use std::path::PathBuf;
 

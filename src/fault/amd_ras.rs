@@ -6,7 +6,6 @@
 //! means, and a test keeps the two in step, so a row cannot be missing or left over.
 
 use std::collections::BTreeMap;
-use std::str::FromStr;
 use std::sync::OnceLock;
 
 use strum::VariantArray;
@@ -96,19 +95,10 @@ pub fn parse(text: &str) -> Result<AmdRasCatalog, TableError> {
     let (meta, raw) = table::parse("amd-ras.csv", text, &COLUMNS)?;
     let mut rows = BTreeMap::new();
     for r in raw {
-        let bad = |message: String| TableError {
-            table: meta.name.to_owned(),
-            line: r.line,
-            message,
-        };
-        let signal = Signal::from_str(r.field(0))
-            .map_err(|_| bad(format!("`{}` is not a signal nodeimg reads", r.field(0))))?;
-        let fault = FaultClass::from_str(r.field(2))
-            .map_err(|_| bad(format!("class `{}` is not a fault class", r.field(2))))?;
-        let action = Action::from_str(r.field(3))
-            .map_err(|_| bad(format!("action `{}` is not an action", r.field(3))))?;
-        let severity = Severity::from_str(r.field(4))
-            .map_err(|_| bad(format!("severity `{}` is not a severity", r.field(4))))?;
+        let signal: Signal = r.parsed(&meta, 0, "signal", "one nodeimg reads")?;
+        let fault: FaultClass = r.parsed(&meta, 2, "class", "a fault class")?;
+        let action: Action = r.parsed(&meta, 3, "action", "an action")?;
+        let severity: Severity = r.parsed(&meta, 4, "severity", "a severity")?;
         let row = Row {
             signal,
             found: r.field(1).to_owned(),
@@ -121,7 +111,7 @@ pub fn parse(text: &str) -> Result<AmdRasCatalog, TableError> {
             line: r.line,
         };
         if rows.insert(signal, row).is_some() {
-            return Err(bad(format!("signal {signal} is listed twice")));
+            return Err(r.error(&meta, format!("signal {signal} is listed twice")));
         }
     }
     if let Some(missing) = Signal::VARIANTS.iter().find(|s| !rows.contains_key(s)) {

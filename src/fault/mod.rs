@@ -197,26 +197,35 @@ impl Judgement {
     }
 }
 
-/// The record's schema lists the actions as a plain string enum, as it always has: the
-/// derive would turn the variants' doc comments into a `oneOf`.
-impl JsonSchema for Action {
-    fn schema_name() -> Cow<'static, str> {
-        Cow::Borrowed("Action")
-    }
+/// A `JsonSchema` that lists an enum's wire names as a plain string enum (the derive would
+/// turn the variants' doc comments into a `oneOf`), as the record has always written it.
+macro_rules! plain_string_enum_schema {
+    ($ty:ident, $description:literal) => {
+        impl JsonSchema for $ty {
+            fn schema_name() -> Cow<'static, str> {
+                Cow::Borrowed(stringify!($ty))
+            }
 
-    fn schema_id() -> Cow<'static, str> {
-        Cow::Borrowed(concat!(module_path!(), "::Action"))
-    }
+            fn schema_id() -> Cow<'static, str> {
+                Cow::Borrowed(concat!(module_path!(), "::", stringify!($ty)))
+            }
 
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        let names: Vec<&'static str> = Action::VARIANTS.iter().map(|&a| a.into()).collect();
-        json_schema!({
-            "description": "What to do about a failure, ordered by escalation from none to service (as verify's actions).",
-            "type": "string",
-            "enum": names,
-        })
-    }
+            fn json_schema(_: &mut SchemaGenerator) -> Schema {
+                let names: Vec<&'static str> = $ty::VARIANTS.iter().map(|&v| v.into()).collect();
+                json_schema!({
+                    "description": $description,
+                    "type": "string",
+                    "enum": names,
+                })
+            }
+        }
+    };
 }
+
+plain_string_enum_schema!(
+    Action,
+    "What to do about a failure, ordered by escalation from none to service (as verify's actions)."
+);
 
 /// How much a failed check matters.
 #[derive(
@@ -243,25 +252,11 @@ pub enum Severity {
     Warning,
 }
 
-/// A plain string enum, as the record and the matrix file name a severity.
-impl JsonSchema for Severity {
-    fn schema_name() -> Cow<'static, str> {
-        Cow::Borrowed("Severity")
-    }
-
-    fn schema_id() -> Cow<'static, str> {
-        Cow::Borrowed(concat!(module_path!(), "::Severity"))
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        let names: Vec<&'static str> = Severity::VARIANTS.iter().map(|&s| s.into()).collect();
-        json_schema!({
-            "description": "How much a failed check matters: critical blocks the node, a warning is reported.",
-            "type": "string",
-            "enum": names,
-        })
-    }
-}
+// A plain string enum, as the record and the matrix file name a severity.
+plain_string_enum_schema!(
+    Severity,
+    "How much a failed check matters: critical blocks the node, a warning is reported."
+);
 
 #[cfg(test)]
 mod tests {

@@ -65,23 +65,14 @@ pub fn parse(text: &str) -> Result<SxidCatalog, TableError> {
     let (meta, raw) = table::parse("nvidia-sxid.csv", text, &COLUMNS)?;
     let mut rows = BTreeMap::new();
     for r in raw {
-        let bad = |message: String| TableError {
-            table: meta.name.to_owned(),
-            line: r.line,
-            message,
-        };
-        let code: u32 = r
-            .field(0)
-            .parse()
-            .map_err(|_| bad(format!("code `{}` is not a number", r.field(0))))?;
+        let code: u32 = r.parsed(&meta, 0, "code", "a number")?;
         let kind = Kind::from_str(r.field(2)).map_err(|_| {
-            bad(format!(
-                "table `{}` is not a table of the guide",
-                r.field(2)
-            ))
+            r.error(
+                &meta,
+                format!("table `{}` is not a table of the guide", r.field(2)),
+            )
         })?;
-        let action = Action::from_str(r.field(3))
-            .map_err(|_| bad(format!("action `{}` is not an action", r.field(3))))?;
+        let action: Action = r.parsed(&meta, 3, "action", "an action")?;
         let row = Row {
             code,
             name: r.field(1).to_owned(),
@@ -91,7 +82,7 @@ pub fn parse(text: &str) -> Result<SxidCatalog, TableError> {
             line: r.line,
         };
         if rows.insert(code, row).is_some() {
-            return Err(bad(format!("SXid {code} is listed twice")));
+            return Err(r.error(&meta, format!("SXid {code} is listed twice")));
         }
     }
     Ok(SxidCatalog { meta, rows })

@@ -32,6 +32,28 @@ impl Row {
     pub fn field(&self, index: usize) -> &str {
         self.fields.get(index).map_or("", String::as_str)
     }
+
+    /// An error about this row of the table `meta` describes.
+    pub fn error(&self, meta: &Meta, message: String) -> TableError {
+        TableError {
+            table: meta.name.to_owned(),
+            line: self.line,
+            message,
+        }
+    }
+
+    /// The field of column `index` parsed as a `T`; else "`{what}` `…` is not {expected}".
+    pub fn parsed<T: std::str::FromStr>(
+        &self,
+        meta: &Meta,
+        index: usize,
+        what: &str,
+        expected: &str,
+    ) -> Result<T, TableError> {
+        let v = self.field(index);
+        v.parse()
+            .map_err(|_| self.error(meta, format!("{what} `{v}` is not {expected}")))
+    }
 }
 
 /// A table that does not parse: which one, the line, and why.

@@ -9,7 +9,6 @@
 //! code and its line, never a guessed action.
 
 use std::collections::BTreeMap;
-use std::str::FromStr;
 use std::sync::OnceLock;
 
 use super::bucket::{Bucket, Resolution};
@@ -64,19 +63,14 @@ pub fn parse(text: &str) -> Result<XidCatalog, TableError> {
     let (meta, raw) = table::parse("nvidia-xid.csv", text, &COLUMNS)?;
     let mut rows = BTreeMap::new();
     for r in raw {
-        let bad = |message: String| TableError {
-            table: meta.name.to_owned(),
-            line: r.line,
-            message,
-        };
-        let code: u32 = r
-            .field(0)
-            .parse()
-            .map_err(|_| bad(format!("code `{}` is not a number", r.field(0))))?;
-        let bucket = Bucket::parse(r.field(4))
-            .ok_or_else(|| bad(format!("immediate bucket `{}` is not known", r.field(4))))?;
-        let class = FaultClass::from_str(r.field(7))
-            .map_err(|_| bad(format!("class `{}` is not a fault class", r.field(7))))?;
+        let code: u32 = r.parsed(&meta, 0, "code", "a number")?;
+        let bucket = Bucket::parse(r.field(4)).ok_or_else(|| {
+            r.error(
+                &meta,
+                format!("immediate bucket `{}` is not known", r.field(4)),
+            )
+        })?;
+        let class: FaultClass = r.parsed(&meta, 7, "class", "a fault class")?;
         let applies = match r.field(3) {
             "-" => Vec::new(),
             list => list.split_whitespace().map(str::to_owned).collect(),
@@ -94,7 +88,7 @@ pub fn parse(text: &str) -> Result<XidCatalog, TableError> {
             line: r.line,
         };
         if rows.insert(code, row).is_some() {
-            return Err(bad(format!("Xid {code} is listed twice")));
+            return Err(r.error(&meta, format!("Xid {code} is listed twice")));
         }
     }
     Ok(XidCatalog { meta, rows })

@@ -1167,13 +1167,6 @@ fn read_json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}: {text}", path.display()))
 }
 
-fn manifest_digest(layout: &Path) -> String {
-    read_json(&layout.join("index.json"))["manifests"][0]["digest"]
-        .as_str()
-        .unwrap()
-        .to_string()
-}
-
 /// `nodeimg apply` in the image pipeline's place (`scripts/boot-test prepare`): the
 /// Debian steps ran inside the root with its own programs and every pin holds against
 /// the root's dpkg database (the kubelet stand-in is a package). Then, on the running
@@ -1335,15 +1328,10 @@ fn boot_an_image_whose_verify_fails_goes_back_by_itself_after_its_attempts() {
         &["metadata", "version"],
         Value::from("2026.12.91"),
     );
-    let mut required = get(&broken, &["boot", "kernelArgs", "required"])
-        .as_sequence()
-        .cloned()
-        .unwrap_or_default();
-    required.push(Value::from("nodeimg.boot_test=broken"));
-    set(
+    push(
         &mut broken,
         &["boot", "kernelArgs", "required"],
-        Value::Sequence(required),
+        Value::from("nodeimg.boot_test=broken"),
     );
     set(
         &mut broken,
@@ -1352,31 +1340,7 @@ fn boot_an_image_whose_verify_fails_goes_back_by_itself_after_its_attempts() {
     );
     let layout = build_layout(&broken, node.dir.path(), "broken");
     let digest = manifest_digest(&layout);
-    let o = Command::new(env!("CARGO_BIN_EXE_nodeimg"))
-        .args([
-            "apply",
-            "--in-place",
-            "--no-reboot",
-            "--no-package-check",
-            "--skip",
-            "initramfs",
-            "--skip",
-            "boot-loader",
-            "--format",
-            "json",
-            "--root",
-        ])
-        .arg(node.root())
-        .arg(&layout)
-        .output()
-        .unwrap();
-    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_default();
-    assert!(
-        o.status.success(),
-        "{report}{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    assert_eq!(report["impact"], "reboot", "{report}");
+    let report = staged_for_reboot(&node.root(), &layout);
     assert_eq!(report["trial"]["attempts"], 2, "{report}");
     node.write("/etc/nodeimg/apply.env", APPLY_ENV);
 
@@ -1526,42 +1490,13 @@ fn boot_a_good_boot_of_an_image_on_trial_blesses_it_after_verify() {
         &["metadata", "version"],
         Value::from("2026.12.92"),
     );
-    let mut forbidden = get(&next, &["boot", "kernelArgs", "forbidden"])
-        .as_sequence()
-        .cloned()
-        .unwrap_or_default();
-    forbidden.push(Value::from("nodeimg.boot_test=forbidden"));
-    set(
+    push(
         &mut next,
         &["boot", "kernelArgs", "forbidden"],
-        Value::Sequence(forbidden),
+        Value::from("nodeimg.boot_test=forbidden"),
     );
     let layout = build_layout(&next, node.dir.path(), "next");
-    let o = Command::new(env!("CARGO_BIN_EXE_nodeimg"))
-        .args([
-            "apply",
-            "--in-place",
-            "--no-reboot",
-            "--no-package-check",
-            "--skip",
-            "initramfs",
-            "--skip",
-            "boot-loader",
-            "--format",
-            "json",
-            "--root",
-        ])
-        .arg(node.root())
-        .arg(&layout)
-        .output()
-        .unwrap();
-    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_default();
-    assert!(
-        o.status.success(),
-        "{report}{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    assert_eq!(report["impact"], "reboot", "{report}");
+    staged_for_reboot(&node.root(), &layout);
     node.write("/etc/nodeimg/apply.env", APPLY_ENV);
     let boot = node.boot();
     let why = boot.explain();

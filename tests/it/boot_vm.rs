@@ -18,7 +18,9 @@
 
 use std::path::Path;
 
-use crate::support::boot_root::{Node, example, get, root_versions, run, script, set, tail};
+use crate::support::boot_root::{
+    Node, example, get, manifest_digest, root_versions, run, script, set, staged_for_reboot, tail,
+};
 
 /// The checks the probe runs inside the VM.
 const CHECKS: &str = "os.kernel.*,os.hugepages";
@@ -285,13 +287,6 @@ fn boot_vm_kernel_arguments_hugepages_modules_and_sysctls_take_effect() {
     );
 }
 
-/// The image's manifest digest in a layout `nodeimg build` wrote.
-fn manifest_digest(layout: &Path) -> String {
-    let index: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(layout.join("index.json")).unwrap()).unwrap();
-    index["manifests"][0]["digest"].as_str().unwrap().to_owned()
-}
-
 /// Boot assessment on a machine of its own: the Debian CPU example (whose kernel pin is
 /// the test root's kernel) on the VM's disk, then an image applied in place whose verify
 /// fails at boot (it pins a kernel the node does not run) with `rollout.bootAttempts: 2`.
@@ -340,28 +335,7 @@ fn boot_vm_an_image_whose_verify_fails_goes_back_by_itself_after_its_attempts() 
     let digest = manifest_digest(&layout);
     // Applied in place, the reboot left to the VM's first boot (as a pipeline hands
     // over a node whose trial is armed).
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_nodeimg"))
-        .args(["apply", "--in-place", "--no-reboot", "--no-package-check"])
-        .args([
-            "--skip",
-            "initramfs",
-            "--skip",
-            "boot-loader",
-            "--format",
-            "json",
-        ])
-        .arg("--root")
-        .arg(node.root())
-        .arg(&layout)
-        .output()
-        .unwrap();
-    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_default();
-    assert!(
-        o.status.success(),
-        "{report}{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    assert_eq!(report["impact"], "reboot", "{report}");
+    let report = staged_for_reboot(&node.root(), &layout);
     assert_eq!(report["trial"]["attempts"], 2, "{report}");
     // Under TCG the initramfs and boot loader steps of the fallback would take minutes
     // each and change nothing here (both images have the same kernel and arguments).

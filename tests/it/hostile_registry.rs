@@ -244,31 +244,28 @@ fn endless_registry_bodies_are_read_with_a_bound() {
     let out = layout(dir.path());
     let o = out.to_str().unwrap_or_default();
 
+    // A push to the stand-in on `port` fails (exit 1) with `expected` in its error.
+    let refused = |port: u16, expected: &str| {
+        let r = push(
+            dir.path(),
+            &[
+                "--insecure",
+                "--timeout",
+                "60",
+                o,
+                &format!("127.0.0.1:{port}/n/a"),
+            ],
+            None,
+        );
+        let err = text(&r.stderr);
+        assert_eq!(r.status.code(), Some(1), "{:?}: {err}", r.status);
+        assert!(err.contains(expected), "{err}");
+        r
+    };
+
     // An error answer to the manifest PUT that never ends.
     let (port, _) = open_registry(|| Reply::Endless { status: 400 }, |_| reply(404, &[], b""));
-    let r = push(
-        dir.path(),
-        &[
-            "--insecure",
-            "--timeout",
-            "60",
-            o,
-            &format!("127.0.0.1:{port}/n/a"),
-        ],
-        None,
-    );
-    assert_eq!(
-        r.status.code(),
-        Some(1),
-        "{:?}: {}",
-        r.status,
-        text(&r.stderr)
-    );
-    assert!(
-        text(&r.stderr).contains("upload of manifest v1 failed: HTTP 400"),
-        "{}",
-        text(&r.stderr)
-    );
+    refused(port, "upload of manifest v1 failed: HTTP 400");
 
     // A manifest read back (no digest header) that never ends.
     let (port, _) = open_registry(
@@ -281,29 +278,7 @@ fn endless_registry_bodies_are_read_with_a_bound() {
             }
         },
     );
-    let r = push(
-        dir.path(),
-        &[
-            "--insecure",
-            "--timeout",
-            "60",
-            o,
-            &format!("127.0.0.1:{port}/n/a"),
-        ],
-        None,
-    );
-    assert_eq!(
-        r.status.code(),
-        Some(1),
-        "{:?}: {}",
-        r.status,
-        text(&r.stderr)
-    );
-    assert!(
-        text(&r.stderr).contains("more than 4 MiB"),
-        "{}",
-        text(&r.stderr)
-    );
+    let r = refused(port, "more than 4 MiB");
     assert!(r.stdout.is_empty());
 }
 

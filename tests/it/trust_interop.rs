@@ -141,6 +141,13 @@ fn verify_image(reference: &str, key: &Path) -> (Option<i32>, serde_json::Value)
     (o.status.code(), v)
 }
 
+/// sigstore-rs's verdict on `reference` with `key`: its exit code (0 verified, 1 not).
+fn sigstore_rs(cosign: &Path, reference: &str, key: &KeyPair) -> Option<i32> {
+    let o = run(cosign, &["verify", reference, key.public.to_str().unwrap()]);
+    eprintln!("{}", String::from_utf8_lossy(&o.stderr));
+    o.status.code()
+}
+
 fn skopeo(dir: &Path, policy: &str, args: &[&str]) -> Output {
     Command::new("skopeo")
         .arg("--policy")
@@ -171,23 +178,8 @@ fn signatures_interoperate_with_sigstore_rs_and_containers_image() {
         Some(&release),
     );
     let image = format!("{host}/nodes/a@{digest}");
-    let o = run(
-        &cosign,
-        &["verify", &image, release.public.to_str().unwrap()],
-    );
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let o = run(&cosign, &["verify", &image, other.public.to_str().unwrap()]);
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert_eq!(sigstore_rs(&cosign, &image, &release), Some(0));
+    assert_eq!(sigstore_rs(&cosign, &image, &other), Some(1));
     let (code, v) = verify_image(&image, &release.public);
     assert_eq!(code, Some(0), "{v}");
     assert_eq!(v["signature"]["identity"], format!("{host}/nodes/a:v1"));
@@ -197,16 +189,7 @@ fn signatures_interoperate_with_sigstore_rs_and_containers_image() {
     let unsigned_layout = layout(d, "b", "b");
     let unsigned = push(&unsigned_layout, &format!("{host}/nodes/a:v2"), None);
     let unsigned_ref = format!("{host}/nodes/a@{unsigned}");
-    let o = run(
-        &cosign,
-        &["verify", &unsigned_ref, release.public.to_str().unwrap()],
-    );
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert_eq!(sigstore_rs(&cosign, &unsigned_ref, &release), Some(1));
     let (code, v) = verify_image(&unsigned_ref, &release.public);
     assert_eq!(
         (code, v["signature"]["status"].as_str()),
@@ -240,16 +223,7 @@ fn signatures_interoperate_with_sigstore_rs_and_containers_image() {
         ],
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let o = run(
-        &cosign,
-        &["verify", &unsigned_ref, release.public.to_str().unwrap()],
-    );
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert_eq!(sigstore_rs(&cosign, &unsigned_ref, &release), Some(1));
     let (code, v) = verify_image(&unsigned_ref, &release.public);
     assert_eq!(
         (code, v["signature"]["status"].as_str()),

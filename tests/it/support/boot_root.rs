@@ -5,7 +5,7 @@
 //! GPU nodes with the stand-in hardware only verify sees. How a node is booted is each
 //! suite's own (systemd-nspawn in `boot.rs`, QEMU in `boot_vm.rs`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_yaml::Value;
@@ -99,6 +99,13 @@ pub fn set(v: &mut Value, path: &[&str], value: Value) {
 
 pub fn get<'a>(v: &'a Value, path: &[&str]) -> &'a Value {
     path.iter().fold(v, |cur, p| &cur[*p])
+}
+
+/// Appends `item` to the list at `path` (a new list when there is none).
+pub fn push(v: &mut Value, path: &[&str], item: Value) {
+    let mut list = get(v, path).as_sequence().cloned().unwrap_or_default();
+    list.push(item);
+    set(v, path, Value::Sequence(list));
 }
 
 /// The container variant of an example: the running kernel, no `boot` requests, only
@@ -361,4 +368,34 @@ fn install_gpu_hardware(node: &Node, operator_driver: bool) {
             ),
         );
     }
+}
+
+/// The image's manifest digest in a layout `nodeimg build` wrote.
+pub fn manifest_digest(layout: &Path) -> String {
+    let index: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(layout.join("index.json")).unwrap()).unwrap();
+    index["manifests"][0]["digest"].as_str().unwrap().to_owned()
+}
+
+/// `nodeimg apply --in-place` of `layout` onto the stopped node at `root`, as a pipeline
+/// hands over a node whose trial is armed: the reboot is left to the next boot, the
+/// initramfs and boot-loader steps skipped (both images have the same kernel and
+/// arguments). Asserts that it applied with impact `reboot`, and returns the report.
+pub fn staged_for_reboot(root: &Path, layout: &Path) -> serde_json::Value {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_nodeimg"))
+        .args(["apply", "--in-place", "--no-reboot", "--no-package-check"])
+        .args(["--skip", "initramfs", "--skip", "boot-loader"])
+        .args(["--format", "json", "--root"])
+        .arg(root)
+        .arg(layout)
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_default();
+    assert!(
+        o.status.success(),
+        "{report}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(report["impact"], "reboot", "{report}");
+    report
 }
