@@ -210,10 +210,8 @@ fn nothing_to_check(input: &Inputs, out: &mut Results, accelerators: &Accelerato
     if accelerators.ecc_required {
         out.nothing_to_check(&ECC_MODE, "enabled on every GPU", &why, evidence());
     }
-    if accelerators.vendor == Vendor::Nvidia {
-        if accelerators.persistence {
-            out.nothing_to_check(&PERSISTENCE, "enabled on every GPU", &why, evidence());
-        }
+    if accelerators.vendor == Vendor::Nvidia && accelerators.persistence {
+        out.nothing_to_check(&PERSISTENCE, "enabled on every GPU", &why, evidence());
     }
     if let Some(req) = pinned_vbios(input) {
         out.nothing_to_check(&VBIOS, req, &why, evidence());
