@@ -197,6 +197,9 @@ pub fn parse_since(text: &str, since: Option<&Cursor>) -> KernelLog {
     let mut dropped = 0;
     let mut end = Cursor::default();
     let since = since.filter(|c| !c.is_empty());
+    // A storm repeats one message: the last message classified and its event, so that a
+    // repeat is counted without being classified again.
+    let mut last: Option<(&str, usize)> = None;
     for line in text.lines() {
         // kmsg continuation lines (` SUBSYSTEM=pci`) are metadata of the record above.
         if line.starts_with(' ') || line.trim().is_empty() {
@@ -213,18 +216,23 @@ pub fn parse_since(text: &str, since: Option<&Cursor>) -> KernelLog {
             before_cursor += 1;
             continue;
         }
+        if let Some((same, i)) = last
+            && same == message
+        {
+            events[i].again(seconds, at.seq);
+            continue;
+        }
         let Some(kind) = classify(message) else {
             continue;
         };
         match index.get(&kind) {
             Some(&i) => {
-                let event = &mut events[i];
-                event.count += 1;
-                event.last_seconds = seconds.or(event.last_seconds);
-                event.last_seq = at.seq.or(event.last_seq);
+                last = Some((message, i));
+                events[i].again(seconds, at.seq);
             }
             None if events.len() >= GROUP_LIMIT => dropped += 1,
             None => {
+                last = Some((message, events.len()));
                 index.insert(kind.clone(), events.len());
                 events.push(KernelEvent {
                     seconds,
@@ -244,6 +252,15 @@ pub fn parse_since(text: &str, since: Option<&Cursor>) -> KernelLog {
         before_cursor,
         dropped,
         end,
+    }
+}
+
+impl KernelEvent {
+    /// One more occurrence, at `seconds` and record `seq`.
+    fn again(&mut self, seconds: Option<f64>, seq: Option<u64>) {
+        self.count += 1;
+        self.last_seconds = seconds.or(self.last_seconds);
+        self.last_seq = seq.or(self.last_seq);
     }
 }
 
@@ -309,7 +326,17 @@ fn split_prefix(line: &str) -> (Cursor, Option<f64>, &str) {
     (Cursor::default(), None, line)
 }
 
+/// Every event [`classify`] knows names one of these words: a line without any is passed
+/// over in one scan (most of a kernel log), not searched for each kind in turn.
+static EVENT_WORDS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(r"Xid \(|fallen off the bus|amdgpu|EDAC|NVRM|AER:|PCIe Bus Error")
+        .expect("a fixed pattern")
+});
+
 fn classify(message: &str) -> Option<KernelEventKind> {
+    if !EVENT_WORDS.is_match(message) {
+        return None;
+    }
     if let Some(at) = message.find("NVRM: Xid (") {
         let rest = &message[at + "NVRM: Xid (".len()..];
         let (location, after) = rest.split_once(')')?;

@@ -365,8 +365,13 @@ impl Host for LiveHost {
         }
         // /dev/kmsg returns one record per read and EAGAIN at the end; a regular file (a
         // fixture or a saved log) returns chunks and then 0.
-        let mut log = Vec::new();
-        let mut buf = vec![0u8; 16 * 1024];
+        // A saved file is read in one allocation of its size; the device grows as it goes.
+        let mut log = Vec::with_capacity(if file_type.is_file() {
+            usize::try_from(meta.len()).unwrap_or(0).saturating_add(1)
+        } else {
+            0
+        });
+        let mut buf = vec![0u8; 64 * 1024];
         loop {
             match file.read(&mut buf) {
                 Ok(0) => break,
@@ -383,7 +388,9 @@ impl Host for LiveHost {
                 Err(e) => return Err(fail(&e)),
             }
         }
-        Ok(String::from_utf8_lossy(&log).into_owned())
+        // Valid UTF-8 (the usual case) is kept as it is, not copied.
+        Ok(String::from_utf8(log)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
     }
 }
 
