@@ -329,7 +329,9 @@ fn split_prefix(line: &str) -> (Cursor, Option<f64>, &str) {
 /// Every event [`classify`] knows names one of these words: a line without any is passed
 /// over in one scan (most of a kernel log), not searched for each kind in turn.
 static EVENT_WORDS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-    regex::Regex::new(r"Xid \(|fallen off the bus|amdgpu|EDAC|NVRM|AER:|PCIe Bus Error")
+    regex::Regex::new(
+        r"Xid \(|fallen off the bus|amdgpu|EDAC|NVRM|AER:|PCIe Bus Error|Machine [Cc]heck|Memory failure: |Uncorrected hardware memory error|Processor context corrupt",
+    )
         .expect("a fixed pattern")
 });
 
