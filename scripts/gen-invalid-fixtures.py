@@ -172,7 +172,10 @@ variant('kata-bios-iommu-disabled', [('    defaultRuntime: runc', '    defaultRu
 variant('cgroup-v1-on-1.35', [('cgroup: v2', 'cgroup: v1'), ('version: 1.34.2', 'version: 1.35.0')],
         [('kubernetes-cgroup-v2', 'os.cgroup', ('cgroup: v1', 'v1'), 'kubelet 1.35+ refuses to start on cgroup v1')])
 variant('mig-on-l40s', [('model: H100 SXM', 'model: L40S'), ('  interconnect:\n    nvswitch: true\n    fabricManager: {version: "580.105.08"}\n', ''), ('  pcie: {generation: 5, width: 16}', '  pcie: {generation: 4, width: 16}\n  sharing: {mode: mig, migProfile: all-1g.10gb}')],
-        [('mig-capable', 'accelerators.sharing.mode', ('sharing', 'mig,'), 'L40S does not support MIG')])
+        [('mig-capable', 'accelerators.sharing.mode', ('sharing', 'mig,'), 'L40S does not support MIG'),
+         ('sharing', 'accelerators.sharing.mode', ('sharing', 'mig,'), 'sharing mode `mig` is applied by the GPU operator')])
+variant('sharing-without-operator', [('  pcie: {generation: 5, width: 16}', '  pcie: {generation: 5, width: 16}\n  sharing: {mode: time-slicing, replicas: 4}')],
+        [('sharing', 'accelerators.sharing.mode', ('sharing', 'time-slicing'), 'sharing mode `time-slicing` is applied by the GPU operator (the device plugin reads the rendered sharing configuration), and it does not deploy device-plugin')])
 variant('memory-over-reserved', [('capacity: {cpu: 224, memory: 2Ti}', 'capacity: {cpu: 224, memory: 3Gi}')],
         [('reservation-capacity', 'kubernetes.kubelet', ('maxPods',), 'memory reservations, eviction and hugepages exceed capacity')])
 variant('cpu-over-reserved', [('capacity: {cpu: 224,', 'capacity: {cpu: 1,'), ('{cpu: 500m, memory: 2Gi}', '{cpu: 950m, memory: 2Gi}')],

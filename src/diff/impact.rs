@@ -4,6 +4,7 @@
 //! prefixes come before general ones. Rendered files carry their impact in
 //! the plan (`render::plan`), so a new output cannot come without one.
 
+use crate::blueprint::model::SharingMode;
 pub use crate::render::plan::Impact;
 
 /// Blueprint path prefix → impact and why.
@@ -154,8 +155,27 @@ pub const OVERLAY_FILE: (Impact, &str) = (
 /// it on both sides: the image does not carry it, the operator rolls it.
 pub const OPERATOR_DRIVER: (Impact, &str) = (
     Impact::Live,
-    "the GPU operator owns the driver and rolls it (draining each node itself); the image does not change",
+    "the GPU operator owns the driver and rolls it by the rendered driver.upgradePolicy (one failure domain's wave budget of nodes at a time, each drained first); the image does not change",
 );
+
+/// A change under `accelerators.sharing`, by the modes on either side: MIG
+/// repartitions (the MIG manager resets every GPU, so the node is drained
+/// first); time-slicing, MPS and none are the device plugin's
+/// configuration, which it reloads by restarting while running pods keep
+/// the GPUs they were allocated.
+pub fn of_sharing(old: SharingMode, new: SharingMode) -> (Impact, &'static str) {
+    if old == SharingMode::Mig || new == SharingMode::Mig {
+        (
+            Impact::Drain,
+            "MIG reconfiguration: the MIG manager resets the GPUs (nvidia.com/mig.config); drain the node first",
+        )
+    } else {
+        (
+            Impact::Live,
+            "GPU sharing: the device plugin restarts with the new sharing configuration; running pods keep the GPUs they hold, new pods get the new shares",
+        )
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -12,7 +12,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::blueprint::identity::{OverlayRecord, OverlayTree, RecordKind};
-use crate::blueprint::model::DriverAuthority;
+use crate::blueprint::model::{DriverAuthority, SharingMode};
 use crate::blueprint::{Blueprint, resolve};
 use crate::render::Rendered;
 use impact::Impact;
@@ -123,6 +123,14 @@ fn operator_driver(old: &Blueprint, new: &Blueprint) -> bool {
     op(old) && op(new)
 }
 
+/// The GPU sharing mode (none without accelerators).
+fn sharing_mode(bp: &Blueprint) -> SharingMode {
+    bp.spec()
+        .accelerators
+        .as_ref()
+        .map_or(SharingMode::None, |a| a.sharing.mode())
+}
+
 fn fields(old: &Blueprint, new: &Blueprint) -> Vec<FieldChange> {
     let (a, b) = (old.identity().leaves(), new.identity().leaves());
     let operator_driver = operator_driver(old, new);
@@ -135,6 +143,8 @@ fn fields(old: &Blueprint, new: &Blueprint) -> Vec<FieldChange> {
         .map(|p| {
             let (impact, why) = if operator_driver && p.starts_with("accelerators.driver.") {
                 impact::OPERATOR_DRIVER
+            } else if p.starts_with("accelerators.sharing.") {
+                impact::of_sharing(sharing_mode(old), sharing_mode(new))
             } else {
                 impact::of_field(p)
             };

@@ -731,3 +731,31 @@ fn throttle_and_temperature_facts_of_the_corpus_captures() {
         "counters in {counters}, T.Limit in {tlimits} GPUs"
     );
 }
+
+/// `accelerators.eccRequired` on Instinct GPUs: VRAM ECC is amdgpu RAS on the UMC block
+/// (`ras/umc_err_count` exists only for enabled blocks); no RAS folder, or RAS without
+/// UMC, fails `gpu.ecc.mode` for that GPU.
+#[test]
+fn amd_ecc_is_judged_by_the_umc_ras_block() {
+    let tree = fixture_tree::mi300x_node();
+    kmsg(&tree, &[]);
+    let results = mi300x_results(&tree, &Matrix::builtin());
+    let ecc = find(&results, "gpu.ecc.mode", AMD0);
+    assert_eq!(ecc.verdict, Verdict::Pass, "{}", ecc.observed);
+    std::fs::remove_file(tree.local(&format!("/sys/bus/pci/devices/{AMD0}/ras/umc_err_count")))
+        .unwrap();
+    let results = mi300x_results(&tree, &Matrix::builtin());
+    let ecc = find(&results, "gpu.ecc.mode", AMD0);
+    assert_eq!(
+        (ecc.verdict, ecc.fault),
+        (Verdict::Fail, FaultClass::Device),
+        "{}",
+        ecc.observed
+    );
+    assert!(ecc.observed.contains("not for umc"), "{}", ecc.observed);
+    std::fs::remove_dir_all(tree.local(&format!("/sys/bus/pci/devices/{AMD0}/ras"))).unwrap();
+    let results = mi300x_results(&tree, &Matrix::builtin());
+    let ecc = find(&results, "gpu.ecc.mode", AMD0);
+    assert_eq!(ecc.verdict, Verdict::Fail);
+    assert!(ecc.observed.contains("no ras folder"), "{}", ecc.observed);
+}

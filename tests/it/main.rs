@@ -40,6 +40,8 @@ mod fixture_generator;
 mod fuzz_replay;
 mod golden;
 mod gpu_faults;
+mod gpu_isolation;
+mod gpu_sharing;
 mod health_rules;
 mod hostile_input;
 mod hostile_property;
@@ -52,6 +54,7 @@ mod injection;
 mod invalid_blueprints;
 mod kubelet_drop_in;
 mod node_rules;
+mod operator_driver;
 mod output_safety;
 mod package_layout;
 #[cfg(feature = "push")]

@@ -131,8 +131,102 @@ fn kmsg(f: &mut Fixture, line: &str) {
     );
 }
 
+/// `df` on the fixture reporting `line` for its root file system.
+fn df(f: &mut Fixture, line: &str) {
+    f.tree.script(
+        "/usr/bin/df",
+        &format!("#!/bin/sh\necho '     1B-blocks         Avail    Inodes    IFree Mounted on'\necho '{line}'\n"),
+    );
+}
+
 fn cases() -> Vec<Case> {
     vec![
+        // host health: errors the kernel logged, file systems remounted read-only or full
+        fail(
+            "host.fs.free-space",
+            Some("/var/lib/containerd"),
+            OsMemoryDisk,
+            "(5.0 %) on /",
+            |f| df(f, "1919850381312 95992519065 119209984  93000000 /"),
+        ),
+        fail(
+            "host.fs.free-inodes",
+            Some("/var/lib/kubelet"),
+            OsMemoryDisk,
+            "(1.0 %) on /",
+            |f| df(f, "1919850381312 1500000000000 119209984  1192099 /"),
+        ),
+        fail(
+            "host.errors.uncorrected",
+            None,
+            OsMemoryDisk,
+            "1 EDAC memory error line(s)",
+            |f| {
+                kmsg(
+                    f,
+                    "EDAC MC0: 1 UE memory read error on CPU_SrcID#0_Ha#0_Chan#0_DIMM#0 (channel:0 slot:0 page:0x3f0a1c offset:0x0 grain:32)",
+                )
+            },
+        ),
+        fail(
+            "host.errors.uncorrected",
+            None,
+            OsMemoryDisk,
+            "1 machine-check line(s)",
+            |f| {
+                kmsg(
+                    f,
+                    "Memory failure: 0x3f0a1c: recovery action for dirty LRU page: Recovered",
+                )
+            },
+        ),
+        fail(
+            "host.errors.corrected",
+            None,
+            OsMemoryDisk,
+            "1 machine-check line(s)",
+            |f| kmsg(f, "mce: [Hardware Error]: Machine check events logged"),
+        ),
+        fail(
+            "host.errors.corrected",
+            None,
+            OsMemoryDisk,
+            "1 EDAC memory error line(s)",
+            |f| {
+                kmsg(
+                    f,
+                    "EDAC MC1: 1 CE memory read error on CPU_SrcID#1_Ha#0_Chan#2_DIMM#0 (channel:2 slot:0 page:0x1b2c offset:0x240 grain:32 syndrome:0x0)",
+                )
+            },
+        ),
+        fail(
+            "host.fs.read-write",
+            Some("/var/lib/containerd"),
+            OsMemoryDisk,
+            "read-only (/dev/nvme1n1p1 on /var/lib/containerd, xfs)",
+            |f| {
+                let mounts = std::fs::read_to_string(f.tree.local("/proc/mounts")).unwrap();
+                f.tree.file(
+                    "/proc/mounts",
+                    &format!(
+                        "{mounts}/dev/nvme1n1p1 /var/lib/containerd xfs ro,relatime,attr2 0 0\n"
+                    ),
+                )
+            },
+        ),
+        fail(
+            "host.fs.read-write",
+            Some("/var/lib/kubelet"),
+            OsMemoryDisk,
+            "read-only (/dev/nvme0n1p2 on /, ext4)",
+            |f| {
+                let mounts = std::fs::read_to_string(f.tree.local("/proc/mounts")).unwrap();
+                f.tree.file(
+                    "/proc/mounts",
+                    &format!("{mounts}/dev/nvme0n1p2 / ext4 ro,relatime,errors=remount-ro 0 0\n"),
+                )
+            },
+        ),
         // os
         fail("os.distro", None, OsMemoryDisk, "debian", |f| {
             f.tree
@@ -985,6 +1079,55 @@ fn dma_buf_prerequisites_are_read_where_the_kernel_keeps_them() {
 }
 
 #[test]
+fn host_health_checks_fail_on_their_mutation() {
+    run_cases("host.");
+}
+
+/// The model cache's file system against `system.cache.highWatermark`: 22 % used passes
+/// 85 %, 95 % used fails as a warning; a blueprint without a cache has no such check.
+#[test]
+fn host_checks_judge_the_cache_watermark() {
+    let mut fixture = Fixture::healthy();
+    assert!(
+        !fixture
+            .results()
+            .iter()
+            .any(|r| r.id() == "host.fs.cache-watermark"),
+        "no system.cache, no check"
+    );
+    fixture.blueprint = support::Variant::parse("bp.yaml", &fixture.blueprint)
+        .set(
+            "system.cache",
+            serde_json::json!({"path": "/var/cache/models", "highWatermark": "85%", "lowWatermark": "70%"}),
+        )
+        .text();
+    let results = fixture.results();
+    let r = find(
+        &results,
+        "host.fs.cache-watermark",
+        Some("/var/cache/models"),
+    );
+    assert_eq!(r.verdict, Verdict::Pass, "{}", r.observed);
+    assert!(r.observed.contains("21.9 % used on /"), "{}", r.observed);
+    df(
+        &mut fixture,
+        "1919850381312 95992519065 119209984  93000000 /",
+    );
+    let results = fixture.results();
+    let r = find(
+        &results,
+        "host.fs.cache-watermark",
+        Some("/var/cache/models"),
+    );
+    assert_eq!(
+        (r.verdict, r.severity, r.fault),
+        (Verdict::Fail, Severity::Warning, FaultClass::OsMemoryDisk),
+        "{}",
+        r.observed
+    );
+}
+
+#[test]
 fn runtime_checks_fail_on_their_mutation() {
     run_cases("runtime.");
     run_cases("system.");
@@ -1005,6 +1148,8 @@ fn every_check_has_a_passing_and_a_failing_fixture() {
         "gpu.ras.events",
         "gpu.ras.errors",
         "gpu.ras.bad-pages",
+        // The model cache: host_checks_judge_the_cache_watermark.
+        "host.fs.cache-watermark",
     ] {
         failing.push(id);
     }
@@ -1024,6 +1169,7 @@ fn every_check_has_a_passing_and_a_failing_fixture() {
         "gpu.ras.events",              // gpu_faults
         "gpu.ras.errors",              // gpu_faults
         "gpu.ras.bad-pages",           // gpu_faults
+        "host.fs.cache-watermark",     // host_checks_judge_the_cache_watermark
     ]);
     // The cluster checks judge a Node object, not the host: their fixtures are in
     // cluster_cli.
@@ -1572,7 +1718,8 @@ fn each_check_alone_reads_what_it_needs() {
         }
     }
     // The boot phase of a CPU blueprint needs none of the costly facts but the
-    // containerd and kubelet versions.
+    // containerd and kubelet versions and the kernel log (the host's memory errors and
+    // machine checks).
     let cpu = support::example("cpu-minimal");
     let boot = Selection {
         phase: Phase::Boot,
@@ -1582,7 +1729,7 @@ fn each_check_alone_reads_what_it_needs() {
         checks::Needs::of(cpu.spec(), &boot),
         checks::Needs {
             gpu_tool: false,
-            kernel_log: false,
+            kernel_log: true,
             containerd_version: true,
             kubelet_version: true,
             unit_states: false,

@@ -138,8 +138,10 @@ fn cpu_blueprint_from_own_facts_passes() {
     // No kubelet is installed on a build machine: that check fails closed (see below), so
     // it is left out here and everything else must pass; so is containerd's where the
     // machine has none (CI installs it; a newcomer's machine may not). Nor was the image's
-    // sysctl.d applied here, so its parameters (`os.sysctl`) are not this machine's.
-    let mut checks = String::from("*,!os.sysctl");
+    // sysctl.d applied here, so its parameters (`os.sysctl`) are not this machine's; and
+    // how full this machine's disk is (`host.fs.free-*`) is the build machine's state, not
+    // something its blueprint could say.
+    let mut checks = String::from("*,!os.sysctl,!host.fs.free-space,!host.fs.free-inodes");
     if !has_kubelet {
         checks.push_str(",!runtime.kubelet.version");
     }

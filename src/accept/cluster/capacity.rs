@@ -7,7 +7,7 @@
 
 use super::Out;
 use crate::blueprint;
-use crate::blueprint::model::{InjectionMode, SharingMode, Vendor};
+use crate::blueprint::model::{InjectionMode, MigStrategy, Sharing, SharingMode, Vendor};
 use crate::blueprint::resolve;
 use crate::blueprint::value::Quantity;
 use crate::fault::{Action, FaultClass};
@@ -256,9 +256,23 @@ fn gpu_capacity(out: &mut Out<'_>, blueprint: &blueprint::Spec, node: &Node) {
     let sharing = &acc.sharing;
     let replicas = sharing.replicas().unwrap_or(1);
     let have = node.capacity(&resource).map(Quantity::units_ceil);
-    let (pass, expected) = if sharing.mode() == SharingMode::Mig {
-        // The count depends on the MIG profile; with the mixed strategy the resources are
-        // per profile (nvidia.com/mig-1g.10gb) and nvidia.com/gpu may be absent.
+    let mig = match sharing {
+        Sharing::Mig {
+            mig_profile,
+            mig_strategy,
+        } => Some((mig_profile, *mig_strategy)),
+        _ => None,
+    };
+    let known = mig.and_then(|(profile, _)| super::mig::table().devices(&acc.model, profile));
+    if let (Some((profile, strategy)), Some(devices)) = (mig, known) {
+        // The MIG profile table's arithmetic: every instance of every GPU, as
+        // nvidia.com/gpu (single strategy, the operator's default) or one
+        // resource per profile (mixed).
+        mig_capacity(out, node, acc.count, profile.as_str(), strategy, devices);
+        return;
+    }
+    let (pass, expected) = if let Some((profile, _)) = mig {
+        // A configuration the profile table does not list: some MIG resource at all.
         let any = node.status.as_ref().is_some_and(|s| {
             s.capacity.iter().any(|(k, q)| {
                 (k == &resource || k.starts_with("nvidia.com/mig-")) && q.units_ceil() > 0
@@ -266,7 +280,11 @@ fn gpu_capacity(out: &mut Out<'_>, blueprint: &blueprint::Spec, node: &Node) {
         });
         (
             any,
-            format!("{resource} or nvidia.com/mig-* resources (MIG)"),
+            format!(
+                "{resource} or nvidia.com/mig-* resources (MIG `{profile}`, not in {} for {})",
+                super::mig::table().meta.name,
+                acc.model.as_str()
+            ),
         )
     } else {
         let want = i128::from(acc.count) * i128::from(replicas);
@@ -285,17 +303,92 @@ fn gpu_capacity(out: &mut Out<'_>, blueprint: &blueprint::Spec, node: &Node) {
         FaultClass::DriverDaemon,
         Action::RestartDaemon,
     );
-    let alloc = node.allocatable(&resource).map(Quantity::units_ceil);
     if sharing.mode() != SharingMode::Mig {
+        device_allocatable(out, node, &resource, "every advertised GPU is allocatable");
+    }
+}
+
+/// Allocatable against capacity for one device resource. The device plugin reports each
+/// device's health to the kubelet, which keeps an `Unhealthy` one in capacity and takes
+/// it out of allocatable: fewer allocatable than advertised is per-device isolation at
+/// work (the bad GPU leaves allocation, its neighbours stay in service), a device fault;
+/// no allocatable at all, or more than advertised, is the plugin's or the kubelet's.
+fn device_allocatable(out: &mut Out<'_>, node: &Node, resource: &str, summary: &str) {
+    let (have, alloc) = (node.capacity(resource), node.allocatable(resource));
+    let (n_have, n_alloc) = (
+        have.map(Quantity::units_ceil),
+        alloc.map(Quantity::units_ceil),
+    );
+    let (observed, fault, action) = match (n_have, n_alloc) {
+        (Some(h), Some(a)) if a < h => (
+            format!(
+                "{a} of {h}: the device plugin reports {} device(s) unhealthy and the kubelet took them out of allocation (the others stay in service)",
+                h - a
+            ),
+            FaultClass::Device,
+            Action::ResetGpu,
+        ),
+        _ => (show(alloc), FaultClass::DriverDaemon, Action::RestartDaemon),
+    };
+    out.push(
+        &spec::ALLOCATABLE_GPU,
+        Some(resource),
+        summary,
+        Some(n_alloc.is_some() && n_alloc == n_have),
+        show(have),
+        observed,
+        fault,
+        action,
+    );
+}
+
+/// MIG capacity by the profile table: `count` GPUs × the instances `config`
+/// creates on each, under the resource names the strategy gives them.
+fn mig_capacity(
+    out: &mut Out<'_>,
+    node: &Node,
+    count: u32,
+    config: &str,
+    strategy: Option<MigStrategy>,
+    devices: &std::collections::BTreeMap<String, u32>,
+) {
+    let want: Vec<(String, i128, String)> = match strategy.unwrap_or(MigStrategy::Single) {
+        MigStrategy::Single => {
+            let per: u32 = devices.values().sum();
+            vec![(
+                "nvidia.com/gpu".to_owned(),
+                i128::from(count) * i128::from(per),
+                format!("{count} GPUs × {per} MIG instances ({config}, single strategy)"),
+            )]
+        }
+        MigStrategy::Mixed => devices
+            .iter()
+            .map(|(profile, n)| {
+                (
+                    format!("nvidia.com/mig-{profile}"),
+                    i128::from(count) * i128::from(*n),
+                    format!("{count} GPUs × {n} ({config}, mixed strategy)"),
+                )
+            })
+            .collect(),
+    };
+    for (resource, n, how) in want {
+        let have = node.capacity(&resource);
         out.push(
-            &spec::ALLOCATABLE_GPU,
+            &spec::CAPACITY_GPU,
             Some(&resource),
-            "every advertised GPU is allocatable",
-            Some(alloc.is_some() && alloc == have),
-            show(node.capacity(&resource)),
-            show(node.allocatable(&resource)),
+            "the device plugin advertises every MIG instance",
+            Some(have.map(Quantity::units_ceil) == Some(n)),
+            format!("{n} ({how})"),
+            show(have),
             FaultClass::DriverDaemon,
             Action::RestartDaemon,
+        );
+        device_allocatable(
+            out,
+            node,
+            &resource,
+            "every advertised MIG instance is allocatable",
         );
     }
 }

@@ -45,6 +45,36 @@ pub(super) fn labels(out: &mut Out<'_>, blueprint: &blueprint::Spec, node: &Node
             .operator
             .as_ref()
             .is_some_and(|o| o.manages.contains(&OperatorComponent::GpuFeatureDiscovery));
+        // The labels that select the sharing, registered by the kubelet;
+        // then what the operands report once they applied it: GFD's
+        // replicas under time-slicing or MPS, the MIG manager's state.
+        want.extend(
+            blueprint
+                .sharing_labels()
+                .into_iter()
+                .map(|(key, v)| (key.to_owned(), v, "sharing selector (kubelet)")),
+        );
+        let manages = |c| {
+            acc.operator
+                .as_ref()
+                .is_some_and(|o| o.manages.contains(&c))
+        };
+        if let (true, Some(replicas)) =
+            (gfd && acc.vendor == Vendor::Nvidia, acc.sharing.replicas())
+        {
+            want.push((
+                "nvidia.com/gpu.replicas".into(),
+                replicas.to_string(),
+                "GPU feature discovery: the device plugin's sharing",
+            ));
+        }
+        if acc.sharing.mode() == SharingMode::Mig && manages(OperatorComponent::MigManager) {
+            want.push((
+                "nvidia.com/mig.config.state".into(),
+                "success".into(),
+                "MIG manager: the partitions are applied",
+            ));
+        }
         if gfd && acc.vendor == Vendor::Nvidia && acc.sharing.mode() != SharingMode::Mig {
             want.push((
                 "nvidia.com/gpu.count".into(),

@@ -22,6 +22,7 @@
 mod capacity;
 mod components;
 mod labels;
+pub mod mig;
 mod status;
 
 pub use capacity::{MEMORY_SLACK, STORAGE_SLACK};

@@ -239,6 +239,25 @@ impl Sharing {
         }
     }
 
+    /// The node labels that select this sharing on an NVIDIA node, for the
+    /// kubelet to register with and `verify --phase cluster` to find: the
+    /// MIG manager applies the mig-parted configuration that
+    /// `nvidia.com/mig.config` names; the device plugin picks the key of its
+    /// sharing ConfigMap that `nvidia.com/device-plugin.config` names (the
+    /// node class, `config`). Label names as the GPU Operator documents them
+    /// (gpu-operator/gpu-sharing.html, gpu-operator-mig.html).
+    pub fn node_labels(&self, config: &str) -> Vec<(&'static str, String)> {
+        match self {
+            Sharing::None {} => Vec::new(),
+            Sharing::Mig { mig_profile, .. } => {
+                vec![(MIG_CONFIG_LABEL, mig_profile.as_str().to_owned())]
+            }
+            Sharing::TimeSlicing { .. } | Sharing::Mps { .. } => {
+                vec![(DEVICE_PLUGIN_CONFIG_LABEL, config.to_owned())]
+            }
+        }
+    }
+
     pub fn mode(&self) -> SharingMode {
         match self {
             Sharing::None {} => SharingMode::None,
@@ -248,6 +267,13 @@ impl Sharing {
         }
     }
 }
+
+/// The node label the GPU Operator's MIG manager reads the wanted
+/// mig-parted configuration from.
+pub const MIG_CONFIG_LABEL: &str = "nvidia.com/mig.config";
+/// The node label the NVIDIA device plugin reads the key of its
+/// configuration ConfigMap from.
+pub const DEVICE_PLUGIN_CONFIG_LABEL: &str = "nvidia.com/device-plugin.config";
 
 /// `sharing` as written: `mode` may be left out (none).
 #[derive(Deserialize)]

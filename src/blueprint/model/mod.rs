@@ -94,6 +94,16 @@ impl RawBlueprint {
             && self.network.ofed.is_none()
             && self.network.nics.iter().any(|n| n.rdma)
     }
+
+    /// The node labels that select the GPUs' sharing (NVIDIA only; the
+    /// device plugin's sharing key is the node class's name).
+    pub fn sharing_labels(&self) -> Vec<(&'static str, String)> {
+        self.accelerators
+            .as_ref()
+            .filter(|a| a.vendor == Vendor::Nvidia)
+            .map(|a| a.sharing.node_labels(self.metadata.name.as_str()))
+            .unwrap_or_default()
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

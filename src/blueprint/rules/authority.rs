@@ -315,7 +315,59 @@ pub fn check(bp: &RawBlueprint, out: &mut Collector<'_>) {
                 "MPS is an NVIDIA feature",
             );
         }
+        SharingMode::TimeSlicing if !nvidia => {
+            out.error(
+                "sharing",
+                &p("accelerators.sharing.mode"),
+                "time-slicing is rendered into the NVIDIA device plugin's sharing configuration; \
+                 the AMD device plugin offers none",
+            );
+        }
         _ => {}
+    }
+    // A sharing mode nothing renders for is a setting without effect: the
+    // device plugin's sharing configuration (and the MIG manager's label)
+    // live in the GPU operator's values, so the operator must deploy them.
+    if nvidia && acc.sharing.mode() != SharingMode::None {
+        let mig = acc.sharing.mode() == SharingMode::Mig;
+        let needed: &[(OperatorComponent, &str)] = if mig {
+            &[
+                (OperatorComponent::DevicePlugin, "device-plugin"),
+                (OperatorComponent::MigManager, "mig-manager"),
+            ]
+        } else {
+            &[(OperatorComponent::DevicePlugin, "device-plugin")]
+        };
+        let missing: Vec<&str> = needed
+            .iter()
+            .filter(|(c, _)| !manages(*c))
+            .map(|(_, n)| *n)
+            .collect();
+        if !missing.is_empty() {
+            let what = if mig {
+                "the MIG manager partitions the GPUs by the node's nvidia.com/mig.config label and \
+                 the device plugin advertises the partitions"
+            } else {
+                "the device plugin reads the rendered sharing configuration"
+            };
+            out.error(
+                "sharing",
+                &p("accelerators.sharing.mode"),
+                format!(
+                    "sharing mode `{}` is applied by the GPU operator ({what}), and it does not deploy {}",
+                    acc.sharing.mode().as_str(),
+                    missing.join(" or ")
+                ),
+            )
+            .hint = Some(format!(
+                "add {} to accelerators.operator.manages",
+                missing
+                    .iter()
+                    .map(|m| format!("`{m}`"))
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            ));
+        }
     }
 
     // Fabric Manager on NVSwitch systems, at the driver's version.

@@ -57,6 +57,21 @@ pub fn check(bp: &RawBlueprint, out: &mut Collector<'_>) {
             );
         }
     }
+    // The sharing labels are the sharing setting's own: a second value for
+    // them in kubernetes.labels would make --node-labels say two things.
+    let sharing = bp.sharing_labels();
+    for key in bp.kubernetes.labels.keys() {
+        if let Some((_, value)) = sharing.iter().find(|(k, _)| *k == key.as_str()) {
+            out.error_at_key(
+                "node-label-sharing",
+                &p("kubernetes.labels").key(key.as_str().to_string()),
+                format!(
+                    "`{}` is set from accelerators.sharing (to `{value}`); remove it from kubernetes.labels",
+                    key.as_str()
+                ),
+            );
+        }
+    }
 }
 
 #[cfg(test)]

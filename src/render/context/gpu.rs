@@ -24,6 +24,10 @@ pub struct Gpu<'a> {
     pub fabric_manager: Option<String>,
     pub operator: Option<Operator>,
     pub sharing: &'a Sharing,
+    /// The NVIDIA device plugin's configuration for time-slicing or MPS
+    /// (its `version: v1` file, `sharing.timeSlicing` or `sharing.mps`),
+    /// carried in the ConfigMap the operator's values create.
+    pub device_plugin_sharing: Option<serde_json::Value>,
 }
 
 /// The GPU operator and which components it manages.
@@ -49,6 +53,46 @@ pub struct Operator {
     /// the chart's default applies.
     pub driver_tag: Option<String>,
     pub device_plugin_tag: Option<String>,
+    /// How the operator rolls a driver change over the nodes it owns the driver
+    /// of (`driver.upgradePolicy`), within the rollout's budgets.
+    pub upgrade: Option<UpgradePolicy>,
+}
+
+/// The GPU operator's driver upgrade policy, bounded like an image rollout:
+/// the operator knows no failure domains, so at most one domain's wave
+/// budget of nodes at a time (a share of a domain counts as one node), each
+/// drained first within the rollout's drain timeout.
+#[derive(Debug, Clone, Serialize)]
+pub struct UpgradePolicy {
+    pub max_parallel: u32,
+    pub drain_timeout_s: u64,
+    /// Where the numbers come from, for the values file's comment.
+    pub from: String,
+}
+
+fn upgrade_policy(s: &Spec) -> UpgradePolicy {
+    let rollout = s.rollout.clone().unwrap_or_default();
+    let per_domain = match &rollout.wave_budget {
+        rollout::Budget::Nodes(n) => *n,
+        rollout::Budget::Percent(_) => 1,
+    };
+    let max_parallel = rollout
+        .max_wave_size
+        .map_or(per_domain, |w| w.min(per_domain))
+        .max(1);
+    UpgradePolicy {
+        max_parallel,
+        drain_timeout_s: u64::try_from(rollout.engine.drain_timeout.as_secs()).unwrap_or(u64::MAX),
+        from: format!(
+            "rollout.waveBudget {}{}, rollout.engine.drainTimeout {}",
+            rollout.wave_budget,
+            rollout
+                .max_wave_size
+                .map(|w| format!(", maxWaveSize {w}"))
+                .unwrap_or_default(),
+            rollout.engine.drain_timeout
+        ),
+    }
 }
 
 impl Gpu<'_> {
@@ -105,7 +149,29 @@ pub(super) fn of(s: &Spec) -> Option<Gpu<'_>> {
                 .version
                 .as_ref()
                 .map(|v| format!("v{v}")),
+            upgrade: manages(OperatorComponent::Driver).then(|| upgrade_policy(s)),
         }),
         sharing: &a.sharing,
+        device_plugin_sharing: device_plugin_sharing(&a.sharing),
     })
+}
+
+/// The device plugin's sharing configuration (k8s-device-plugin's config
+/// file, `version: v1`): `replicas` shares of each GPU under the
+/// unrenamed `nvidia.com/gpu` resource, so a pod's request and the node's
+/// capacity keep their meaning (capacity = GPUs × replicas).
+fn device_plugin_sharing(sharing: &Sharing) -> Option<serde_json::Value> {
+    let (key, replicas) = match sharing {
+        Sharing::TimeSlicing { replicas } => ("timeSlicing", replicas.get()),
+        Sharing::Mps { replicas } => ("mps", replicas.get()),
+        Sharing::None {} | Sharing::Mig { .. } => return None,
+    };
+    Some(serde_json::json!({
+        "version": "v1",
+        "sharing": {
+            key: {
+                "resources": [{"name": "nvidia.com/gpu", "replicas": replicas}],
+            },
+        },
+    }))
 }

@@ -196,13 +196,20 @@ pub(super) fn of(bp: &Blueprint) -> Result<Kubelet, RenderError> {
             flags.push("--feature-gates=KubeletConfigDropInDir=true".to_string());
         }
     }
-    if !s.kubernetes.labels.is_empty() {
-        let labels: Vec<String> = s
-            .kubernetes
-            .labels
-            .iter()
-            .map(|(k, v)| format!("{}={}", k.as_str(), v.as_str()))
-            .collect();
+    let mut labels: Vec<String> = s
+        .kubernetes
+        .labels
+        .iter()
+        .map(|(k, v)| format!("{}={}", k.as_str(), v.as_str()))
+        .collect();
+    // The labels that select the GPUs' sharing (the MIG manager's
+    // configuration, the device plugin's sharing key).
+    labels.extend(
+        s.sharing_labels()
+            .into_iter()
+            .map(|(k, v)| format!("{k}={v}")),
+    );
+    if !labels.is_empty() {
         flags.push(format!("--node-labels={}", labels.join(",")));
     }
     Ok(Kubelet {

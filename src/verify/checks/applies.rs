@@ -11,7 +11,7 @@
 //! to it on the 8×H100 and 8×MI300X fixtures.
 
 use super::Spec;
-use super::catalog::{gpu, network, pcie};
+use super::catalog::{gpu, host, network, pcie};
 use crate::blueprint;
 use crate::blueprint::model::{DriverAuthority, Vendor};
 
@@ -86,6 +86,8 @@ pub fn applies(spec: &Spec, blueprint: &blueprint::Spec) -> bool {
         nics
     } else if is(&network::RDMA_STATE) || is(&network::RDMA_RATE) {
         blueprint.network.nics.iter().any(|g| g.rdma)
+    } else if is(&host::CACHE_WATERMARK) {
+        blueprint.system.cache.is_some()
     } else {
         // A health row this list does not know yet: keep it, verify decides on the node
         // (the fixture test names the row that needs a line here).

@@ -207,13 +207,11 @@ fn nothing_to_check(input: &Inputs, out: &mut Results, accelerators: &Accelerato
         Fact::Known(_) => format!("no {} GPU on the PCI bus", accelerators.vendor.as_str()),
     };
     let evidence = || vec!["/sys/bus/pci/devices".to_owned()];
-    if accelerators.vendor == Vendor::Nvidia {
-        if accelerators.ecc_required {
-            out.nothing_to_check(&ECC_MODE, "enabled on every GPU", &why, evidence());
-        }
-        if accelerators.persistence {
-            out.nothing_to_check(&PERSISTENCE, "enabled on every GPU", &why, evidence());
-        }
+    if accelerators.ecc_required {
+        out.nothing_to_check(&ECC_MODE, "enabled on every GPU", &why, evidence());
+    }
+    if accelerators.vendor == Vendor::Nvidia && accelerators.persistence {
+        out.nothing_to_check(&PERSISTENCE, "enabled on every GPU", &why, evidence());
     }
     if let Some(req) = pinned_vbios(input) {
         out.nothing_to_check(&VBIOS, req, &why, evidence());
@@ -263,6 +261,20 @@ fn amd(gpu: &Gpu) -> Fact<&crate::verify::facts::rocm_smi::AmdGpu> {
 }
 
 fn amd_gpu(input: &Inputs, out: &mut Results, gpu: &Gpu) {
+    if input
+        .blueprint
+        .accelerators
+        .as_ref()
+        .is_some_and(|a| a.ecc_required)
+    {
+        out.record(
+            &ECC_MODE,
+            Some(gpu.address.to_string()),
+            "enabled (amdgpu RAS on the UMC block: ras/umc_err_count)",
+            amd_ecc(input, gpu),
+            vec![format!("/sys/bus/pci/devices/{}/ras", gpu.address)],
+        );
+    }
     if let Some(req) = pinned_vbios(input) {
         let vbios = amd(gpu).and_then(|g| g.vbios_version.clone());
         out.expect(
@@ -272,6 +284,40 @@ fn amd_gpu(input: &Inputs, out: &mut Results, gpu: &Gpu) {
             &vbios,
             vec!["rocm-smi --json".to_owned()],
         );
+    }
+}
+
+/// ECC on an Instinct GPU's memory: the amdgpu driver creates `ras/<block>_err_count`
+/// only for the IP blocks whose RAS is enabled, and the UMC block is the memory
+/// controller, so `ras/umc_err_count` is VRAM ECC on (the kernel's "AMDGPU RAS
+/// Support"); without a `ras` folder RAS is off altogether (`amdgpu.ras_enable=0`, or a
+/// board without it).
+fn amd_ecc(input: &Inputs, gpu: &Gpu) -> Observation {
+    match input.facts.gpus.amd_ras.get(&gpu.address) {
+        None => Observation::unknown(format!("the RAS folder of {} was not read", gpu.address)),
+        Some(Fact::Unknown { reason }) => Observation::unknown(reason.clone()),
+        Some(Fact::Known(ras)) if !ras.supported => {
+            Observation::value("disabled: no ras folder (amdgpu RAS off)", false)
+        }
+        Some(Fact::Known(ras)) => {
+            let on = ras.blocks.contains_key("umc");
+            let blocks: Vec<&str> = ras.blocks.keys().map(String::as_str).collect();
+            Observation::value(
+                if on {
+                    format!("enabled (RAS blocks: {})", blocks.join(", "))
+                } else {
+                    format!(
+                        "disabled: RAS on for {} but not for umc (VRAM)",
+                        if blocks.is_empty() {
+                            "no block".to_owned()
+                        } else {
+                            blocks.join(", ")
+                        }
+                    )
+                },
+                on,
+            )
+        }
     }
 }
 

@@ -23,6 +23,7 @@ pub mod gpu;
 pub mod gpu_events;
 pub mod gpu_health;
 pub mod gpudirect;
+pub mod host_health;
 pub mod image;
 pub mod matcher;
 pub mod needs;
@@ -179,7 +180,7 @@ pub fn catalog() -> &'static [&'static Spec] {
 }
 
 /// The families, in report order; each records its results for the blueprint and facts.
-const FAMILIES: [fn(&Inputs, &mut Results); 11] = [
+const FAMILIES: [fn(&Inputs, &mut Results); 12] = [
     os::evaluate,
     firmware::evaluate,
     pcie::evaluate,
@@ -190,6 +191,7 @@ const FAMILIES: [fn(&Inputs, &mut Results); 11] = [
     container_devices::evaluate,
     system::evaluate,
     partitions::evaluate,
+    host_health::evaluate,
     image::evaluate,
 ];
 

@@ -12,7 +12,7 @@
 //! a check missing here fails closed. A test runs every check alone with only what it
 //! needs and compares its verdict with the one it gets from every fact.
 
-use super::catalog::{gpu, gpudirect, image, os, runtime, system};
+use super::catalog::{gpu, gpudirect, host, image, os, runtime, system};
 use super::{Selection, Spec, Stage};
 use crate::blueprint;
 use crate::blueprint::model::DriverAuthority;
@@ -24,7 +24,8 @@ pub struct Needs {
     /// The GPU vendor tool (nvidia-smi, rocm-smi): the checks that need the driver.
     pub gpu_tool: bool,
     /// The kernel log: Xid, SXid, amdgpu RAS and fallen-off-the-bus events (`gpu.xid`,
-    /// `gpu.sxid`, `gpu.ras.events`, `gpu.event.unknown`).
+    /// `gpu.sxid`, `gpu.ras.events`, `gpu.event.unknown`), host memory errors and machine
+    /// checks (`host.errors.*`).
     pub kernel_log: bool,
     /// `containerd --version` (`runtime.containerd.version`).
     pub containerd_version: bool,
@@ -69,8 +70,11 @@ impl Needs {
                 && catalog
                     .iter()
                     .any(|spec| spec.stage == Stage::Driver && selected(spec)),
-            kernel_log: gpus
+            kernel_log: (gpus
                 && [&gpu::XID, &gpu::SXID, &gpu::RAS_EVENTS, &gpu::EVENT_UNKNOWN]
+                    .into_iter()
+                    .any(selected))
+                || [&host::UNCORRECTED, &host::CORRECTED]
                     .into_iter()
                     .any(selected),
             containerd_version: selected(&runtime::CONTAINERD),

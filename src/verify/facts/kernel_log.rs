@@ -131,6 +131,13 @@ pub enum KernelEventKind {
     HostMemoryEcc {
         uncorrectable: bool,
     },
+    /// A machine check the kernel logged: corrected ones the CMCI/poll logs
+    /// (`mce: [Hardware Error]: Machine check events logged`), uncorrected ones it
+    /// survived (`Machine Check Exception`, `Uncorrected hardware memory error`,
+    /// `Memory failure: …`, `Processor context corrupt`).
+    MachineCheck {
+        uncorrected: bool,
+    },
     PcieAer {
         severity: AerSeverity,
         pci: Option<PciAddress>,
@@ -269,6 +276,23 @@ fn cut(message: &str) -> String {
     format!("{}…", &message[..end])
 }
 
+/// The kernel's machine-check and memory-failure messages (arch/x86/kernel/cpu/mce,
+/// mm/memory-failure.c).
+fn machine_check(message: &str) -> Option<KernelEventKind> {
+    const UNCORRECTED: [&str; 4] = [
+        "Machine Check Exception",
+        "Uncorrected hardware memory error",
+        "Memory failure: ",
+        "Processor context corrupt",
+    ];
+    if UNCORRECTED.iter().any(|m| message.contains(m)) {
+        return Some(KernelEventKind::MachineCheck { uncorrected: true });
+    }
+    message
+        .contains("Machine check events logged")
+        .then_some(KernelEventKind::MachineCheck { uncorrected: false })
+}
+
 /// Removes a kmsg (`pri,seq,usec,flags;`) or dmesg (`[ seconds]`) prefix: the record's
 /// position, its time in seconds, and the message.
 fn split_prefix(line: &str) -> (Cursor, Option<f64>, &str) {
@@ -305,7 +329,9 @@ fn split_prefix(line: &str) -> (Cursor, Option<f64>, &str) {
 /// Every event [`classify`] knows names one of these words: a line without any is passed
 /// over in one scan (most of a kernel log), not searched for each kind in turn.
 static EVENT_WORDS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-    regex::Regex::new(r"Xid \(|fallen off the bus|amdgpu|EDAC|NVRM|AER:|PCIe Bus Error")
+    regex::Regex::new(
+        r"Xid \(|fallen off the bus|amdgpu|EDAC|NVRM|AER:|PCIe Bus Error|Machine [Cc]heck|Memory failure: |Uncorrected hardware memory error|Processor context corrupt",
+    )
         .expect("a fixed pattern")
 });
 
@@ -339,6 +365,9 @@ fn classify(message: &str) -> Option<KernelEventKind> {
     if (message.starts_with("amdgpu ") || message.contains(" amdgpu: "))
         && let Some(kind) = amdgpu(message)
     {
+        return Some(kind);
+    }
+    if let Some(kind) = machine_check(message) {
         return Some(kind);
     }
     if message.contains("EDAC") && (message.contains(" CE ") || message.contains(" UE ")) {
@@ -538,6 +567,29 @@ mod tests {
 
     /// The SXid lines as the NVSwitch driver prints them: the Fatal or Non-fatal line opens
     /// the event; the `Severity` and `Data` lines of the same SXid do not.
+    #[test]
+    fn machine_checks_and_edac_lines() {
+        let log = parse(
+            "[  10.0] mce: [Hardware Error]: Machine check events logged\n\
+             [  11.0] Memory failure: 0x3f0a1c: recovery action for dirty LRU page: Recovered\n\
+             [  12.0] mce: Uncorrected hardware memory error in user-access at 3f0a1c000\n\
+             [  13.0] EDAC MC0: 1 CE memory read error on CPU_SrcID#0_Ha#0_Chan#0_DIMM#0\n\
+             [  14.0] EDAC skx MC0: HANDLING MCE MEMORY ERROR\n",
+        );
+        let kinds: Vec<&KernelEventKind> = log.events.iter().map(|e| &e.kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                &KernelEventKind::MachineCheck { uncorrected: false },
+                &KernelEventKind::MachineCheck { uncorrected: true },
+                &KernelEventKind::HostMemoryEcc {
+                    uncorrectable: false
+                },
+            ]
+        );
+        assert_eq!(log.events[1].count, 2);
+    }
+
     #[test]
     fn sxid_lines_name_the_switch_and_the_link() {
         let log = parse(

@@ -11,6 +11,7 @@ pub mod cdi;
 pub mod cgroup;
 pub mod cpu;
 pub mod cpu_list;
+pub mod disk;
 pub mod dmi;
 pub mod dri;
 pub mod fabric_manager_log;
@@ -75,6 +76,8 @@ pub struct Facts {
     pub cdi_specs: Fact<Vec<cdi::CdiSpec>>,
     /// `/proc/mounts` and the partitions by label.
     pub mounts: mounts::Mounts,
+    /// Space and inodes of each local disk file system, by mount point (`df`).
+    pub disk_usage: Fact<BTreeMap<String, disk::DiskUsage>>,
     /// `/dev/dri/renderD*` and the PCI device of each.
     pub render_nodes: Fact<Vec<dri::RenderNode>>,
     /// Kernel parameters from `/proc/sys`, by dotted name (those the options named).
@@ -164,6 +167,7 @@ pub fn collect(host: &dyn Host, options: &CollectOptions) -> Facts {
         let cdi_specs = cdi::collect(host);
         let render_nodes = dri::collect(host);
         let mounts = mounts::collect(host);
+        let disk_usage = disk::collect(host, &mounts, options.command_timeout);
         let containerd_memlock = memlock::collect(host);
         let sysctls = sysctl::collect(host, &options.sysctls);
         let image = if options.image {
@@ -195,6 +199,7 @@ pub fn collect(host: &dyn Host, options: &CollectOptions) -> Facts {
             cdi_specs,
             render_nodes,
             mounts,
+            disk_usage,
             sysctls,
             kernel_log,
             image,

@@ -18,6 +18,9 @@ pub struct Mount {
     pub source: String,
     pub target: String,
     pub fs_type: String,
+    /// Mounted read-only (`ro` among the options).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub read_only: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -29,6 +32,23 @@ pub struct Mounts {
 }
 
 impl Mounts {
+    /// The mount that holds `path`: the one at the longest mount point above it (the
+    /// last one there).
+    pub fn holding(&self, path: &str) -> Fact<Option<&Mount>> {
+        let under = |m: &&Mount| {
+            let t = m.target.trim_end_matches('/');
+            path == m.target
+                || t.is_empty()
+                || path.strip_prefix(t).is_some_and(|r| r.starts_with('/'))
+        };
+        self.mounts.as_ref().map(|all| {
+            // `max_by_key` keeps the last of equals: the mount on top.
+            all.iter()
+                .filter(under)
+                .max_by_key(|m| m.target.trim_end_matches('/').len())
+        })
+    }
+
     /// The mount visible at `target`: the last one there (later mounts hide earlier ones).
     pub fn at(&self, target: &str) -> Fact<Option<&Mount>> {
         self.mounts
@@ -69,6 +89,9 @@ pub fn parse(text: &str) -> Vec<Mount> {
                 source: unescape(fields.next()?),
                 target: unescape(fields.next()?),
                 fs_type: unescape(fields.next()?),
+                read_only: fields
+                    .next()
+                    .is_some_and(|options| options.split(',').any(|o| o == "ro")),
             })
         })
         .collect()
@@ -105,5 +128,27 @@ mod tests {
         assert_eq!(mounts[0].target, "/mnt/a b");
         assert_eq!(mounts[1].target, "/x\\y");
         assert_eq!(mounts[1].fs_type, "ext4");
+    }
+
+    #[test]
+    fn the_mount_holding_a_path_is_the_deepest_and_latest() {
+        let text = "/dev/sda1 / ext4 rw 0 0\n/dev/sdb1 /var/lib/containerd xfs rw 0 0\n\
+                    /dev/sdb1 /var/lib/containerd xfs ro,relatime 0 0\n/dev/sdc1 /var/lib/c xfs rw 0 0\n";
+        let m = Mounts {
+            mounts: Fact::Known(parse(text)),
+            part_labels: Fact::Known(BTreeMap::new()),
+        };
+        let at = |p: &str| {
+            m.holding(p)
+                .known()
+                .unwrap()
+                .map(|m| (m.target.clone(), m.read_only))
+        };
+        assert_eq!(
+            at("/var/lib/containerd/io"),
+            Some(("/var/lib/containerd".into(), true))
+        );
+        assert_eq!(at("/var/lib/kubelet"), Some(("/".into(), false)));
+        assert_eq!(at("/var/lib/cache"), Some(("/".into(), false)));
     }
 }

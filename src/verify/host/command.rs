@@ -18,15 +18,17 @@ pub enum Program {
     Containerd,
     Kubelet,
     Systemctl,
+    Df,
 }
 
 impl Program {
-    pub const ALL: [Program; 5] = [
+    pub const ALL: [Program; 6] = [
         Program::NvidiaSmi,
         Program::RocmSmi,
         Program::Containerd,
         Program::Kubelet,
         Program::Systemctl,
+        Program::Df,
     ];
 
     /// The program's name (`nvidia-smi`), as on the command line (`--tool nvidia-smi=PATH`).
@@ -37,6 +39,7 @@ impl Program {
             Program::Containerd => "containerd",
             Program::Kubelet => "kubelet",
             Program::Systemctl => "systemctl",
+            Program::Df => "df",
         }
     }
 
@@ -48,6 +51,7 @@ impl Program {
             Program::Containerd => &["/usr/bin/containerd", "/usr/local/bin/containerd"],
             Program::Kubelet => &["/usr/bin/kubelet", "/usr/local/bin/kubelet"],
             Program::Systemctl => &["/usr/bin/systemctl", "/bin/systemctl"],
+            Program::Df => &["/usr/bin/df", "/bin/df"],
         }
     }
 }
@@ -98,6 +102,27 @@ impl UnitName {
     }
 }
 
+/// A mount point to ask `df` about: an absolute path without line breaks (df prints one
+/// line per mount point, the path last).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(transparent)]
+pub struct MountPoint(String);
+
+impl MountPoint {
+    pub fn parse(path: &str) -> Result<Self, String> {
+        if !path.starts_with('/') || path.chars().any(char::is_control) {
+            return Err(format!(
+                "mount point {path:?}: must be absolute, without control characters"
+            ));
+        }
+        Ok(MountPoint(path.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
 /// One of the commands verify runs on the machine.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum VendorCommand {
@@ -111,6 +136,9 @@ pub enum VendorCommand {
     KubeletVersion,
     /// `systemctl is-active -- UNIT...`: one state line per unit, in order.
     SystemctlIsActive(Vec<UnitName>),
+    /// `df --block-size=1 --output=size,avail,itotal,iavail,target -- MOUNT...` (GNU
+    /// coreutils): bytes and inodes, in all and available, of each mount point.
+    DfUsage(Vec<MountPoint>),
 }
 
 impl VendorCommand {
@@ -122,6 +150,7 @@ impl VendorCommand {
             VendorCommand::ContainerdVersion => Program::Containerd,
             VendorCommand::KubeletVersion => Program::Kubelet,
             VendorCommand::SystemctlIsActive(_) => Program::Systemctl,
+            VendorCommand::DfUsage(_) => Program::Df,
         }
     }
 
@@ -150,6 +179,17 @@ impl VendorCommand {
                     .map(str::to_owned)
                     .chain(units.iter().map(|unit| unit.as_str().to_owned()))
                     .collect();
+            }
+            VendorCommand::DfUsage(mounts) => {
+                return [
+                    "--block-size=1",
+                    "--output=size,avail,itotal,iavail,target",
+                    "--",
+                ]
+                .into_iter()
+                .map(str::to_owned)
+                .chain(mounts.iter().map(|m| m.as_str().to_owned()))
+                .collect();
             }
         };
         fixed.iter().map(|s| (*s).to_owned()).collect()

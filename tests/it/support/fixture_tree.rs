@@ -353,7 +353,13 @@ pub fn base_system(tree: &Tree, cpus_per_node: u32, nodes: u32) {
     );
     tree.file(
         "/proc/mounts",
-        "sysfs /sys sysfs rw,nosuid,nodev,noexec,relatime 0 0\ntmpfs /dev/shm tmpfs rw,nosuid,nodev,size=1056808704k,inode64 0 0\ncgroup2 /sys/fs/cgroup cgroup2 rw,nosuid,nodev,noexec,relatime 0 0\n",
+        "/dev/nvme0n1p2 / ext4 rw,relatime,errors=remount-ro 0 0\nsysfs /sys sysfs rw,nosuid,nodev,noexec,relatime 0 0\ntmpfs /dev/shm tmpfs rw,nosuid,nodev,size=1056808704k,inode64 0 0\ncgroup2 /sys/fs/cgroup cgroup2 rw,nosuid,nodev,noexec,relatime 0 0\n",
+    );
+    // GNU df over the one local disk file system: 1.75 TiB, 78 % of it and of the
+    // inodes free.
+    tree.script(
+        "/usr/bin/df",
+        "#!/bin/sh\necho '     1B-blocks         Avail    Inodes    IFree Mounted on'\necho '1919850381312 1500000000000 119209984  93000000 /'\n",
     );
     // containerd with the rendered LimitMEMLOCK=infinity, and a shim beside it.
     tree.file(
@@ -668,6 +674,11 @@ pub fn mi300x_node() -> Tree {
                 iommu_group: None,
             },
         );
+        // amdgpu RAS on, VRAM (UMC) ECC among its blocks, no errors, no retired page.
+        let ras = format!("/sys/bus/pci/devices/0000:{:02x}:00.0/ras", b + 3);
+        tree.file(&format!("{ras}/umc_err_count"), "ue: 0\nce: 0\n");
+        tree.file(&format!("{ras}/gfx_err_count"), "ue: 0\nce: 0\n");
+        tree.file(&format!("{ras}/gpu_vram_bad_pages"), "");
     }
     tree.attr("/sys/module/amdgpu/version", "6.8.5");
     tree
