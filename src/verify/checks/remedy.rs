@@ -397,6 +397,30 @@ pub static REMEDIES: &[(&str, &str)] = &[
         "The Node's taints differ from the blueprint's: kubelet's --register-with-taints only applies at registration; fix the taints with kubectl or re-register the node.",
     ),
     (
+        "host.errors.uncorrected",
+        "An uncorrected memory error or machine check: the host memory or a CPU is failing. Drain the node, read the EDAC or MCE lines in the evidence (DIMM, bank) and send it to service.",
+    ),
+    (
+        "host.errors.corrected",
+        "Corrected memory errors or machine checks: the hardware fixed them, but a DIMM that keeps reporting them is failing. Watch the rate (`edac-util -v`, `ras-mc-ctl --summary`) and plan a DIMM replacement if it grows.",
+    ),
+    (
+        "host.fs.read-write",
+        "The file system was remounted read-only, most often after an I/O error: read the kernel log for the device's errors, then drain and reboot; a disk that fails again goes to service.",
+    ),
+    (
+        "host.fs.free-space",
+        "Free space is below the kubelet's hard eviction threshold: remove unused images (`crictl rmi --prune`) and the largest pod logs, then find what grew (`du -x`).",
+    ),
+    (
+        "host.fs.free-inodes",
+        "Free inodes are below the kubelet's hard eviction threshold: find the folder holding millions of small files (`du --inodes -x`), most often container logs or a workload's scratch files.",
+    ),
+    (
+        "host.fs.cache-watermark",
+        "The model cache's file system is above system.cache.highWatermark: the cache's cleaner is not keeping up; remove the least recently used entries or give the cache more space.",
+    ),
+    (
         "cluster.condition",
         "The Node is not Ready or is under pressure: `kubectl describe node` names the condition; check kubelet and the resource under pressure.",
     ),
