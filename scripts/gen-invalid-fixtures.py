@@ -299,7 +299,8 @@ variant('memory-in-millibytes', [('memory: 2Ti}', 'memory: 100m}')],
 variant('mig-without-profile', [('  pcie: {generation: 5, width: 16}', '  pcie: {generation: 5, width: 16}\n  sharing: {mode: mig}')],
         [('missing-field', 'accelerators.sharing', ('sharing', 'sharing'), 'missing required field `migProfile`')])
 variant('mig-with-replicas', [('  pcie: {generation: 5, width: 16}', '  pcie: {generation: 5, width: 16}\n  sharing: {mode: mig, migProfile: all-1g.10gb, replicas: 4}')],
-        [('invalid-field', 'accelerators.sharing.replicas', ('sharing', 'replicas'), '`replicas` does not apply to mode `mig`')])
+        [('invalid-field', 'accelerators.sharing.replicas', ('sharing', 'replicas'), '`replicas` does not apply to mode `mig`'),
+         ('sharing', 'accelerators.sharing.mode', ('sharing', 'mig'), 'it does not deploy device-plugin or mig-manager')])
 variant('time-slicing-one-replica', [('  pcie: {generation: 5, width: 16}', '  pcie: {generation: 5, width: 16}\n  sharing: {mode: time-slicing, replicas: 1}')],
         [('invalid-value', 'accelerators.sharing.replicas', ('sharing', '1}'), 'less than the minimum of 2')])
 
