@@ -1217,6 +1217,7 @@ fn the_health_plugin_config_has_the_shape_of_the_upstream_custom_plugin_configs(
             "NodeimgDeviceProblem",
             "NodeimgLinkProblem",
             "NodeimgDriverDaemonProblem",
+            "NodeimgOsMemoryDiskProblem",
             "NodeimgServiceRequired"
         ]
     );
