@@ -46,6 +46,7 @@ impl Spec {
             Stage::Host => vec![Phase::Boot],
             Stage::Driver => vec![Phase::Driver],
             Stage::Cluster => vec![Phase::Cluster],
+            Stage::InService => Vec::new(),
         };
         if self.health {
             phases.push(Phase::Health);
@@ -215,15 +216,16 @@ checks! {
         CAPACITY_MEMORY = "system.capacity.memory",   "memory the kernel sees fits the declared capacity", Critical, OsMemoryDisk, Service,       Host,   -;
         PARTITION       = "system.partition.mounted", "the partition is mounted where its data goes",    Critical, OsMemoryDisk, Service,       Host,   -;
     }
-    /// Host health after join: the hardware errors the kernel logged, and the file systems
-    /// the node writes to (containerd's root, the kubelet folder, the model cache).
+    /// Host health after join, in service only (never at boot): the hardware errors the
+    /// kernel logged, and the file systems the node writes to (containerd's root, the
+    /// kubelet folder, the model cache).
     host {
-        UNCORRECTED = "host.errors.uncorrected", "no uncorrected memory or machine-check error in the kernel log", Critical, OsMemoryDisk, Service,    Host, health;
-        CORRECTED   = "host.errors.corrected",   "no corrected memory or machine-check error in the kernel log",   Warning,  OsMemoryDisk, Service,    Host, health;
-        READ_WRITE  = "host.fs.read-write",      "the file systems the node writes to are mounted read-write",     Critical, OsMemoryDisk, RebootNode, Host, health;
-        FREE_SPACE  = "host.fs.free-space",      "free space above the kubelet's hard eviction threshold",         Critical, OsMemoryDisk, Service,    Host, health;
-        FREE_INODES = "host.fs.free-inodes",     "free inodes above the kubelet's hard eviction threshold",        Critical, OsMemoryDisk, Service,    Host, health;
-        CACHE_WATERMARK = "host.fs.cache-watermark", "the model cache's file system below system.cache.highWatermark", Warning, OsMemoryDisk, Service, Host, health;
+        UNCORRECTED = "host.errors.uncorrected", "no uncorrected memory or machine-check error in the kernel log", Critical, OsMemoryDisk, Service,    InService, health;
+        CORRECTED   = "host.errors.corrected",   "no corrected memory or machine-check error in the kernel log",   Warning,  OsMemoryDisk, Service,    InService, health;
+        READ_WRITE  = "host.fs.read-write",      "the file systems the node writes to are mounted read-write",     Critical, OsMemoryDisk, RebootNode, InService, health;
+        FREE_SPACE  = "host.fs.free-space",      "free space above the kubelet's hard eviction threshold",         Critical, OsMemoryDisk, Service,    InService, health;
+        FREE_INODES = "host.fs.free-inodes",     "free inodes above the kubelet's hard eviction threshold",        Critical, OsMemoryDisk, Service,    InService, health;
+        CACHE_WATERMARK = "host.fs.cache-watermark", "the model cache's file system below system.cache.highWatermark", Warning, OsMemoryDisk, Service, InService, health;
     }
     /// The image the node runs, as apply kept it: signed by a key the blueprint trusts,
     /// and the configuration on disk the signed one. Only with `security.imageTrust`.

@@ -97,6 +97,13 @@ pub enum Stage {
     /// After join, from the Node object (`--phase cluster`, acceptance layer 2): never
     /// evaluated on the host.
     Cluster,
+    /// On the host in service only (`--phase health`, which node-problem-detector runs
+    /// after join): the node's wear — disks filling, memory errors. Never a boot gate:
+    /// at boot the kubelet's own eviction guards the disks, and in a container or on a
+    /// node without local disks these facts are unknown, which would keep kubelet down.
+    #[serde(rename = "in-service")]
+    #[strum(serialize = "in-service")]
+    InService,
 }
 
 /// One check's verdict on one subject.
