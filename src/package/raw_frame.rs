@@ -49,7 +49,7 @@ pub fn write(content: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(&(xxh64(content, 0) as u32).to_le_bytes());
 }
 
-/// The size of the frame [`write`] makes for `len` bytes of content.
+/// The size of the frame [`write()`] makes for `len` bytes of content.
 pub fn bound(len: usize) -> usize {
     let blocks = len.div_ceil(BLOCK_MAX).max(1);
     4 + 1 + 8 + blocks * 3 + len + 4

@@ -1,9 +1,9 @@
 //! The user's layer cache: every layer a build packs is kept in
 //! `$XDG_CACHE_HOME/nodeimg` (`~/.cache/nodeimg` without it), found by
-//! the digest of what goes into it ([`cache::content_key`]), so a build
+//! the digest of what goes into it ([`super::cache::content_key`]), so a build
 //! into another output folder, or of another checkout of the same files,
 //! takes the layer instead of packing it again. OUT's own index
-//! ([`cache`]) is looked at first; this is the second level.
+//! ([`super::cache`]) is looked at first; this is the second level.
 //!
 //! ```text
 //! nodeimg/layers/<key>.json      what the layer is: role, blob digest and size, diff_id, tar size, entries

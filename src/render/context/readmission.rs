@@ -45,7 +45,7 @@ pub const PARTS: &[Part] = &[
 pub struct Readmission<'a> {
     pub label: &'static str,
     pub value: &'static str,
-    /// The blueprint's labels and [`LABEL`].
+    /// The blueprint's labels and `nodeimg.dev/readmission`.
     pub node_selector: BTreeMap<&'a str, &'a str>,
     /// The acceptance tolerations and the cordon's.
     pub tolerations: Vec<Toleration<'a>>,
