@@ -1718,8 +1718,8 @@ fn each_check_alone_reads_what_it_needs() {
         }
     }
     // The boot phase of a CPU blueprint needs none of the costly facts but the
-    // containerd and kubelet versions and the kernel log (the host's memory errors and
-    // machine checks).
+    // containerd and kubelet versions (the host's memory errors and machine checks, which
+    // read the kernel log, are judged in service, not at boot).
     let cpu = support::example("cpu-minimal");
     let boot = Selection {
         phase: Phase::Boot,
@@ -1729,7 +1729,7 @@ fn each_check_alone_reads_what_it_needs() {
         checks::Needs::of(cpu.spec(), &boot),
         checks::Needs {
             gpu_tool: false,
-            kernel_log: true,
+            kernel_log: false,
             containerd_version: true,
             kubelet_version: true,
             unit_states: false,
