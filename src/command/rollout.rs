@@ -148,7 +148,10 @@ fn plan_cmd(args: &RolloutPlanArgs, env: &mut Env<'_>) -> Outcome {
     );
     plan.image_check = image_check;
     plan.operator_driver = crate::rollout::operator_driver::bump(old.blueprint.spec(), new.spec())
-        .map(|(from, to)| crate::rollout::operator_driver::stage(&plan.waves, &from, &to));
+        .map(|(from, to)| {
+            let waves = plan.waves.iter().map(|w| w.nodes.as_slice());
+            crate::rollout::operator_driver::stage(waves, &from, &to)
+        });
     if let Some(dir) = &args.output {
         let applier = match rollout.engine.applier.as_deref() {
             Some(image) => manifests::Applier::Site(image),

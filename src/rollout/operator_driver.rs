@@ -13,7 +13,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::plan::Wave;
 use crate::blueprint::Spec;
 use crate::blueprint::model::{DriverAuthority, Vendor};
 
@@ -106,18 +105,21 @@ fn label(nodes: &[String], change: &str) -> String {
     )
 }
 
-/// The staging of a driver bump from `from` to `to` over `waves`.
-pub fn stage(waves: &[Wave], from: &str, to: &str) -> OperatorDriver {
+/// The staging of a driver bump from `from` to `to` over the waves' nodes, in wave order.
+pub fn stage<'a>(
+    waves: impl Iterator<Item = &'a [String]> + Clone,
+    from: &str,
+    to: &str,
+) -> OperatorDriver {
     OperatorDriver {
         from: from.to_owned(),
         to: to.to_owned(),
         hold: waves
-            .iter()
-            .map(|w| label(&w.nodes, &format!("{SKIP_LABEL}=true")))
+            .clone()
+            .map(|nodes| label(nodes, &format!("{SKIP_LABEL}=true")))
             .collect(),
         release: waves
-            .iter()
-            .map(|w| label(&w.nodes, &format!("{SKIP_LABEL}-")))
+            .map(|nodes| label(nodes, &format!("{SKIP_LABEL}-")))
             .collect(),
         done: format!("{STATE_LABEL}={DONE}"),
     }
