@@ -19,7 +19,7 @@ use super::probe::{self, Step};
 use super::proftester::{self, FieldRun};
 pub use super::recognise::{Format, recognise};
 use super::topo::{self, Topology};
-use crate::k8s::{self, Node, Pod};
+use crate::k8s::{self, Node, Pod, RuntimeClass};
 use crate::line_error::LineError;
 use std::fmt;
 use std::io::Read;
@@ -42,6 +42,7 @@ pub enum Output {
     Probe(Vec<Step>),
     Nodes(Vec<Node>),
     Pods(Vec<Pod>),
+    RuntimeClasses(Vec<RuntimeClass>),
     Ibstat(Ibstat),
     Topology(Topology),
     Fio(FioRun),
@@ -174,6 +175,9 @@ pub fn parse(format: Format, text: &str, name: &str) -> Result<Output, LineError
         Format::NvbandwidthText => Output::Nvbandwidth(nvbandwidth::text::parse(text)?),
         Format::KubernetesNodes => Output::Nodes(k8s::node::parse(text)?),
         Format::KubernetesPods => Output::Pods(k8s::pod::parse(text)?),
+        Format::KubernetesRuntimeClasses => {
+            Output::RuntimeClasses(k8s::runtime_class::parse(text)?)
+        }
         Format::Probe => Output::Probe(probe::parse(text)?),
         Format::Nccl => Output::Nccl(nccl::parse(text, Some(name))?),
         Format::Proftester => Output::Proftester(proftester::parse(text)?),
@@ -191,7 +195,7 @@ pub fn load(path: &Path) -> Result<Input, InputError> {
     let format = recognise(&text).ok_or_else(|| {
         InputError::whole(
             path,
-            "not an output nodeimg accept reads (nccl-tests/rccl-tests, dcgmi diag, dcgmproftester, perftest, nvbandwidth, p2pBandwidthLatencyTest, ibstat/ibstatus, nvidia-smi topo -m, fio JSON, probe JSON lines, Kubernetes Node or Pod JSON)",
+            "not an output nodeimg accept reads (nccl-tests/rccl-tests, dcgmi diag, dcgmproftester, perftest, nvbandwidth, p2pBandwidthLatencyTest, ibstat/ibstatus, nvidia-smi topo -m, fio JSON, probe JSON lines, Kubernetes Node, Pod or RuntimeClass JSON)",
         )
     })?;
     let name = path

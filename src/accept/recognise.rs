@@ -22,6 +22,7 @@ pub enum Format {
     NvbandwidthJson,
     KubernetesNodes,
     KubernetesPods,
+    KubernetesRuntimeClasses,
     Probe,
     Nccl,
     DcgmText,
@@ -41,6 +42,7 @@ impl Format {
             Format::NvbandwidthJson => "nvbandwidth JSON",
             Format::KubernetesNodes => "Kubernetes Node",
             Format::KubernetesPods => "Kubernetes Pods",
+            Format::KubernetesRuntimeClasses => "Kubernetes RuntimeClasses",
             Format::Probe => "probe JSON lines",
             Format::Nccl => "nccl-tests/rccl-tests",
             Format::DcgmText => "dcgmi diag table",
@@ -239,7 +241,7 @@ pub fn recognise(text: &str) -> Option<Format> {
     seen.decide_text()
 }
 
-/// A Kubernetes Node or Pod, a list of them, or a bare label map.
+/// A Kubernetes Node, Pod or RuntimeClass, a list of them, or a bare label map.
 fn kubernetes(text: &str) -> Option<Format> {
     let value = serde_json::from_str::<serde_json::Value>(text).ok()?;
     let kind = value.get("kind").and_then(|k| k.as_str());
@@ -253,6 +255,9 @@ fn kubernetes(text: &str) -> Option<Format> {
             Some(Format::KubernetesNodes)
         }
         (Some("Pod" | "PodList"), _) | (Some("List"), Some("Pod")) => Some(Format::KubernetesPods),
+        (Some("RuntimeClass" | "RuntimeClassList"), _) | (Some("List"), Some("RuntimeClass")) => {
+            Some(Format::KubernetesRuntimeClasses)
+        }
         // A bare label map (`kubectl get node -o json | jq .metadata.labels`).
         (None, _) if value.get("kubernetes.io/hostname").is_some() => Some(Format::KubernetesNodes),
         _ => None,
@@ -280,6 +285,10 @@ mod tests {
         assert_eq!(
             recognise("{\"kind\": \"PodList\", \"items\": []}"),
             Some(Format::KubernetesPods)
+        );
+        assert_eq!(
+            recognise("{\"kind\": \"RuntimeClassList\", \"items\": []}"),
+            Some(Format::KubernetesRuntimeClasses)
         );
         assert_eq!(
             recognise("{\"kubernetes.io/hostname\": \"a\"}"),

@@ -654,7 +654,9 @@ fn every_acceptance_output_is_recognised_by_content() {
                 Output::Nodes(_) => "nodes",
                 Output::Ibstat(_) => "ibstat",
                 Output::Topology(_) => "topo",
-                Output::Pods(_) | Output::Probe(_) | Output::Fio(_) => "other",
+                Output::Pods(_) | Output::RuntimeClasses(_) | Output::Probe(_) | Output::Fio(_) => {
+                    "other"
+                }
             };
             assert_eq!(got, want, "{folder}/{name}");
             seen += 1;

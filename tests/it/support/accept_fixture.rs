@@ -55,6 +55,7 @@ pub fn write_all(dir: &Path, k: &Knobs) {
     let w = |name: &str, text: String| std::fs::write(dir.join(name), text).unwrap();
     w("node.json", node_json());
     w("pods.json", pods_json());
+    w("runtime-classes.json", runtime_classes_json());
     w("smoke.log", smoke(k.gpus));
     w("dcgm-diag.json", dcgm(k.gpus, k.dcgm_failure));
     w("nvbandwidth.log", nvbandwidth(k.gpus));
@@ -406,6 +407,18 @@ pub fn node_json() -> String {
         mem_alloc,
         eph_alloc
     )
+}
+
+/// The cluster's RuntimeClasses as `kubectl get runtimeclasses -o json` prints them: the
+/// GPU Operator's own `nvidia` and the fixture class's (the fixture blueprint declares no
+/// labels or taints, so it has no scheduling).
+pub fn runtime_classes_json() -> String {
+    r#"{"apiVersion": "v1", "kind": "List", "items": [
+  {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "nvidia", "resourceVersion": "812"}, "handler": "nvidia"},
+  {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "nvidia-h100-fixture", "labels": {"nodeimg.dev/blueprint": "h100-fixture"}}, "handler": "nvidia"}
+], "metadata": {"resourceVersion": ""}}
+"#
+    .to_owned()
 }
 
 /// The device plugin on the node, running and ready.
