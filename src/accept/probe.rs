@@ -12,7 +12,8 @@
 //! `suite` is `smoke` or `framework`; `status` is `pass`, `fail` or `skip`; `error` says
 //! why a step failed. Steps of the smoke suite: `shm` (the size of the container's
 //! `/dev/shm` from statvfs, `metrics.bytes`), `devices`, `tensor`. Steps of the framework
-//! suite: `devices`, `tensor` (allocate and run a matmul kernel), `collective`
+//! suite: `devices`, `tensor` (allocate and run a matmul kernel), `load` (matmuls held for
+//! `NODEIMG_LOAD_SECONDS`, 30 by default, while nvidia-smi samples the power), `collective`
 //! (single-node all-reduce), `multinode` (a short multi-node training run), `inference` (load a model, generate), `checkpoint` (save and
 //! restore). Other lines of the log (framework warnings, tracebacks) are skipped; a line
 //! that starts a probe object but does not parse, or has a field this format does not

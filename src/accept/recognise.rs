@@ -33,6 +33,7 @@ pub enum Format {
     Ibstat,
     Topology,
     Fio,
+    PowerSamples,
 }
 
 impl Format {
@@ -53,6 +54,7 @@ impl Format {
             Format::Ibstat => "ibstat/ibstatus",
             Format::Topology => "nvidia-smi topo -m",
             Format::Fio => "fio JSON",
+            Format::PowerSamples => "nvidia-smi --query-gpu power samples",
         }
     }
 }
@@ -92,6 +94,8 @@ enum Marker {
     TopoSelf,
     /// `"fio version"`, the first key of fio's JSON document (which notes may precede).
     FioVersion,
+    /// `power.draw [W]`, a column of `nvidia-smi --query-gpu=… --format=csv`.
+    PowerDraw,
 }
 
 /// Every marker string, once (the order does not matter: no two overlap).
@@ -128,6 +132,7 @@ const MARKERS: &[(&str, Marker)] = &[
     ("CPU Affinity", Marker::TopoAffinity),
     ("X    = Self", Marker::TopoSelf),
     ("\"fio version\"", Marker::FioVersion),
+    ("power.draw [W]", Marker::PowerDraw),
 ];
 
 /// One automaton for all markers (a literal alternation: the regex crate searches it
@@ -201,6 +206,9 @@ impl Seen {
         }
         if self.has(TopoAffinity) || self.has(TopoSelf) {
             return Some(Format::Topology);
+        }
+        if self.has(PowerDraw) {
+            return Some(Format::PowerSamples);
         }
         None
     }

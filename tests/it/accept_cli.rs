@@ -288,6 +288,89 @@ fn a_regression_fails_even_above_the_threshold() {
     );
 }
 
+/// The framework Job's power samples: a GPU that cannot reach 75 % of its power limit
+/// under the matmul load, or whose hardware thermal slowdown engages, fails as `device`
+/// with the cooling and power action; the figures go into the record and a GPU drawing
+/// less than in the previous record regresses.
+#[test]
+fn power_and_clocks_under_load_are_judged_and_recorded() {
+    let healthy = Bench::new(&Knobs::default());
+    assert_eq!(healthy.accept("ok.json", &[]).status.code(), Some(0));
+    let r = healthy.record("ok.json");
+    let passed = |id: &str| {
+        r.findings
+            .iter()
+            .filter(|f| f.id == id && f.verdict == Verdict::Pass)
+            .count()
+    };
+    assert_eq!(
+        (
+            passed("power.samples"),
+            passed("power.peak"),
+            passed("power.slowdown")
+        ),
+        (1, 8, 8)
+    );
+    let peak = &r.figures["power.gpu3.peak_w"];
+    assert_eq!((peak.value, peak.unit.as_str()), (688.4, "W"));
+    assert_eq!(r.figures["power.gpu3.limit_w"].value, 700.0);
+    assert!(
+        peak.evidence.contains("framework.log:"),
+        "{}",
+        peak.evidence
+    );
+
+    // 480 W of 700 (69 %) and GPU 5 in hardware thermal slowdown.
+    let weak = Bench::new(&Knobs {
+        peak_watts: 480.0,
+        thermal_slowdown: Some(5),
+        ..Knobs::default()
+    });
+    let previous = healthy.arg("ok.json");
+    let out = weak.accept("weak.json", &["--previous", &previous]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let r = weak.record("weak.json");
+    let peak = failed(&r, "power.peak");
+    assert_eq!(peak.len(), 8, "{:#?}", r.findings);
+    assert_eq!(peak[0].fault, FaultClass::Device);
+    assert_eq!(peak[0].action, nodeimg::fault::Action::CheckCoolingPower);
+    assert!(peak[0].expected.contains("525 W"), "{}", peak[0].expected);
+    let slow = failed(&r, "power.slowdown");
+    assert_eq!(slow.len(), 1);
+    assert_eq!(slow[0].subject.as_deref(), Some("GPU 5"));
+    assert!(
+        slow[0].observed.contains("hw_thermal_slowdown") && slow[0].observed.contains("91 °C"),
+        "{}",
+        slow[0].observed
+    );
+    let regressed = r
+        .findings
+        .iter()
+        .find(|f| {
+            f.id == "regression"
+                && f.subject.as_deref() == Some("power.gpu0.peak_w")
+                && f.verdict == Verdict::Fail
+        })
+        .expect("peak power regression");
+    assert_eq!(regressed.fault, FaultClass::Device);
+
+    // Without the samples (a framework log of an older probe): incomplete, never a pass.
+    let bench = Bench::new(&Knobs::default());
+    let log = bench.path("outputs/framework.log");
+    let text_all = std::fs::read_to_string(&log).unwrap();
+    let probe_only = &text_all[..text_all.find("# nodeimg power samples").unwrap()];
+    std::fs::write(&log, probe_only).unwrap();
+    assert_eq!(bench.accept("r.json", &[]).status.code(), Some(1));
+    let r = bench.record("r.json");
+    assert_eq!(
+        r.findings
+            .iter()
+            .find(|f| f.id == "power.samples")
+            .map(|f| f.verdict),
+        Some(Verdict::Incomplete)
+    );
+}
+
 #[test]
 fn damaged_outputs_are_refused_with_file_and_line() {
     let bench = Bench::new(&Knobs::default());

@@ -401,6 +401,88 @@ fn the_scripts_the_workloads_run_compile() {
     assert!(!out.status.success());
 }
 
+/// The framework Job runs its probe under the power sampler on NVIDIA nodes: the rendered
+/// script asks nvidia-smi for the fields `nodeimg accept` reads, runs the workload with its
+/// exit status, and prints the samples after the workload's lines where accept finds them.
+/// nvidia-smi is a stand-in here (no GPU): a shell script that checks the arguments it is
+/// given and prints rows in the H100 capture's format until it is stopped.
+#[test]
+#[ignore = "needs sh (the script the framework Job runs)"]
+fn the_power_sampler_runs_the_workload_and_prints_what_accept_reads() {
+    let docs = acceptance(&Variant::of("h100-sxm-ubuntu"));
+    let job = &docs["framework-job.yaml"]["spec"]["template"]["spec"]["containers"][0];
+    let command: Vec<&str> = job["command"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        &command[..3],
+        ["/bin/sh", "/opt/nodeimg/sample-power.sh", "torchrun"]
+    );
+    let script = docs["scripts.yaml"]["data"]["sample-power.sh"]
+        .as_str()
+        .unwrap();
+    let query = format!("--query-gpu={}", nodeimg::accept::power::QUERY.join(","));
+    assert!(script.contains(&query), "{script}");
+    // AMD nodes have no nvidia-smi: no sampler.
+    let amd = acceptance(&Variant::of("mi300x-rhel"));
+    assert!(amd["scripts.yaml"]["data"].get("sample-power.sh").is_none());
+    if let Some(job) = amd.get("framework-job.yaml") {
+        assert!(!job.to_string().contains("sample-power.sh"));
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let smi = bin.join("nvidia-smi");
+    std::fs::write(
+        &smi,
+        format!(
+            "#!/bin/sh\n[ \"$1\" = \"{query}\" ] && [ \"$2\" = --format=csv ] && [ \"$3\" = -lms ] || {{ echo \"bad arguments: $*\"; exit 2; }}\n\
+echo 'timestamp, index, pci.bus_id, power.draw [W], enforced.power.limit [W], clocks.sm [MHz], clocks.max.sm [MHz], temperature.gpu, clocks_throttle_reasons.sw_power_cap, clocks_throttle_reasons.hw_slowdown, clocks_throttle_reasons.hw_thermal_slowdown, clocks_throttle_reasons.hw_power_brake_slowdown, clocks_throttle_reasons.sw_thermal_slowdown'\n\
+while :; do echo '2026/12/05 14:02:11.601, 0, 00000000:19:00.0, 688.40 W, 700.00 W, 1755 MHz, 1980 MHz, 66, Active, Not Active, Not Active, Not Active, Not Active'; sleep 0.1; done\n"
+        ),
+    )
+    .unwrap();
+    let sh = dir.path().join("sample-power.sh");
+    std::fs::write(&sh, script).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&smi, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let probe_line = r#"{"nodeimg": "probe/v1", "suite": "framework", "step": "load", "status": "pass", "seconds": 0.5, "rank": 0, "world_size": 1, "metrics": {"tflops": 640.0}}"#;
+    let out = std::process::Command::new("sh")
+        .arg(&sh)
+        .args([
+            "sh",
+            "-c",
+            &format!("sleep 0.5; echo '{probe_line}'; exit 3"),
+        ])
+        .env("PATH", &path)
+        .output()
+        .expect("sh");
+    assert_eq!(out.status.code(), Some(3), "the workload's exit status");
+    let log = dir.path().join("framework.log");
+    std::fs::write(&log, &out.stdout).unwrap();
+    let inputs = nodeimg::accept::input::load_with_samples(&log).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(inputs.len(), 2, "{}", String::from_utf8_lossy(&out.stdout));
+    match &inputs[1].output {
+        nodeimg::accept::input::Output::Power(s) => {
+            assert_eq!(s.load, nodeimg::accept::power::Load::Gemm);
+            assert!(s.error.is_none(), "{:?}", s.error);
+            assert!(!s.samples.is_empty());
+            assert_eq!(s.samples[0].power, Some(688.4));
+            assert_eq!(s.samples[0].active, ["sw_power_cap"]);
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
 // ---- the opt-in schema suite -------------------------------------------------------
 
 /// Kinds rendered without a vendored schema (DRA's ResourceClaimTemplate: the corpus

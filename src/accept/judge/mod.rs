@@ -5,7 +5,8 @@
 //! Pod (`device.rs`); layer 4 `dcgm.rs`, `nvbandwidth.rs`, `nccl.rs`, `rdma.rs`, and the
 //! rails and storage judges beside this folder ([`rails`](super::rails),
 //! [`storage`](super::storage)); layer 5 `framework.rs`. They all write through
-//! `context.rs` against the resolved [`Policy`]; `placement.rs` finds outputs that are
+//! `context.rs` against the resolved [`Policy`]; `power.rs` judges the power samples taken
+//! beside the workloads; `placement.rs` finds outputs that are
 //! another node's. Each finding has a stable id, a layer and the fault class a failure
 //! points at (the table in the README lists them). The rules that run through all of them:
 //!
@@ -29,6 +30,7 @@ mod nccl;
 mod nvbandwidth;
 mod placement;
 mod policy;
+mod power;
 mod rdma;
 
 pub use framework::FRAMEWORK_STEPS;
@@ -92,7 +94,10 @@ pub const FINDINGS: &[(&str, &str, &str)] = &[
     ("gpu-nic.gpus", "interconnect", "nvidia-smi topo -m shows every GPU of the blueprint"),
     ("gpu-nic.pcie-switch", "interconnect", "a GPU shares a PCIe switch (PIX/PXB) with a rail NIC (GPUDirect RDMA declared)"),
     ("gpu-nic.numa", "interconnect", "a GPU has a rail NIC on its NUMA node (not SYS)"),
-    ("framework.<step>", "framework", "a framework step passed (devices, tensor, collective, multinode, inference, checkpoint)"),
+    ("power.samples", "interconnect", "nvidia-smi sampled power, clocks and clock event reasons of every GPU beside the framework Job (NVIDIA)"),
+    ("power.peak", "interconnect", "a GPU drew at least 75 % of its enforced power limit under the matmul load (DCGM targeted power's ratio)"),
+    ("power.slowdown", "interconnect", "no hardware or thermal slowdown or power brake was active on a GPU while loaded"),
+    ("framework.<step>", "framework", "a framework step passed (devices, tensor, load, collective, multinode, inference, checkpoint)"),
     ("regression.<figure>", "(the figure's)", "a figure is no worse than the node's previous record beyond the tolerance"),
 ];
 
@@ -112,6 +117,7 @@ pub fn judge(inputs: &[Input], policy: &Policy, blueprint: &Spec, node: Option<&
     let settings = blueprint.acceptance.clone().unwrap_or_default();
     let storage = crate::accept::storage::judge(&mut ctx, inputs, &settings);
     let (training, inference) = framework::framework(&mut ctx, inputs);
+    power::power(&mut ctx, inputs);
     Judgement {
         findings: ctx.findings,
         figures: ctx.figures,

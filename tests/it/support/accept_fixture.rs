@@ -36,6 +36,10 @@ pub struct Knobs {
     pub rail_gbps: f64,
     /// Seconds of the framework's tensor step.
     pub tensor_seconds: f64,
+    /// Peak power each GPU draws under the framework's matmul load, W (limit 700 W).
+    pub peak_watts: f64,
+    /// A GPU whose hardware thermal slowdown engages under load.
+    pub thermal_slowdown: Option<usize>,
 }
 
 impl Default for Knobs {
@@ -46,6 +50,8 @@ impl Default for Knobs {
             dcgm_failure: None,
             rail_gbps: 392.4,
             tensor_seconds: 2.0,
+            peak_watts: 688.4,
+            thermal_slowdown: None,
         }
     }
 }
@@ -67,7 +73,10 @@ pub fn write_all(dir: &Path, k: &Knobs) {
             ib_write_bw(rail, k.rail_gbps),
         );
     }
-    w("framework.log", framework(k.tensor_seconds));
+    w(
+        "framework.log",
+        framework(k.tensor_seconds) + &power_samples(k.peak_watts, k.thermal_slowdown),
+    );
 }
 
 fn round2(v: f64) -> f64 {
@@ -333,6 +342,7 @@ pub fn framework(tensor_seconds: f64) -> String {
         "/usr/lib/python3/dist-packages/torch/distributed/c10d_logger.py:83: UserWarning: ...\n",
     );
     out.push_str(&step("tensor", tensor_seconds, "\"tflops\": 655.2"));
+    out.push_str(&step("load", 30.1, "\"tflops\": 648.7"));
     out.push_str(&step("collective", 3.2, "\"busbw_gbps\": 478.1"));
     out.push_str(&step(
         "multinode",
@@ -349,6 +359,42 @@ pub fn framework(tensor_seconds: f64) -> String {
         22.4,
         "\"save_seconds\": 14.1, \"restore_seconds\": 8.3",
     ));
+    out
+}
+
+/// What the framework Job's power sampler (`sample-power.sh`) prints after the probe
+/// lines: nvidia-smi's CSV, 8 GPUs sampled twice idle and three times under the matmul
+/// load, in the format of the H100 capture in `../shared/corpus/nvidia-smi-text-captures`
+/// (units in the values, `Active`/`Not Active`).
+pub fn power_samples(peak_watts: f64, thermal: Option<usize>) -> String {
+    let mut out = String::from(
+        "# nodeimg power samples\ntimestamp, index, pci.bus_id, power.draw [W], enforced.power.limit [W], clocks.sm [MHz], clocks.max.sm [MHz], temperature.gpu, clocks_throttle_reasons.sw_power_cap, clocks_throttle_reasons.hw_slowdown, clocks_throttle_reasons.hw_thermal_slowdown, clocks_throttle_reasons.hw_power_brake_slowdown, clocks_throttle_reasons.sw_thermal_slowdown\n",
+    );
+    let loads = [
+        (69.5, 345, 41),
+        (70.1, 345, 41),
+        (peak_watts - 12.0, 1980, 58),
+        (peak_watts, 1755, 63),
+        (peak_watts - 5.0, 1785, 64),
+    ];
+    for (t, (watts, clock, temp)) in loads.iter().enumerate() {
+        for gpu in 0..8 {
+            let hot = thermal == Some(gpu) && t >= 3;
+            let (clock, temp, active) = if hot {
+                (840, 91, "Active, Active")
+            } else {
+                (*clock, *temp, "Not Active, Not Active")
+            };
+            let cap = if t >= 3 { "Active" } else { "Not Active" };
+            let _ = writeln!(
+                out,
+                "2026/12/05 14:02:{:02}.{:03}, {gpu}, 00000000:{:02X}:00.0, {watts:.2} W, 700.00 W, {clock} MHz, 1980 MHz, {temp}, {cap}, {active}, Not Active, Not Active",
+                11 + t / 2,
+                (t % 2) * 500 + gpu,
+                0x19 + 0x20 * gpu
+            );
+        }
+    }
     out
 }
 
