@@ -9,7 +9,9 @@
 //!  "seconds": 2.1, "metrics": {"tflops": 655.2}}
 //! ```
 //!
-//! `suite` is `smoke` or `framework`; `status` is `pass`, `fail` or `skip`; `error` says
+//! `suite` is `smoke`, `framework`, `jax` (the JAX probe: `devices`, `tensor`, `collective`,
+//! `multinode`) or `inference` (the inference engine check: `serve`, with `ttft_ms`,
+//! `tokens_per_second` and `tokens`); `status` is `pass`, `fail` or `skip`; `error` says
 //! why a step failed. Steps of the smoke suite: `shm` (the size of the container's
 //! `/dev/shm` from statvfs, `metrics.bytes`), `devices`, `tensor`. Steps of the framework
 //! suite: `devices`, `tensor` (allocate and run a matmul kernel), `load` (matmuls held for
@@ -32,6 +34,10 @@ pub const FORMAT: &str = "probe/v1";
 pub enum Suite {
     Smoke,
     Framework,
+    /// The JAX probe (`probe-jax.py`).
+    Jax,
+    /// The inference engine check (`serve-check.py`).
+    Inference,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]

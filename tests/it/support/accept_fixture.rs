@@ -398,6 +398,34 @@ pub fn power_samples(peak_watts: f64, thermal: Option<usize>) -> String {
     out
 }
 
+/// The JAX Job's probe lines as `probe-jax.py` prints them (`json.dumps`, suite `jax`).
+pub fn jax() -> String {
+    let step = |name: &str, seconds: f64, metrics: &str| {
+        format!(
+            "{{\"nodeimg\": \"probe/v1\", \"suite\": \"jax\", \"step\": \"{name}\", \"status\": \"pass\", \"seconds\": {seconds}, \"node\": \"{NODE}\", \"metrics\": {{{metrics}}}}}\n"
+        )
+    };
+    let mut out = String::from(
+        "WARNING: All log messages before absl::InitializeLog() is called are written to STDERR\n",
+    );
+    out.push_str(&step("devices", 2.41, "\"count\": 8"));
+    out.push_str(&step("tensor", 6.87, "\"tflops\": 612.3"));
+    out.push_str(&step(
+        "collective",
+        4.02,
+        "\"busbw_gbps\": 431.6, \"devices\": 8",
+    ));
+    out
+}
+
+/// The inference Job's line as `serve-check.py` prints it (suite `inference`).
+pub fn inference(tokens_per_second: f64, ttft_ms: f64) -> String {
+    format!(
+        "INFO 12-05 14:03:11 [api_server.py:1880] vLLM API server version 0.11.0\n\
+{{\"nodeimg\": \"probe/v1\", \"suite\": \"inference\", \"step\": \"serve\", \"status\": \"pass\", \"seconds\": 97.512, \"node\": \"{NODE}\", \"metrics\": {{\"ttft_ms\": {ttft_ms}, \"tokens_per_second\": {tokens_per_second}, \"tokens\": 128}}}}\n"
+    )
+}
+
 const GIB: i128 = 1 << 30;
 const MIB: i128 = 1 << 20;
 
