@@ -4,10 +4,10 @@
 //! per test, grouped by layer: layer 2 is [`cluster`](super::cluster); layer 3 the smoke
 //! Pod (`device.rs`); layer 4 `dcgm.rs`, `nvbandwidth.rs`, `nccl.rs`, `rdma.rs`, and the
 //! rails and storage judges beside this folder ([`rails`](super::rails),
-//! [`storage`](super::storage)); layer 5 `framework.rs` and `engines.rs` (JAX, the inference engine). They all write through
-//! `context.rs` against the resolved [`Policy`]; `power.rs` judges the power samples taken
-//! beside the workloads; `placement.rs` finds outputs that are
-//! another node's. Each finding has a stable id, a layer and the fault class a failure
+//! [`storage`](super::storage)); layer 5 `framework.rs` and `engines.rs` (JAX, the
+//! inference engine). They all write through `context.rs` against the resolved
+//! [`Policy`]; `power.rs` judges the power samples taken beside the workloads;
+//! `placement.rs` finds outputs that are another node's. Each finding has a stable id, a layer and the fault class a failure
 //! points at (the table in the README lists them). The rules that run through all of them:
 //!
 //! - **Nothing is a pass that did not run.** A required test without output is
