@@ -359,6 +359,42 @@ fn power_and_clocks_under_load_are_judged_and_recorded() {
         .expect("peak power regression");
     assert_eq!(regressed.fault, FaultClass::Device);
 
+    // Samples after an nccl-tests table (the sampler around all_reduce_perf) are read
+    // with the run: slowdown is judged under any load, the power limit's share only under
+    // the matmul load.
+    let nccl = Bench::new(&Knobs::default());
+    let log = nccl.path("outputs/all-reduce.log");
+    let mut text_all = std::fs::read_to_string(&log).unwrap();
+    text_all.push_str(&fixture::power_samples(480.0, Some(2)));
+    std::fs::write(&log, text_all).unwrap();
+    let inputs = nodeimg::accept::input::load_with_samples(&log).unwrap();
+    assert!(matches!(
+        &inputs[..],
+        [
+            nodeimg::accept::input::Input {
+                output: nodeimg::accept::input::Output::Nccl(_),
+                ..
+            },
+            nodeimg::accept::input::Input {
+                output: nodeimg::accept::input::Output::Power(p),
+                ..
+            }
+        ] if p.load == nodeimg::accept::power::Load::Nccl
+    ));
+    assert_eq!(nccl.accept("n.json", &[]).status.code(), Some(1));
+    let r = nccl.record("n.json");
+    let slow = failed(&r, "power.slowdown");
+    assert_eq!(slow.len(), 1);
+    assert!(
+        slow[0].evidence[0].contains("all-reduce.log"),
+        "{:?}",
+        slow[0].evidence
+    );
+    assert!(
+        failed(&r, "power.peak").is_empty(),
+        "480 W under NCCL is not judged"
+    );
+
     // Without the samples (a framework log of an older probe): incomplete, never a pass.
     let bench = Bench::new(&Knobs::default());
     let log = bench.path("outputs/framework.log");
