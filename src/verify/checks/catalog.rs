@@ -250,6 +250,8 @@ checks! {
         TAINT                   = "cluster.taint",                         "the node's taints are the blueprint's",                   Critical, DriverDaemon, RestartDaemon, Cluster,-;
         CONDITION               = "cluster.condition",                     "the node is ready and under no pressure",                 Critical, DriverDaemon, RestartDaemon, Cluster,-;
         RUNTIME_HANDLER         = "cluster.runtime-handler",               "containerd offers the runtime handler",                   Critical, DriverDaemon, RestartDaemon, Cluster,-;
+        RUNTIME_CLASSES         = "cluster.runtime-classes",               "the cluster's RuntimeClasses are known (a RuntimeClass list)", Critical, DriverDaemon, None,   Cluster,-;
+        RUNTIME_CLASS           = "cluster.runtime-class",                 "the cluster holds the class's RuntimeClass, its handler and scheduling", Critical, DriverDaemon, None, Cluster,-;
         COMPONENTS              = "cluster.components",                    "the device components are known (a Pod list)",            Critical, DriverDaemon, None,          Cluster,-;
         COMPONENT               = "cluster.component",                     "the device component runs on the node and is ready",      Critical, DriverDaemon, RestartDaemon, Cluster,-;
     }

@@ -429,6 +429,14 @@ pub static REMEDIES: &[(&str, &str)] = &[
         "containerd does not offer the runtime handler: the image's containerd configuration is not loaded; restart containerd.",
     ),
     (
+        "cluster.runtime-classes",
+        "The RuntimeClasses are unknown: give the list (`--runtime-classes FILE`, from `kubectl get runtimeclasses -o json`) to judge them.",
+    ),
+    (
+        "cluster.runtime-class",
+        "The node class's RuntimeClass is missing, names another handler, or selects nodes this one is not: apply the rendered `cluster/runtime-classes/` (`kubectl apply -f`), or label the node as the blueprint's `kubernetes.labels` say.",
+    ),
+    (
         "cluster.components",
         "The device components are unknown: give the Pod list (`--pods`) to judge them.",
     ),
