@@ -124,6 +124,17 @@ fn pre_ampere(f: &mut Fixture) {
     }
 }
 
+/// The switch downstream port above GPU 0 (the fixture's first pair).
+const GPU0_SWITCH_PORT: &str = "0000:12:00.0";
+
+/// Sets the ACS Control register of the switch port above GPU 0.
+fn acs(f: &mut Fixture, control: u16) {
+    f.tree.bytes(
+        "/sys/devices/pci0000:10/0000:10:01.0/0000:11:00.0/0000:12:00.0/config",
+        &support::fixture_tree::bridge_config(0x1000, 0xc030, 0x6, control),
+    );
+}
+
 fn kmsg(f: &mut Fixture, line: &str) {
     f.tree.file(
         "/dev/kmsg",
@@ -463,6 +474,14 @@ fn cases() -> Vec<Case> {
             "gpu.driver.version",
             None,
             DriverDaemon,
+        // The switch port above GPU 0 redirects peer requests and completions.
+        fail(
+            "pcie.acs.p2p-redirect",
+            Some(GPU0_SWITCH_PORT),
+            Link,
+            "ACSCtl SrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans- (above 0000:13:00.0); turn off ReqRedir CmpltRedir: the BIOS's ACS / IO virtualization setting for the switch, or `setpci -s 0000:12:00.0 ECAP_ACS+0x6.w=0011`",
+            |f| acs(f, 0x001d),
+        ),
             "570.124.06",
             |f| {
                 f.tree.file(
@@ -1829,4 +1848,66 @@ fn checks_of_missing_gpus_are_blocked_by_gpu_count() {
         .find(|r| r.id() == "gpu.ecc.volatile-uncorrectable" && r.verdict == Verdict::Fail)
         .unwrap();
     assert_eq!(ecc.blocked_by, None, "{ecc:?}");
+}
+
+/// ACS is judged against the blueprint's use: bare metal wants the redirect off on the
+/// switch ports, VFIO passthrough wants it on; a port without ACS redirects nothing; a
+/// configuration space read without root is unknown, never "no ACS".
+#[test]
+fn acs_is_judged_against_the_blueprints_use() {
+    let verdict = |f: &Fixture| {
+        let results = f.results();
+        let result = find(&results, "pcie.acs.p2p-redirect", Some(GPU0_SWITCH_PORT));
+        (result.verdict, result.observed.clone())
+    };
+    // Bare metal: every control off passes; Egress Control alone fails.
+    let mut fixture = Fixture::healthy();
+    assert_eq!(verdict(&fixture).0, Verdict::Pass, "{}", verdict(&fixture).1);
+    acs(&mut fixture, 0x0020);
+    let (got, observed) = verdict(&fixture);
+    assert_eq!(got, Verdict::Fail, "{observed}");
+    assert!(observed.contains("turn off EgressCtrl"), "{observed}");
+    // No ACS capability (extended list ends at AER): nothing redirects.
+    let mut no_acs = support::fixture_tree::bridge_config(0x1000, 0xc030, 0x6, 0);
+    no_acs[0x100..0x104].copy_from_slice(&(0x0001u32 | (2 << 16)).to_le_bytes());
+    fixture.tree.bytes(
+        "/sys/devices/pci0000:10/0000:10:01.0/0000:11:00.0/0000:12:00.0/config",
+        &no_acs,
+    );
+    let (got, observed) = verdict(&fixture);
+    assert_eq!(got, Verdict::Pass, "{observed}");
+    assert!(observed.contains("no ACS capability"), "{observed}");
+    // What a non-root reader gets: 64 bytes.
+    fixture.tree.bytes(
+        "/sys/devices/pci0000:10/0000:10:01.0/0000:11:00.0/0000:12:00.0/config",
+        &no_acs[..64],
+    );
+    let (got, observed) = verdict(&fixture);
+    assert_eq!(got, Verdict::Error, "{observed}");
+    assert!(observed.contains("run verify as root"), "{observed}");
+
+    // VFIO passthrough: the healthy bare-metal setting fails, naming the bits to set.
+    let mut vfio = Fixture::healthy();
+    vfio.blueprint = vfio
+        .blueprint
+        .replace("  persistence: true\n", "  persistence: true\n  vfioPassthrough: true\n");
+    let (got, observed) = verdict(&vfio);
+    assert_eq!(got, Verdict::Fail, "{observed}");
+    assert!(
+        observed.contains("turn on ReqRedir CmpltRedir")
+            && observed.contains("setpci -s 0000:12:00.0 ECAP_ACS+0x6.w=000c"),
+        "{observed}"
+    );
+    acs(&mut vfio, 0x001d);
+    assert_eq!(verdict(&vfio).0, Verdict::Pass, "{}", verdict(&vfio).1);
+    // Root ports and switch upstream ports are read but not judged.
+    let results = vfio.results();
+    for port in ["0000:10:01.0", "0000:11:00.0"] {
+        assert!(
+            !results
+                .iter()
+                .any(|r| r.id() == "pcie.acs.p2p-redirect" && r.subject.as_deref() == Some(port)),
+            "{port} was judged"
+        );
+    }
 }

@@ -139,6 +139,9 @@ checks! {
     /// GPUs: presence from sysfs, then what the driver reports.
     gpu {
         COUNT             = "gpu.count",                      "GPUs on the PCI bus",                            Critical, Device,       Service,       Host,   health;
+        // Switch ports redirecting peer traffic to the root complex (bare metal), or not
+        // isolating the GPUs (VFIO): a setting of the BIOS or the switch, not a broken link.
+        ACS                = "pcie.acs.p2p-redirect",        "ACS peer-to-peer redirect on the switch ports above GPUs and NICs fits the blueprint's use", Critical, Link, Service, Host, -;
         NVSWITCH          = "gpu.nvswitch.present",           "NVSwitches on the PCI bus",                      Critical, Device,       Service,       Host,   health;
         MODEL             = "gpu.model",                      "GPU model",                                      Critical, Device,       Service,       Driver, -;
         DRIVER            = "gpu.driver.version",             "loaded GPU driver version",                      Critical, DriverDaemon, Service,       Driver, -;

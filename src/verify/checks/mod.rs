@@ -32,6 +32,7 @@ pub mod os;
 pub mod partitions;
 pub mod pcie;
 pub mod remedy;
+pub mod pcie_acs;
 pub mod runtime;
 pub mod select;
 pub mod system;
@@ -187,12 +188,13 @@ pub fn catalog() -> &'static [&'static Spec] {
 }
 
 /// The families, in report order; each records its results for the blueprint and facts.
-const FAMILIES: [fn(&Inputs, &mut Results); 12] = [
+const FAMILIES: [fn(&Inputs, &mut Results); 13] = [
     os::evaluate,
     firmware::evaluate,
     pcie::evaluate,
     gpu::evaluate,
     network::evaluate,
+    pcie_acs::evaluate,
     gpudirect::evaluate,
     runtime::evaluate,
     container_devices::evaluate,

@@ -133,6 +133,10 @@ pub static REMEDIES: &[(&str, &str)] = &[
         "Another GPU model is installed than the blueprint declares: the node belongs to another node class, or the blueprint's accelerators.model is wrong.",
     ),
     (
+        "pcie.acs.p2p-redirect",
+        "Bare metal: ACS P2P Request/Completion Redirect on a switch port sends GPU peer and GPUDirect RDMA traffic through the root complex (NCCL slows down or hangs). Turn off ACS for the PCIe switches in the BIOS (often under IO virtualization / VT-d / ACS control), or clear the bits the finding names with the `setpci -s PORT ECAP_ACS+0x6.w=VALUE` it prints, at every boot (NVIDIA NCCL troubleshooting, \"PCI Access Control Services (ACS)\": https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html#pci-access-control-services-acs; GPUDirect Storage best practices: https://docs.nvidia.com/gpudirect-storage/best-practices-guide/software-settings.html). VFIO passthrough: the redirect must be on so each GPU gets its own IOMMU group; enable ACS and the IOMMU in the BIOS. Unreadable: run verify as root (the extended configuration space is root-only).",
+    ),
+    (
         "gpu.driver.version",
         "The loaded driver is not the blueprint's (or none is loaded: `/proc/driver/nvidia/version` absent). Preinstalled: check `dkms status`/the kernel modules for the running kernel and the kernel log for the module load; operator: check the driver DaemonSet's pod.",
     ),

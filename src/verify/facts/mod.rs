@@ -35,6 +35,7 @@ pub mod pci;
 pub mod pci_address;
 pub mod pcie_link;
 pub mod rdma;
+pub mod pcie_acs;
 pub mod rocm_smi;
 pub mod runtime;
 pub mod shm;
@@ -70,6 +71,8 @@ pub struct Facts {
     pub nics: Fact<Vec<nic::Nic>>,
     pub rdma_devices: Fact<Vec<rdma::RdmaDevice>>,
     pub modules: modules::KernelModules,
+    /// ACS of every bridge between the root complex and a GPU or NIC (`config`).
+    pub pcie_acs: Fact<Vec<pcie_acs::AcsPort>>,
     pub runtime: Fact<runtime::Runtime>,
     /// containerd's RLIMIT_MEMLOCK (what pods inherit).
     pub containerd_memlock: Fact<memlock::Memlock>,
@@ -198,6 +201,7 @@ pub fn collect(host: &dyn Host, options: &CollectOptions) -> Facts {
             containerd_memlock,
             cdi_specs,
             render_nodes,
+        let pcie_acs = pcie_acs::collect(host, &pci_devices);
             mounts,
             disk_usage,
             sysctls,
@@ -208,3 +212,4 @@ pub fn collect(host: &dyn Host, options: &CollectOptions) -> Facts {
         }
     })
 }
+            pcie_acs,
