@@ -26,13 +26,14 @@ pub mod gpudirect;
 pub mod host_health;
 pub mod image;
 pub mod matcher;
+pub mod module_build;
 pub mod needs;
 pub mod network;
 pub mod os;
 pub mod partitions;
 pub mod pcie;
-pub mod remedy;
 pub mod pcie_acs;
+pub mod remedy;
 pub mod runtime;
 pub mod select;
 pub mod system;
@@ -188,13 +189,14 @@ pub fn catalog() -> &'static [&'static Spec] {
 }
 
 /// The families, in report order; each records its results for the blueprint and facts.
-const FAMILIES: [fn(&Inputs, &mut Results); 13] = [
+const FAMILIES: [fn(&Inputs, &mut Results); 14] = [
     os::evaluate,
+    module_build::evaluate,
     firmware::evaluate,
     pcie::evaluate,
+    pcie_acs::evaluate,
     gpu::evaluate,
     network::evaluate,
-    pcie_acs::evaluate,
     gpudirect::evaluate,
     runtime::evaluate,
     container_devices::evaluate,

@@ -257,11 +257,15 @@ fn port_type(config: &[u8]) -> Result<Option<PortType>, String> {
             return Ok(None);
         }
         if !(0x40..0x100).contains(&at) {
-            return Err(format!("capability pointer {at:#x} outside the standard space"));
+            return Err(format!(
+                "capability pointer {at:#x} outside the standard space"
+            ));
         }
         if config[at] == 0x10 {
             let capabilities = word(config, at + 2).ok_or("PCI Express capability past the end")?;
-            return Ok(Some(PortType::from_field(((capabilities >> 4) & 0xf) as u8)));
+            return Ok(Some(PortType::from_field(
+                ((capabilities >> 4) & 0xf) as u8,
+            )));
         }
         at = usize::from(config[at + 1] & 0xfc);
     }
@@ -340,10 +344,7 @@ mod tests {
             config.map(|c| c.port_type),
             Ok(Some(PortType::SwitchDownstream))
         );
-        assert_eq!(
-            parse(&[0u8; CONFIG_SPACE]).map(|c| c.port_type),
-            Ok(None)
-        );
+        assert_eq!(parse(&[0u8; CONFIG_SPACE]).map(|c| c.port_type), Ok(None));
         let mut looped = downstream(space(&[]));
         looped[0x68] = 0x01;
         looped[0x69] = 0x68;
@@ -369,9 +370,7 @@ mod tests {
         let text = acs.ok().flatten().map(|a| a.control_text());
         assert_eq!(
             text.as_deref(),
-            Some(
-                "SrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-"
-            )
+            Some("SrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-")
         );
     }
 
