@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::support::{k8s_schema, k8s_schema::validate, variant::Variant};
+use crate::support::{accept_fixture, k8s_schema, k8s_schema::validate, variant::Variant};
 use nodeimg::blueprint::model::acceptance::pinned;
 use nodeimg::render::{Templates, render};
 use serde_json::{Value, json};
@@ -401,26 +401,19 @@ fn the_scripts_the_workloads_run_compile() {
     assert!(!out.status.success());
 }
 
-/// The framework Job runs its probe under the power sampler on NVIDIA nodes: the rendered
-/// script asks nvidia-smi for the fields `nodeimg accept` reads, runs the workload with its
-/// exit status, and prints the samples after the workload's lines where accept finds them.
+/// The framework and NCCL Jobs run their workload under the power sampler on NVIDIA nodes:
+/// the rendered script asks nvidia-smi for the fields `nodeimg accept` reads, runs the
+/// workload with its exit status, and prints the samples after the workload's output where
+/// accept finds them, read as taken under that workload's load (matmul or all-reduce).
 /// nvidia-smi is a stand-in here (no GPU): a shell script that checks the arguments it is
-/// given and prints rows in the H100 capture's format until it is stopped.
+/// given and prints rows in the H100 capture's format until it is stopped; the workload is
+/// a shell printing a probe line or an nccl-tests table.
 #[test]
-#[ignore = "needs sh (the script the framework Job runs)"]
+#[ignore = "needs sh (the script the framework and NCCL Jobs run)"]
 fn the_power_sampler_runs_the_workload_and_prints_what_accept_reads() {
+    use nodeimg::accept::input::Output;
+    use nodeimg::accept::power::Load;
     let docs = acceptance(&Variant::of("h100-sxm-ubuntu"));
-    let job = &docs["framework-job.yaml"]["spec"]["template"]["spec"]["containers"][0];
-    let command: Vec<&str> = job["command"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c.as_str().unwrap())
-        .collect();
-    assert_eq!(
-        &command[..3],
-        ["/bin/sh", "/opt/nodeimg/sample-power.sh", "torchrun"]
-    );
     let script = docs["scripts.yaml"]["data"]["sample-power.sh"]
         .as_str()
         .unwrap();
@@ -429,8 +422,10 @@ fn the_power_sampler_runs_the_workload_and_prints_what_accept_reads() {
     // AMD nodes have no nvidia-smi: no sampler.
     let amd = acceptance(&Variant::of("mi300x-rhel"));
     assert!(amd["scripts.yaml"]["data"].get("sample-power.sh").is_none());
-    if let Some(job) = amd.get("framework-job.yaml") {
-        assert!(!job.to_string().contains("sample-power.sh"));
+    for file in ["framework-job.yaml", "nccl-job.yaml"] {
+        if let Some(job) = amd.get(file) {
+            assert!(!job.to_string().contains("sample-power.sh"), "{file}");
+        }
     }
 
     let dir = tempfile::tempdir().unwrap();
@@ -455,31 +450,94 @@ while :; do echo '2026/12/05 14:02:11.601, 0, 00000000:19:00.0, 688.40 W, 700.00
         bin.display(),
         std::env::var("PATH").unwrap_or_default()
     );
+
     let probe_line = r#"{"nodeimg": "probe/v1", "suite": "framework", "step": "load", "status": "pass", "seconds": 0.5, "rank": 0, "world_size": 1, "metrics": {"tflops": 640.0}}"#;
-    let out = std::process::Command::new("sh")
-        .arg(&sh)
-        .args([
-            "sh",
-            "-c",
-            &format!("sleep 0.5; echo '{probe_line}'; exit 3"),
-        ])
-        .env("PATH", &path)
-        .output()
-        .expect("sh");
-    assert_eq!(out.status.code(), Some(3), "the workload's exit status");
-    let log = dir.path().join("framework.log");
-    std::fs::write(&log, &out.stdout).unwrap();
-    let inputs = nodeimg::accept::input::load_with_samples(&log).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(inputs.len(), 2, "{}", String::from_utf8_lossy(&out.stdout));
-    match &inputs[1].output {
-        nodeimg::accept::input::Output::Power(s) => {
-            assert_eq!(s.load, nodeimg::accept::power::Load::Gemm);
-            assert!(s.error.is_none(), "{:?}", s.error);
-            assert!(!s.samples.is_empty());
-            assert_eq!(s.samples[0].power, Some(688.4));
-            assert_eq!(s.samples[0].active, ["sw_power_cap"]);
+    let table = dir.path().join("nccl-tests.out");
+    std::fs::write(
+        &table,
+        accept_fixture::nccl(&[accept_fixture::NODE], 8, 480.0),
+    )
+    .unwrap();
+    let cases = [
+        (
+            "framework-job.yaml",
+            "torchrun",
+            format!("echo '{probe_line}'"),
+            Load::Gemm,
+        ),
+        (
+            "nccl-job.yaml",
+            "all_reduce_perf",
+            format!("cat '{}'", table.display()),
+            Load::Nccl,
+        ),
+    ];
+    for (file, workload, stand_in, load) in cases {
+        // The rendered Job runs the sampler from the scripts ConfigMap, around its workload.
+        let spec = &docs[file]["spec"]["template"]["spec"];
+        let command: Vec<&str> = spec["containers"][0]["command"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c.as_str().unwrap())
+            .collect();
+        assert_eq!(
+            &command[..3],
+            ["/bin/sh", "/opt/nodeimg/sample-power.sh", workload],
+            "{file}"
+        );
+        let mount = spec["containers"][0]["volumeMounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["mountPath"] == "/opt/nodeimg")
+            .unwrap_or_else(|| panic!("{file}: no /opt/nodeimg mount"));
+        let volume = spec["volumes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["name"] == mount["name"])
+            .unwrap_or_else(|| panic!("{file}: no volume {}", mount["name"]));
+        assert_eq!(
+            volume["configMap"]["name"], docs["scripts.yaml"]["metadata"]["name"],
+            "{file}"
+        );
+
+        let out = std::process::Command::new("sh")
+            .arg(&sh)
+            .args(["sh", "-c", &format!("sleep 0.5; {stand_in}; exit 3")])
+            .env("PATH", &path)
+            .output()
+            .expect("sh");
+        assert_eq!(
+            out.status.code(),
+            Some(3),
+            "{file}: the workload's exit status"
+        );
+        let log = dir.path().join(format!("{file}.log"));
+        std::fs::write(&log, &out.stdout).unwrap();
+        let inputs =
+            nodeimg::accept::input::load_with_samples(&log).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            inputs.len(),
+            2,
+            "{file}: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        match (&inputs[0].output, load) {
+            (Output::Probe(_), Load::Gemm) | (Output::Nccl(_), Load::Nccl) => {}
+            (other, _) => panic!("{file}: {other:?}"),
         }
-        other => panic!("{other:?}"),
+        match &inputs[1].output {
+            Output::Power(s) => {
+                assert_eq!(s.load, load, "{file}");
+                assert!(s.error.is_none(), "{file}: {:?}", s.error);
+                assert!(!s.samples.is_empty());
+                assert_eq!(s.samples[0].power, Some(688.4));
+                assert_eq!(s.samples[0].active, ["sw_power_cap"]);
+            }
+            other => panic!("{file}: {other:?}"),
+        }
     }
 }
 
