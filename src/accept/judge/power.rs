@@ -1,15 +1,16 @@
-//! Power and clocks under load: the samples nvidia-smi took beside the framework Job (a
-//! sustained matmul on every GPU) and the NCCL Job, per GPU.
+//! Power and clocks under load: the samples nvidia-smi or amd-smi took beside the framework
+//! Job (a sustained matmul on every GPU) and the NCCL Job, per GPU.
 //!
 //! - `power.samples`: samples of every GPU of the blueprint were taken (the framework
-//!   Job prints them on NVIDIA nodes; none is `incomplete`, never a pass).
+//!   Job prints them on NVIDIA and AMD nodes; none is `incomplete`, never a pass).
 //! - `power.peak`: under the matmul load each GPU drew at least [`MIN_PEAK_RATIO`] of its
 //!   enforced power limit — the pass rule of DCGM's targeted power test. A GPU that cannot
 //!   reach it is held back by its cooling, its power feed or a failing part: `device`,
 //!   check the cooling and power.
 //! - `power.slowdown`: no clock event reason that points at the cooling or the power feed
-//!   (hardware or thermal slowdown, the power brake; [`crate::accept::power::reasons`])
-//!   was active in any sample. The software power cap at the limit is expected.
+//!   (hardware or thermal slowdown, the power brake; on AMD a thermal violation or PROCHOT;
+//!   [`crate::accept::power::reasons`]) was active in any sample. The software power cap
+//!   (AMD: package power tracking) at the limit is expected.
 //!
 //! Peak and mean power, the limit and the mean SM clock while loaded are recorded per GPU
 //! (`power.gpu<i>.*`), so `accept compare` and the regression against the node's previous
@@ -18,7 +19,6 @@
 use super::context::{Ctx, F, at, fmt};
 use crate::accept::input::{Input, Output};
 use crate::accept::power::{Load, Sample, reasons};
-use crate::blueprint::model::Vendor;
 use crate::blueprint::model::acceptance::Test;
 use crate::fault::{Action, FaultClass};
 use crate::verify::report::record::{Layer, Verdict};
@@ -57,9 +57,10 @@ pub(super) fn power(ctx: &mut Ctx<'_>, inputs: &[Input]) {
             _ => None,
         })
         .collect();
-    let nvidia = ctx.policy.topology.vendor == Some(Vendor::Nvidia);
+    // Both vendors' framework Jobs run the sampler.
+    let gpus = ctx.policy.topology.vendor.is_some();
     if sets.is_empty() {
-        if nvidia && ctx.required(Test::Framework) {
+        if gpus && ctx.required(Test::Framework) {
             ctx.push(
                 &samples,
                 None,
@@ -77,7 +78,7 @@ pub(super) fn power(ctx: &mut Ctx<'_>, inputs: &[Input]) {
                 &samples,
                 None,
                 Verdict::Incomplete,
-                "nvidia-smi's samples under the power sample section",
+                "nvidia-smi's or amd-smi's samples under the power sample section",
                 format!("the sampler printed: {said}"),
                 vec![at(path, *line)],
             );
@@ -111,7 +112,6 @@ pub(super) fn power(ctx: &mut Ctx<'_>, inputs: &[Input]) {
         format!("{seen} GPUs"),
         vec![at(first.0, first.2.line)],
     );
-    let table = reasons::table();
     let peak_f = f(
         "power.peak",
         "the GPU reached its power limit's share under the matmul load",
@@ -128,7 +128,7 @@ pub(super) fn power(ctx: &mut Ctx<'_>, inputs: &[Input]) {
             .flat_map(|(path, _, s)| {
                 s.active
                     .iter()
-                    .filter(|r| table.get(r).is_some_and(|x| x.cooling_power))
+                    .filter(|r| reasons::lookup(r).is_some_and(|x| x.cooling_power))
                     .map(move |r| {
                         format!(
                             "{r} at {}{}{}",
@@ -151,7 +151,7 @@ pub(super) fn power(ctx: &mut Ctx<'_>, inputs: &[Input]) {
             } else {
                 Verdict::Fail
             },
-            "none active (hw_slowdown, hw_thermal_slowdown, hw_power_brake_slowdown, sw_thermal_slowdown)",
+            "none active (hw_slowdown, hw_thermal_slowdown, hw_power_brake_slowdown, sw_thermal_slowdown; on AMD amd.socket_thermal, amd.vr_thermal, amd.hbm_thermal, amd.prochot)",
             if bad.is_empty() {
                 format!("{} samples, none active", list.len())
             } else {

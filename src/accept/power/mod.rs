@@ -3,7 +3,8 @@
 //! header line (`timestamp, index, power.draw [W], …`) and a row per GPU per interval.
 //! The rendered framework and NCCL Jobs start it beside their workload and print its rows
 //! after the workload's own output, under [`SECTION`]; a file of the rows alone is read
-//! too.
+//! too. On AMD nodes the section holds amd-smi's JSON instead ([`amd`]), read into the same
+//! samples and judged alike.
 //!
 //! Columns are found by their header name, so any field list that includes `index` and
 //! `power.draw` reads — the sampler's own and a wider one such as the exporter's (`power.draw
@@ -12,6 +13,7 @@
 //! pre-535 spelling (`clocks_throttle_reasons.`); [`reasons`] says which ones point at the
 //! cooling or the power feed. `[N/A]` and `[Not Supported]` read as absent.
 
+pub mod amd;
 pub mod reasons;
 
 use super::lines::each;
@@ -214,14 +216,19 @@ pub fn parse(text: &str) -> Result<Samples, LineError> {
     })
 }
 
-/// The samples a Job printed under [`SECTION`] after its workload's output, if any. A
-/// section without a sampler header keeps what the sampler printed instead (a workload
-/// image without `nvidia-smi`), for the judge to report; it is not a damaged file.
+/// The samples a Job printed under [`SECTION`] after its workload's output, if any:
+/// nvidia-smi's CSV or amd-smi's JSON. A section with neither keeps what the sampler
+/// printed instead (a workload image without `nvidia-smi` or `amd-smi`), for the judge to
+/// report; it is not a damaged file.
 pub fn section(text: &str, load: Load) -> Result<Option<Samples>, LineError> {
     let Some(start) = each(text).find(|l| l.text.trim() == SECTION) else {
         return Ok(None);
     };
-    match tables(text, start.number)? {
+    let found = match tables(text, start.number)? {
+        Some(samples) => Some(samples),
+        None => amd::samples(text, start.number)?,
+    };
+    match found {
         Some(samples) => Ok(Some(Samples {
             load,
             samples,
@@ -296,5 +303,20 @@ mod tests {
         let err = parse(&bad).unwrap_err();
         assert_eq!(err.line, 4);
         assert!(err.message.contains("power.draw"), "{}", err.message);
+    }
+
+    #[test]
+    fn an_amd_section_after_the_workload_output() {
+        let log = format!(
+            "# out-of-place in-place\n{SECTION}\n{}",
+            amd::tests::SAMPLER
+        );
+        let s = section(&log, Load::Nccl).unwrap().unwrap();
+        assert_eq!((s.load, s.samples.len(), s.error), (Load::Nccl, 3, None));
+        assert_eq!(s.samples[0].line, 18);
+        let none = section(&format!("{SECTION}\nsh: amd-smi: not found\n"), Load::Gemm)
+            .unwrap()
+            .unwrap();
+        assert_eq!(none.error, Some((2, "sh: amd-smi: not found".to_owned())));
     }
 }

@@ -2,7 +2,8 @@
 //! or the power feed (`clock-event-reasons.csv` beside this file: nvidia-smi's own
 //! descriptions, with their source and driver version). The software power cap is what a
 //! GPU at its power limit shows and is not a fault; hardware slowdown, thermal slowdown
-//! and the power brake are.
+//! and the power brake are. AMD's violation flags (`amd.<kind>`, from `amd-smi metric
+//! --throttle`) have their own table, `amd-violations.csv`; [`lookup`] reads either by name.
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -10,6 +11,7 @@ use std::sync::OnceLock;
 use crate::fault::table::{self, Meta, TableError};
 
 const TABLE: &str = include_str!("clock-event-reasons.csv");
+const AMD_TABLE: &str = include_str!("amd-violations.csv");
 const COLUMNS: [&str; 3] = ["reason", "fault", "meaning"];
 
 /// One reason: whether an active one fails the GPU, and what it means.
@@ -31,8 +33,30 @@ pub fn table() -> &'static Reasons {
     T.get_or_init(|| parse(TABLE).expect("the built-in clock event reason table parses (tested)"))
 }
 
+/// The built-in AMD violation table, parsed once.
+pub fn amd_table() -> &'static Reasons {
+    static T: OnceLock<Reasons> = OnceLock::new();
+    T.get_or_init(|| {
+        parse_named("amd-violations.csv", AMD_TABLE)
+            .expect("the built-in AMD violation table parses (tested)")
+    })
+}
+
+/// A reason by its sampled name: `amd.<kind>` from the AMD table, others from nvidia-smi's.
+pub fn lookup(name: &str) -> Option<&'static Reason> {
+    if name.starts_with("amd.") {
+        amd_table().get(name)
+    } else {
+        table().get(name)
+    }
+}
+
 pub fn parse(text: &str) -> Result<Reasons, TableError> {
-    let (meta, raw) = table::parse("clock-event-reasons.csv", text, &COLUMNS)?;
+    parse_named("clock-event-reasons.csv", text)
+}
+
+fn parse_named(file: &'static str, text: &str) -> Result<Reasons, TableError> {
+    let (meta, raw) = table::parse(file, text, &COLUMNS)?;
     let mut by_name = BTreeMap::new();
     for r in raw {
         let cooling_power = match r.field(1) {
@@ -75,6 +99,15 @@ mod tests {
                 assert!(t.get(r).is_some(), "{r}");
             }
         }
+        // Every AMD flag the sampler reads is in its table; only the thermal ones fail.
+        for kind in super::super::amd::VIOLATIONS {
+            assert!(lookup(&format!("amd.{kind}")).is_some(), "{kind}");
+        }
+        assert!(lookup("amd.socket_thermal").unwrap().cooling_power);
+        assert!(!lookup("amd.ppt").unwrap().cooling_power);
+        assert!(!lookup("amd.throttled").unwrap().cooling_power);
+        assert!(lookup("hw_slowdown").unwrap().cooling_power);
+        assert!(amd_table().meta.source.contains("amdsmi"));
         assert!(
             parse(&TABLE.replace(
                 "sw_thermal_slowdown,cooling-power",
