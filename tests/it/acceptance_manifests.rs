@@ -670,6 +670,151 @@ fn the_engines_render_where_their_images_are_given() {
     );
 }
 
+/// The JAX multi-node run, through either engine: one process per node, all told the same
+/// coordinator (the Pod of process 0, by the name the engine gives it) and their count, each
+/// its own id. The Pod's shell line runs here with a stand-in `python3` that prints what
+/// the probe would read.
+#[test]
+#[ignore = "needs sh (the line the JAX multi-node Pods run)"]
+fn the_jax_multinode_run_names_its_coordinator_and_process_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    let py = dir.path().join("python3");
+    std::fs::write(
+        &py,
+        "#!/bin/sh\necho \"$JAX_COORDINATOR_ADDRESS $JAX_NUM_PROCESSES $JAX_PROCESS_ID $*\"\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&py, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        dir.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    // Runs `argv` (a Pod's command: /bin/sh -c LINE) with `env`; what the probe would read.
+    let run = |argv: &[Value], env: &[(&str, &str)]| -> String {
+        let argv: Vec<&str> = argv.iter().map(|v| v.as_str().unwrap()).collect();
+        let at = argv
+            .iter()
+            .position(|a| *a == "/bin/sh")
+            .expect("a shell line");
+        let out = std::process::Command::new("sh")
+            .args(&argv[at + 1..])
+            .env("PATH", &path)
+            .envs(env.iter().copied())
+            .output()
+            .expect("sh");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    };
+
+    // JobSet: an Indexed Job, the completion index is the process id.
+    let docs = acceptance(
+        &with_engines()
+            .set("acceptance.multiNode.engine", json!("jobset"))
+            .set(
+                "acceptance.tests",
+                json!(["kubernetes", "nccl", "framework", "jax", "inference"]),
+            ),
+    );
+    let js = &docs["framework-jax-multinode.yaml"];
+    assert_eq!(js["kind"], "JobSet");
+    let name = js["metadata"]["name"].as_str().unwrap();
+    let rjob = &js["spec"]["replicatedJobs"][0];
+    let job = &rjob["template"]["spec"];
+    assert_eq!(job["completionMode"], "Indexed");
+    let nodes = job["completions"].as_u64().unwrap();
+    assert!(nodes >= 2);
+    assert_eq!(js["spec"]["network"]["enableDNSHostnames"], true);
+    let pod = &job["template"]["spec"];
+    let c = &pod["containers"][0];
+    assert!(c["image"].as_str().unwrap().contains("/jax:"));
+    assert_eq!(c["resources"]["limits"]["nvidia.com/gpu"], 8);
+    assert!(
+        pod["affinity"]["podAntiAffinity"].is_object(),
+        "one Pod per node"
+    );
+    let env: BTreeMap<&str, &str> = c["env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["name"].as_str().unwrap(), e["value"].as_str().unwrap()))
+        .collect();
+    // JobSet names Pod 0 of Job 0 `<jobset>-<replicatedJob>-0-0` under the subdomain `<jobset>`.
+    let coordinator = format!("{name}-{}-0-0.{name}:1234", rjob["name"].as_str().unwrap());
+    assert_eq!(env["JAX_COORDINATOR_ADDRESS"], coordinator);
+    assert_eq!(env["JAX_NUM_PROCESSES"], nodes.to_string());
+    let said = run(
+        c["command"].as_array().unwrap(),
+        &[
+            ("JAX_COORDINATOR_ADDRESS", env["JAX_COORDINATOR_ADDRESS"]),
+            ("JAX_NUM_PROCESSES", env["JAX_NUM_PROCESSES"]),
+            ("JOB_COMPLETION_INDEX", "1"),
+        ],
+    );
+    assert_eq!(
+        said,
+        format!("{coordinator} {nodes} 1 /opt/nodeimg/probe-jax.py multinode")
+    );
+
+    // MPI Operator: one rank per worker, the rank is the process id, worker 0 coordinates.
+    let docs = acceptance(&with_engines());
+    let mpi = &docs["framework-jax-multinode.yaml"];
+    assert_eq!(mpi["kind"], "MPIJob");
+    let name = mpi["metadata"]["name"].as_str().unwrap();
+    let spec = &mpi["spec"];
+    assert_eq!(spec["slotsPerWorker"], 1);
+    let workers = spec["mpiReplicaSpecs"]["Worker"]["replicas"]
+        .as_u64()
+        .unwrap();
+    let launcher =
+        spec["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]["command"]
+            .as_array()
+            .unwrap();
+    let argv: Vec<&str> = launcher.iter().map(|v| v.as_str().unwrap()).collect();
+    let np = argv.iter().position(|a| *a == "-np").unwrap();
+    assert_eq!(argv[np + 1], workers.to_string());
+    assert!(
+        argv.windows(2).any(|w| w == ["--map-by", "ppr:1:node"]),
+        "{argv:?}"
+    );
+    let exported: BTreeMap<&str, &str> = argv
+        .windows(2)
+        .filter(|w| w[0] == "-x")
+        .filter_map(|w| w[1].split_once('='))
+        .collect();
+    let coordinator = format!("{name}-worker-0.{name}.gpu-acceptance.svc:1234");
+    let ns = mpi["metadata"]["namespace"].as_str().unwrap();
+    assert_eq!(
+        exported["JAX_COORDINATOR_ADDRESS"],
+        coordinator.replace("gpu-acceptance", ns)
+    );
+    assert_eq!(exported["JAX_NUM_PROCESSES"], workers.to_string());
+    let said = run(
+        launcher,
+        &[
+            (
+                "JAX_COORDINATOR_ADDRESS",
+                exported["JAX_COORDINATOR_ADDRESS"],
+            ),
+            ("JAX_NUM_PROCESSES", exported["JAX_NUM_PROCESSES"]),
+            ("OMPI_COMM_WORLD_RANK", "1"),
+        ],
+    );
+    assert!(
+        said.ends_with(" 1 /opt/nodeimg/probe-jax.py multinode"),
+        "{said}"
+    );
+    // Without a JAX image, no run.
+    assert!(
+        !acceptance(&Variant::of("h100-sxm-ubuntu")).contains_key("framework-jax-multinode.yaml")
+    );
+}
+
 #[test]
 #[ignore = "needs python3 (the scripts the JAX and inference Jobs run)"]
 fn the_jax_and_inference_jobs_run_their_scripts() {
@@ -832,6 +977,15 @@ fn acceptance_manifests_validate_against_their_published_schemas() {
         ("h100-sxm-ubuntu", h100.clone()),
         ("mi300x-rhel", Variant::of("mi300x-rhel")),
         ("h100 with JAX and vLLM", with_engines()),
+        (
+            "h100 with JAX over JobSet",
+            with_engines()
+                .set("acceptance.multiNode.engine", json!("jobset"))
+                .set(
+                    "acceptance.tests",
+                    json!(["kubernetes", "nccl", "framework", "jax", "inference"]),
+                ),
+        ),
         (
             "h100 with DRA",
             h100.clone()
