@@ -361,10 +361,10 @@ fn run_once(args: &VerifyArgs, env: &mut Env<'_>) -> Outcome {
         let record = AcceptanceRecord::new(spec, &facts, &report, evidence.as_deref());
         if let Err(e) = record.write_to(output, env.out) {
             problems.push(format!("--record {output}: {e}"));
-        } else if let (Some(path), Verdict::Pass) = (&last_good, report.outcome) {
-            if let Err(e) = record.write_to(&Output::File(path.clone()), env.out) {
-                problems.push(format!("--record {output}: the last good copy: {e}"));
-            }
+        } else if let (Some(path), Verdict::Pass) = (&last_good, report.outcome)
+            && let Err(e) = record.write_to(&Output::File(path.clone()), env.out)
+        {
+            problems.push(format!("--record {output}: the last good copy: {e}"));
         }
     }
     if to_stdout == 0 {
