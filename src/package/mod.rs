@@ -203,13 +203,15 @@ fn remember_verifier_sums<'a>(
 ) -> Option<impl FnOnce() + 'a> {
     let uc = user_cache?;
     let stamp = verifier.stamp()?;
-    let size = verifier.bytes().len() as u64;
+    let size = verifier.size();
     if let Some(sums) = uc.sums(verifier.source(), size, stamp) {
         verifier.set_sums(sums);
         return None;
     }
     stamp.settled(settled).then_some(move || {
-        uc.remember_sums(verifier.source(), size, stamp, verifier.sums());
+        if let Ok(sums) = verifier.sums() {
+            uc.remember_sums(verifier.source(), size, stamp, sums);
+        }
     })
 }
 
@@ -282,6 +284,10 @@ pub(crate) fn write_layout(
                     &blobs,
                     progress,
                 )?;
+                // The verifier read from its file must be the one checked.
+                if p.role == LayerRole::Verifier {
+                    inputs.verifier.still_unchanged()?;
+                }
                 if let (Some(uc), Some(ck)) = (user_cache, &content_key) {
                     uc.put(ck, &info, &blobs.join(info.digest.hex()));
                 }

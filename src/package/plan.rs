@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use crate::tree::{Node, Tree};
 
 use super::error::PackageError;
-use super::verifier::{NODE_PATH, Verifier};
+use super::verifier::{Bytes as VerifierBytes, NODE_PATH, Verifier};
 use crate::overlay::{OverlayEntry, OverlayKind, Stamp};
 
 /// A SHA-256, as bytes.
@@ -204,13 +204,23 @@ pub fn plan(
         });
     }
     claim(&mut seen, NODE_PATH, false, Origin::Verifier, None)?;
+    let sha256 = verifier.sums()?.sha256;
+    let content = match verifier.bytes() {
+        VerifierBytes::Held(bytes) => Content::Memory {
+            bytes: Arc::clone(bytes),
+            sha256,
+        },
+        VerifierBytes::File { path, size, stamp } => Content::Disk {
+            path: path.to_path_buf(),
+            size,
+            stamp,
+            sha256: Some(sha256),
+        },
+    };
     verifier_entries.push(PlanEntry {
         path: NODE_PATH.into(),
         mode: 0o755,
-        kind: EntryKind::File(Content::Memory {
-            bytes: verifier.shared(),
-            sha256: verifier.sums().sha256,
-        }),
+        kind: EntryKind::File(content),
     });
 
     let mut layers = Vec::new();

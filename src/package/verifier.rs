@@ -25,11 +25,16 @@ use crate::overlay::Stamp;
 /// Where the units find the verifier on the node.
 pub const NODE_PATH: &str = "usr/local/bin/nodeimg";
 
-/// A verifier binary, read once into memory.
+/// The section the verifier's crate list is in: the one cargo auditable
+/// defines (`.dep-v0`; read by `sbom::crates`).
+pub const CRATE_LIST_SECTION: &str = ".dep-v0";
+
+/// A verifier binary: checked once, its bytes read again only when its
+/// layer is packed or its digests are not remembered.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Verifier {
     source: PathBuf,
-    bytes: Arc<[u8]>,
+    body: Body,
     /// Its digests, computed once when first asked for.
     sums: OnceLock<Sums>,
     /// The file's identity on disk while it was read (`None`: it changed
@@ -43,13 +48,39 @@ pub struct Verifier {
     /// `.nodeimg_features` section; `None` when it has none (not a nodeimg build, or an
     /// older one).
     features: Option<Vec<String>>,
+    /// Its [`CRATE_LIST_SECTION`], as stored (compressed), if it has one.
+    crate_list: Option<Arc<[u8]>>,
+}
+
+/// Where a verifier's bytes are, as [`Verifier::bytes`] tells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bytes<'a> {
+    Held(&'a Arc<[u8]>),
+    File {
+        path: &'a Path,
+        size: u64,
+        stamp: Stamp,
+    },
+}
+
+/// Where a verifier's bytes are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Body {
+    /// Held in memory: a stand-in, or a file that changed while it was
+    /// checked or too recently for its stamp to stand for its content (see
+    /// `overlay::RACY_MARGIN`).
+    Memory(Arc<[u8]>),
+    /// The file at `source`, which holds the checked bytes as long as its
+    /// stamp does: read when its layer is packed (and then held to that
+    /// stamp) or its digests are computed. A build whose layers come from a
+    /// cache reads no more of it than the pages the check looked at.
+    File { size: u64, stamp: Stamp },
 }
 
 /// Reads the file at `path` and its identity, which counts only when it
 /// was the same before and after the read. The bytes go straight into the
 /// shared buffer the layer and the SBOM read them from (a `Vec` made into
-/// an `Arc<[u8]>` would be copied once more: tens of MB, a third of a
-/// cached build's time).
+/// an `Arc<[u8]>` would be copied once more: tens of MB).
 fn read_stamped(path: &Path) -> std::io::Result<(Arc<[u8]>, Option<Stamp>)> {
     use std::io::Read;
     let mut f = std::fs::File::open(path)?;
@@ -78,6 +109,33 @@ fn read_stamped(path: &Path) -> std::io::Result<(Arc<[u8]>, Option<Stamp>)> {
     Ok((bytes, held.then(|| Stamp::of(&after))))
 }
 
+/// Maps the file at `path` when its stamp is settled (older than the racy
+/// margin) and holds over the mapping's life; `None` otherwise, and the
+/// caller reads it into memory instead.
+fn map_settled(path: &Path) -> std::io::Result<Option<(memmap2::Mmap, Stamp)>> {
+    let f = std::fs::File::open(path)?;
+    let before = f.metadata()?;
+    let stamp = Stamp::of(&before);
+    let settled = crate::overlay::settled_before(std::time::SystemTime::now());
+    if !before.is_file() || before.len() == 0 || !stamp.settled(settled) {
+        return Ok(None);
+    }
+    // SAFETY: the mapping is read-only and private, and lives only while
+    // the binary is checked (`from_file`); nodeimg never writes the file.
+    // Another program truncating it during those milliseconds would fault
+    // the read, a risk every reader of mapped files (git's packs, ripgrep)
+    // accepts; a change of any kind shows in the stamp compared below and
+    // again when the layer is packed.
+    let map = unsafe { memmap2::Mmap::map(&f)? };
+    Ok(Some((map, stamp)))
+}
+
+/// The file's stamp now, if it is still `stamp` with `size` bytes.
+fn unchanged(path: &Path, size: u64, stamp: &Stamp) -> std::io::Result<bool> {
+    let now = std::fs::metadata(path)?;
+    Ok(now.len() == size && Stamp::of(&now) == *stamp)
+}
+
 /// The verifier's SHA-256 (its layer's cache keys, the SBOM) and SHA-1
 /// (SPDX requires one per file).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,6 +145,48 @@ pub struct Sums {
 }
 
 impl Sums {
+    /// Both digests of the `size` bytes `read` yields, a block at a time,
+    /// SHA-1 beside SHA-256 on its own core: a large file is never held
+    /// whole.
+    fn of_stream(mut read: impl std::io::Read, size: u64) -> std::io::Result<Self> {
+        const BLOCK: usize = 4 << 20;
+        let mut sha256 = Sha256::new();
+        let mut sha1 = Sha1::new();
+        let (mut a, mut b) = (vec![0u8; BLOCK], vec![0u8; BLOCK]);
+        let mut left = size;
+        let mut fill = |buf: &mut Vec<u8>, left: &mut u64| -> std::io::Result<usize> {
+            let want = usize::try_from((*left).min(BLOCK as u64)).unwrap_or(BLOCK);
+            read.read_exact(&mut buf[..want])?;
+            *left -= want as u64;
+            Ok(want)
+        };
+        let mut n = fill(&mut a, &mut left)?;
+        while n > 0 {
+            // Hash this block on two cores while the next one is read.
+            let block = &a[..n];
+            let sha1 = &mut sha1;
+            let next = std::thread::scope(|s| {
+                s.spawn(move || sha1.update(block));
+                sha256.update(block);
+                if left > 0 {
+                    fill(&mut b, &mut left)
+                } else {
+                    Ok(0)
+                }
+            })?;
+            std::mem::swap(&mut a, &mut b);
+            n = next;
+        }
+        let mut probe = [0u8; 1];
+        if read.read(&mut probe)? != 0 {
+            return Err(std::io::Error::other("it grew while it was read"));
+        }
+        Ok(Self {
+            sha256: sha256.finalize().into(),
+            sha1: sha1.finalize().into(),
+        })
+    }
+
     /// Both digests of `bytes`; for a large binary each on its own core.
     pub fn of(bytes: &[u8]) -> Self {
         let sha1 = || -> [u8; 20] { Sha1::digest(bytes).into() };
@@ -121,12 +221,39 @@ impl Verifier {
     /// for the image's architecture that needs no newer glibc than the
     /// distribution ships.
     pub fn from_file(path: &Path, target: &Target<'_>) -> Result<Self, PackageError> {
+        let mapped = map_settled(path).map_err(PackageError::io(path))?;
+        if let Some((map, stamp)) = &mapped {
+            let size = map.len() as u64;
+            let checked = Self::check(path, map, target)?;
+            if unchanged(path, size, stamp).map_err(PackageError::io(path))? {
+                return Ok(Self {
+                    body: Body::File {
+                        size,
+                        stamp: *stamp,
+                    },
+                    stamp: Some(*stamp),
+                    ..checked
+                });
+            }
+        }
+        drop(mapped);
         let (bytes, stamp) = read_stamped(path).map_err(PackageError::io(path))?;
+        Ok(Self {
+            body: Body::Memory(Arc::clone(&bytes)),
+            stamp,
+            ..Self::check(path, &bytes, target)?
+        })
+    }
+
+    /// Checks `bytes`, the content of `path`, for `target`: what it needs
+    /// to run, and what it says of itself (features, crate list). The
+    /// result's body and stamp are the caller's to set.
+    fn check(path: &Path, bytes: &[u8], target: &Target<'_>) -> Result<Self, PackageError> {
         let refuse = |message: String| PackageError::Verifier {
             path: path.to_path_buf(),
             message,
         };
-        let info = elf::inspect(&bytes)
+        let info = elf::inspect(bytes)
             .map_err(|e| refuse(format!("{e}; expected a nodeimg executable")))?;
         if info.machine.oci_arch() != Some(target.architecture) {
             return Err(refuse(format!(
@@ -162,17 +289,21 @@ impl Verifier {
                 Some(needed)
             }
         };
-        let features = elf::section(&bytes, crate::features::SECTION)
+        let features = elf::section(bytes, crate::features::SECTION)
             .ok()
             .flatten()
             .map(crate::features::parse);
+        let crate_list = elf::section(bytes, CRATE_LIST_SECTION)
+            .map_err(|e| refuse(format!("{e}; expected a nodeimg executable")))?
+            .map(Arc::from);
         Ok(Self {
             source: path.to_path_buf(),
             static_linked: info.interpreter.is_none(),
             features,
-            bytes,
+            crate_list,
+            body: Body::Memory(Arc::from(&[][..])),
             sums: OnceLock::new(),
-            stamp,
+            stamp: None,
             glibc,
         })
     }
@@ -181,14 +312,20 @@ impl Verifier {
     /// golden digests, which are built with a fixed stand-in so that they
     /// do not change whenever nodeimg's own code does.
     pub fn unchecked(source: impl Into<PathBuf>, bytes: Vec<u8>) -> Self {
+        let bytes: Arc<[u8]> = bytes.into();
+        let crate_list = elf::section(&bytes, CRATE_LIST_SECTION)
+            .ok()
+            .flatten()
+            .map(Arc::from);
         Self {
             source: source.into(),
-            bytes: bytes.into(),
+            body: Body::Memory(bytes),
             sums: OnceLock::new(),
             stamp: None,
             glibc: None,
             static_linked: false,
             features: None,
+            crate_list,
         }
     }
 
@@ -197,12 +334,13 @@ impl Verifier {
     pub fn golden_stand_in() -> Self {
         Self {
             source: "<golden stand-in verifier>".into(),
-            bytes: stand_in_elf().into(),
+            body: Body::Memory(stand_in_elf().into()),
             sums: OnceLock::new(),
             stamp: None,
             glibc: None,
             static_linked: true,
             features: None,
+            crate_list: None,
         }
     }
 
@@ -210,18 +348,65 @@ impl Verifier {
         &self.source
     }
 
-    pub fn bytes(&self) -> &[u8] {
-        &self.bytes
+    /// Its size in bytes.
+    pub fn size(&self) -> u64 {
+        match &self.body {
+            Body::Memory(bytes) => bytes.len() as u64,
+            Body::File { size, .. } => *size,
+        }
     }
 
-    /// The bytes, shared rather than copied (the layer plan holds them).
-    pub fn shared(&self) -> Arc<[u8]> {
-        Arc::clone(&self.bytes)
+    /// Where its bytes are: held in memory, or in the file, to be read
+    /// under its stamp.
+    pub fn bytes(&self) -> Bytes<'_> {
+        match &self.body {
+            Body::Memory(bytes) => Bytes::Held(bytes),
+            Body::File { size, stamp } => Bytes::File {
+                path: &self.source,
+                size: *size,
+                stamp: *stamp,
+            },
+        }
     }
 
-    /// Its SHA-256 and SHA-1, computed on first use.
-    pub fn sums(&self) -> &Sums {
-        self.sums.get_or_init(|| Sums::of(&self.bytes))
+    /// Whether the file still holds the bytes that were checked; an error
+    /// naming the file when it changed (a layer packed from it would carry
+    /// an unchecked binary).
+    pub fn still_unchanged(&self) -> Result<(), PackageError> {
+        let Body::File { size, stamp } = &self.body else {
+            return Ok(());
+        };
+        if unchanged(&self.source, *size, stamp).map_err(PackageError::io(&self.source))? {
+            return Ok(());
+        }
+        Err(PackageError::Verifier {
+            path: self.source.clone(),
+            message: "it changed while the image was built; build again".into(),
+        })
+    }
+
+    /// Its [`CRATE_LIST_SECTION`] as stored, if it has one.
+    pub fn crate_list(&self) -> Option<&[u8]> {
+        self.crate_list.as_deref()
+    }
+
+    /// Its SHA-256 and SHA-1, computed on first use (reading the file again
+    /// when its bytes stay on disk, and holding it to its stamp).
+    pub fn sums(&self) -> Result<&Sums, PackageError> {
+        if let Some(s) = self.sums.get() {
+            return Ok(s);
+        }
+        let sums = match &self.body {
+            Body::Memory(bytes) => Sums::of(bytes),
+            Body::File { size, .. } => {
+                let f =
+                    std::fs::File::open(&self.source).map_err(PackageError::io(&self.source))?;
+                let sums = Sums::of_stream(f, *size).map_err(PackageError::io(&self.source))?;
+                self.still_unchanged()?;
+                sums
+            }
+        };
+        Ok(self.sums.get_or_init(|| sums))
     }
 
     /// Takes digests known from elsewhere (a memory keyed by the file's
@@ -424,6 +609,59 @@ mod tests {
         .unwrap();
         let status = std::process::Command::new(&path).status().unwrap();
         assert_eq!(status.code(), Some(2));
+    }
+
+    #[test]
+    fn a_settled_file_stays_on_disk_and_is_held_to_what_was_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nodeimg");
+        let bytes = stand_in_elf();
+        std::fs::write(&path, &bytes).unwrap();
+        let (d, v) = target(Distro::Debian, "12");
+        let target = Target {
+            distro: d,
+            version: &v,
+            architecture: "amd64",
+        };
+        // Written just now: its stamp cannot stand for its content yet, so
+        // the checked bytes are held.
+        let fresh = Verifier::from_file(&path, &target).unwrap();
+        assert!(matches!(fresh.bytes(), Bytes::Held(b) if b[..] == bytes[..]));
+
+        std::thread::sleep(crate::overlay::RACY_MARGIN + std::time::Duration::from_millis(200));
+        let settled = Verifier::from_file(&path, &target).unwrap();
+        assert!(
+            matches!(settled.bytes(), Bytes::File { size: 132, .. }),
+            "{:?}",
+            settled.bytes()
+        );
+        assert_eq!(settled.size(), 132);
+        assert_eq!(settled.sums().unwrap(), fresh.sums().unwrap());
+        assert_eq!(settled.sums().unwrap(), &Sums::of(&bytes));
+        settled.still_unchanged().unwrap();
+
+        // Any write after the check: refused, for the layer and the digests.
+        let other = Verifier::from_file(&path, &target).unwrap();
+        let mut changed = bytes.clone();
+        changed[121] = 3; // `mov edi, 3`: exits 3
+        std::fs::write(&path, &changed).unwrap();
+        let err = settled.still_unchanged().unwrap_err().to_string();
+        assert!(err.contains("changed while the image was built"), "{err}");
+        let err = other.sums().unwrap_err().to_string();
+        assert!(err.contains("changed while the image was built"), "{err}");
+    }
+
+    #[test]
+    fn streamed_digests_are_the_digests_of_the_bytes() {
+        // Block edges: empty, one short block, exactly one, one and a bit.
+        for len in [0usize, 1000, 4 << 20, (4 << 20) + 7, (9 << 20) + 1] {
+            let bytes: Vec<u8> = (0..len).map(|i| (i * 7 % 251) as u8).collect();
+            let streamed = Sums::of_stream(&bytes[..], len as u64).unwrap();
+            assert_eq!(streamed, Sums::of(&bytes), "{len} bytes");
+        }
+        // A stream longer or shorter than announced is an error, not a digest.
+        assert!(Sums::of_stream(&[0u8; 10][..], 9).is_err());
+        assert!(Sums::of_stream(&[0u8; 10][..], 11).is_err());
     }
 
     #[test]

@@ -9,10 +9,13 @@
 //!   verify-image` accepts with the public key and refuses with another;
 //! - skopeo (containers/image) with `use-sigstore-attachments: true` copies the signed
 //!   image to another repository, reading and writing the `.sig` manifest with its own
-//!   code, and nodeimg verifies the copy; skopeo's `sigstoreSigned` policy, with the
-//!   `policy.json` and `registries.d` the README shows, is asked too: Debian patches
-//!   sigstore out of skopeo ("Debian-local change: sigstore disabled"), and where it
-//!   is not patched the signed copy must pass and the others be refused.
+//!   code, and nodeimg verifies the copy;
+//! - skopeo's own `sigstoreSigned` policy, with the `policy.json` and `registries.d` the
+//!   README shows, copies what nodeimg signed and refuses an unsigned image, a signature
+//!   over another digest and another key; and what `skopeo copy
+//!   --sign-by-sigstore-private-key` signs, `nodeimg verify-image` accepts. Debian 12's
+//!   skopeo has sigstore patched out ("Debian-local change: sigstore disabled"), so this
+//!   part runs Debian 13's skopeo 1.18 in a root of its own (`scripts/sigstore-skopeo`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -249,44 +252,6 @@ fn signatures_interoperate_with_sigstore_rs_and_containers_image() {
     let (code, v) = verify_image(&format!("{host}/mirror/a@{digest}"), &release.public);
     assert_eq!(code, Some(0), "{v}");
 
-    // skopeo's sigstoreSigned policy, as the README configures it.
-    std::fs::write(
-        d.join("signed.json"),
-        format!(
-            r#"{{"default":[{{"type":"reject"}}],"transports":{{"docker":{{"{host}/nodes/a":[{{"type":"sigstoreSigned","keyPath":"{}","signedIdentity":{{"type":"matchRepository"}}}}]}},"dir":{{"":[{{"type":"insecureAcceptAnything"}}]}}}}}}"#,
-            release.public.display()
-        ),
-    )
-    .unwrap();
-    let copy = |reference: &str| {
-        let dest = d.join(format!("copy-{}", reference.len()));
-        let _ = std::fs::remove_dir_all(&dest);
-        skopeo(
-            d,
-            "signed.json",
-            &[
-                "copy",
-                "--src-tls-verify=false",
-                "--remove-signatures",
-                &format!("docker://{reference}"),
-                &format!("dir:{}", dest.display()),
-            ],
-        )
-    };
-    let signed_copy = copy(&image);
-    let err = String::from_utf8_lossy(&signed_copy.stderr).into_owned();
-    if err.contains("sigstore disabled") {
-        eprintln!("skopeo cannot judge sigstore signatures here (Debian patches it out): {err}");
-    } else {
-        assert!(signed_copy.status.success(), "{err}");
-        // The second image carries the first one's signature under its tag now.
-        let o = copy(&unsigned_ref);
-        assert!(
-            !o.status.success(),
-            "a signature over another digest must be refused"
-        );
-    }
-
     // sigstore-rs signs with a cosign key; nodeimg verifies with the public key only.
     let cosign_key_file = d.join("cosign.key");
     cosign_key(&release, "correct horse", &cosign_key_file);
@@ -315,5 +280,178 @@ fn signatures_interoperate_with_sigstore_rs_and_containers_image() {
     assert_eq!(
         (code, v["signature"]["status"].as_str()),
         (Some(1), Some("untrusted-key"))
+    );
+}
+
+/// Debian 13's skopeo, in its own cached root (`scripts/sigstore-skopeo root`).
+fn sigstore_skopeo_root() -> PathBuf {
+    let o = Command::new(crate::support::root().join("scripts/sigstore-skopeo"))
+        .arg("root")
+        .output()
+        .expect(SUITE_SKOPEO);
+    assert!(
+        o.status.success(),
+        "{SUITE_SKOPEO}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    PathBuf::from(String::from_utf8(o.stdout).unwrap().trim())
+}
+
+const SUITE_SKOPEO: &str = "opt-in suite trust interop: needs root, mmdebstrap and the Debian mirror for Debian 13's skopeo (scripts/sigstore-skopeo), docker-registry, python3-nacl";
+
+/// skopeo inside `root`, reading its policy and `registries.d` from `dir` (under `root`).
+struct Skopeo<'a> {
+    root: &'a Path,
+    dir: &'a Path,
+}
+
+impl Skopeo<'_> {
+    /// `path` as the chrooted skopeo sees it.
+    fn inside(&self, path: &Path) -> String {
+        format!("/{}", path.strip_prefix(self.root).unwrap().display())
+    }
+
+    fn run(&self, policy: &str, args: &[&str]) -> Output {
+        Command::new("chroot")
+            .arg(self.root)
+            .args(["skopeo", "--policy"])
+            .arg(self.inside(&self.dir.join(policy)))
+            .arg("--registries.d")
+            .arg(self.inside(&self.dir.join("registries.d")))
+            .args(args)
+            .output()
+            .expect(SUITE_SKOPEO)
+    }
+
+    /// Copies `reference` out of the registry under `policy`; the copy's outcome.
+    fn copy_out(&self, policy: &str, reference: &str) -> Output {
+        let dest = tempfile::tempdir_in(self.dir).unwrap();
+        self.run(
+            policy,
+            &[
+                "copy",
+                "--src-tls-verify=false",
+                "--remove-signatures",
+                &format!("docker://{reference}"),
+                &format!("dir:{}", self.inside(&dest.path().join("copy"))),
+            ],
+        )
+    }
+}
+
+#[test]
+#[ignore = "opt-in suite trust interop: Debian 13's skopeo in a root of its own (scripts/sigstore-skopeo), docker-registry, python3-nacl"]
+fn skopeos_sigstore_policy_and_nodeimg_judge_each_others_signatures() {
+    let root = sigstore_skopeo_root();
+    let dir = tempfile::tempdir_in(root.join("tmp")).unwrap();
+    let d = dir.path();
+    let skopeo = Skopeo {
+        root: &root,
+        dir: d,
+    };
+    let registry = Registry::start(None);
+    let host = registry.host();
+    let release = pair(d, "release", 1);
+    let other = pair(d, "other", 2);
+
+    // Three images: signed by nodeimg with the release key, unsigned, and one whose tag
+    // carries the first one's signature (an image changed after signing).
+    let signed = push(
+        &layout(d, "a", "a"),
+        &format!("{host}/nodes/a:v1"),
+        Some(&release),
+    );
+    let unsigned = push(&layout(d, "b", "b"), &format!("{host}/nodes/a:v2"), None);
+    let altered = push(&layout(d, "c", "c"), &format!("{host}/nodes/a:v3"), None);
+    std::fs::create_dir_all(d.join("registries.d")).unwrap();
+    std::fs::write(
+        d.join("registries.d/default.yaml"),
+        format!("docker:\n  {host}:\n    use-sigstore-attachments: true\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("any.json"),
+        r#"{"default":[{"type":"insecureAcceptAnything"}]}"#,
+    )
+    .unwrap();
+    let sig_tag = |digest: &str| format!("sha256-{}.sig", digest.trim_start_matches("sha256:"));
+    let o = skopeo.run(
+        "any.json",
+        &[
+            "copy",
+            "--src-tls-verify=false",
+            "--dest-tls-verify=false",
+            "--preserve-digests",
+            &format!("docker://{host}/nodes/a:{}", sig_tag(&signed)),
+            &format!("docker://{host}/nodes/a:{}", sig_tag(&altered)),
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+
+    // skopeo's policy, as the README writes it: sigstoreSigned with the public key.
+    let policy = |name: &str, key: &Path| {
+        std::fs::write(
+            d.join(name),
+            format!(
+                r#"{{"default":[{{"type":"reject"}}],"transports":{{"docker":{{"{host}/nodes":[{{"type":"sigstoreSigned","keyPath":"{}","signedIdentity":{{"type":"matchRepository"}}}}]}},"dir":{{"":[{{"type":"insecureAcceptAnything"}}]}}}}}}"#,
+                skopeo.inside(key)
+            ),
+        )
+        .unwrap();
+    };
+    policy("release.json", &release.public);
+    policy("other.json", &other.public);
+    let at = |digest: &str| format!("{host}/nodes/a@{digest}");
+    let o = skopeo.copy_out("release.json", &at(&signed));
+    assert!(
+        o.status.success(),
+        "skopeo's sigstoreSigned refused what nodeimg signed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    for (what, policy, digest) in [
+        ("an unsigned image", "release.json", &unsigned),
+        ("a signature over another digest", "release.json", &altered),
+        ("a signature by another key", "other.json", &signed),
+    ] {
+        let o = skopeo.copy_out(policy, &at(digest));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "skopeo accepted {what}");
+        eprintln!("skopeo refuses {what}: {err}");
+        assert!(
+            err.contains("ignature") && !err.contains("sigstore disabled"),
+            "{what}: refused for another reason: {err}"
+        );
+    }
+
+    // skopeo signs with a cosign key (sigstore's own format) while it copies; nodeimg
+    // verifies with the public key only, and refuses with another.
+    let key_file = d.join("cosign.key");
+    cosign_key(&release, "correct horse", &key_file);
+    std::fs::write(d.join("passphrase"), "correct horse").unwrap();
+    let o = skopeo.run(
+        "any.json",
+        &[
+            "copy",
+            "--src-tls-verify=false",
+            "--dest-tls-verify=false",
+            "--sign-by-sigstore-private-key",
+            &skopeo.inside(&key_file),
+            "--sign-passphrase-file",
+            &skopeo.inside(&d.join("passphrase")),
+            &format!("docker://{}", at(&unsigned)),
+            &format!("docker://{host}/skopeo-signed/b:v1"),
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let by_skopeo = format!("{host}/skopeo-signed/b@{unsigned}");
+    let (code, v) = verify_image(&by_skopeo, &release.public);
+    assert_eq!(code, Some(0), "{v}");
+    assert_eq!(v["signature"]["status"], "verified", "{v}");
+    assert_eq!(v["signature"]["key"], release.id.as_str());
+    let (code, v) = verify_image(&by_skopeo, &other.public);
+    assert_eq!(
+        (code, v["signature"]["status"].as_str()),
+        (Some(1), Some("untrusted-key")),
+        "{v}"
     );
 }

@@ -184,3 +184,17 @@ fn the_cache_stays_under_its_bound_and_a_bad_bound_is_unusable() {
     );
     assert!(!f.path("c").exists());
 }
+
+#[test]
+fn a_verifier_read_from_its_file_packs_as_one_held_in_memory() {
+    // A settled verifier is checked through a mapping and packed from its
+    // file; the same bytes written just now are held in memory. One image.
+    let f = Fixture::new();
+    let none = [("NODEIMG_CACHE_MAX", "0")];
+    let from_file = f.build("a", &none, &["--no-cache"]);
+    std::fs::copy(f.path("verifier"), f.path("verifier.new")).unwrap();
+    std::fs::rename(f.path("verifier.new"), f.path("verifier")).unwrap();
+    let held = f.build("b", &none, &["--no-cache"]);
+    assert_eq!(held["manifest"], from_file["manifest"]);
+    assert_eq!(held["layers"], from_file["layers"]);
+}

@@ -214,8 +214,10 @@ fn record_json(r: &OverlayRecord, out: &mut Vec<u8>) {
 }
 
 /// The `sha256:…` of each file, in the order given. Files are taken by
-/// worker threads from a shared counter, so one large file does not hold
-/// up the small ones behind it.
+/// worker threads from a shared counter, largest first: one large file
+/// does not hold up the small ones behind it, and the last file a worker
+/// takes is a small one, so the workers finish together (a 400 MB file
+/// listed last was hashed by one core while the other had nothing left).
 fn hash_files(files: &[(&Path, u64)]) -> Result<Vec<String>, String> {
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
@@ -228,6 +230,8 @@ fn hash_files(files: &[(&Path, u64)]) -> Result<Vec<String>, String> {
             .map(|(p, size)| hash_file(p, *size, &mut buf))
             .collect();
     }
+    let mut order: Vec<usize> = (0..files.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(files[i].1));
     let next = AtomicUsize::new(0);
     let mut sums: Vec<Option<String>> = vec![None; files.len()];
     let done: Vec<Result<Vec<(usize, String)>, String>> = std::thread::scope(|s| {
@@ -237,10 +241,10 @@ fn hash_files(files: &[(&Path, u64)]) -> Result<Vec<String>, String> {
                     let mut buf = vec![0; CHUNK];
                     let mut mine = Vec::new();
                     loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some((p, size)) = files.get(i) else {
+                        let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) else {
                             return Ok(mine);
                         };
+                        let (p, size) = &files[i];
                         match hash_file(p, *size, &mut buf) {
                             Ok(sum) => mine.push((i, sum)),
                             Err(e) => {

@@ -156,12 +156,30 @@ pub fn gather<'a>(
         let mut items = Vec::with_capacity(plan.entries.len());
         let mut dirs = 0;
         for e in &plan.entries {
+            let is_verifier = plan.role == LayerRole::Verifier && e.path == NODE_PATH;
             let kind = match &e.kind {
                 EntryKind::Dir => {
                     dirs += 1;
                     continue;
                 }
                 EntryKind::Symlink(target) => ItemKind::Symlink { target },
+                // Its digests are known (remembered, or computed once for
+                // the layer), wherever its bytes are.
+                EntryKind::File(content) if is_verifier => {
+                    let sums = verifier.sums()?;
+                    let (sha256, sha1) = (hex(&sums.sha256), hex(&sums.sha1));
+                    verifier_part = Some(VerifierPart {
+                        sha256: sha256.clone(),
+                        sha1: sha1.clone(),
+                        size: content.size(),
+                        crates: None,
+                    });
+                    ItemKind::File {
+                        size: content.size(),
+                        sha256: sha256.into(),
+                        sha1: Some(sha1),
+                    }
+                }
                 EntryKind::File(Content::Memory { bytes, sha256 }) => {
                     if plan.role == LayerRole::Config
                         && let Some(read) = pins::read(&e.path, bytes)
@@ -174,21 +192,8 @@ pub fn gather<'a>(
                         pins.packages.extend(read.packages);
                         pins.patterns.extend(read.patterns);
                     }
-                    let is_verifier = plan.role == LayerRole::Verifier && e.path == NODE_PATH;
-                    let sha1 = if is_verifier {
-                        hex(&verifier.sums().sha1)
-                    } else {
-                        hex_sha1(bytes)
-                    };
+                    let sha1 = hex_sha1(bytes);
                     let sha256 = hex(sha256);
-                    if is_verifier {
-                        verifier_part = Some(VerifierPart {
-                            sha256: sha256.clone(),
-                            sha1: sha1.clone(),
-                            size: bytes.len() as u64,
-                            crates: None,
-                        });
-                    }
                     ItemKind::File {
                         size: bytes.len() as u64,
                         sha256: sha256.into(),
@@ -226,7 +231,7 @@ pub fn gather<'a>(
         message: format!("holds no /{NODE_PATH}"),
     })?;
     verifier_part.crates =
-        crates::read(verifier.bytes()).map_err(|message| PackageError::Verifier {
+        crates::from_section(verifier.crate_list()).map_err(|message| PackageError::Verifier {
             path: verifier.source().to_path_buf(),
             message,
         })?;

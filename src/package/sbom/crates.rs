@@ -17,14 +17,20 @@ use auditable_serde::VersionInfo;
 use crate::package::elf;
 
 /// The section cargo auditable writes.
-pub const SECTION: &str = ".dep-v0";
+pub const SECTION: &str = crate::package::verifier::CRATE_LIST_SECTION;
 /// Largest inflated crate list read (cargo auditable's own readers default
 /// to 8 MiB; nodeimg's is about 30 KiB).
 pub const MAX_JSON_BYTES: u64 = 8 << 20;
 
 /// The crates in `binary`, or `None` when it carries no crate list.
 pub fn read(binary: &[u8]) -> Result<Option<VersionInfo>, String> {
-    let Some(section) = elf::section(binary, SECTION)? else {
+    from_section(elf::section(binary, SECTION)?)
+}
+
+/// The crates in a binary's [`SECTION`] as stored, or `None` when it has
+/// none.
+pub fn from_section(section: Option<&[u8]>) -> Result<Option<VersionInfo>, String> {
+    let Some(section) = section else {
         return Ok(None);
     };
     if section.is_empty() {
