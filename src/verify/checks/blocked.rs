@@ -25,8 +25,6 @@ pub static IMAGE_FILE_READERS: &[&Spec] = &[
     &os::HUGEPAGES,
     &os::SYSCTL,
     &runtime::MEMLOCK,
-    &image::SIGNATURE,
-    &image::CONFIG,
 ];
 
 /// Roots whose failure explains every dependent, whatever its subject: an absent image
