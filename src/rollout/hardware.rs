@@ -279,6 +279,11 @@ mod tests {
             accepted(&matrix, Vendor::Nvidia, "H100 SXM", PRODUCT_LABEL),
             ["NVIDIA-H100-80GB-HBM3", "NVIDIA-H100-SXM5-80GB"]
         );
+        // An L40S node (the matrix has no alias for it) is not refused for its own product.
+        assert_eq!(
+            accepted(&matrix, Vendor::Nvidia, "l40s", PRODUCT_LABEL),
+            ["NVIDIA-L40S"]
+        );
         assert!(
             parse("# source: s\n# version: v\n# read: r\nmodel,label,value\nX,foo,1\n").is_err()
         );
