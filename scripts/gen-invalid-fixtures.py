@@ -171,6 +171,9 @@ variant('kata-bios-iommu-disabled', [('    defaultRuntime: runc', '    defaultRu
         [('iommu', 'firmware.bios.iommu', ('iommu: disabled', 'disabled'), 'Kata Containers needs VT-d/AMD-Vi')])
 variant('cgroup-v1-on-1.35', [('cgroup: v2', 'cgroup: v1'), ('version: 1.34.2', 'version: 1.35.0')],
         [('kubernetes-cgroup-v2', 'os.cgroup', ('cgroup: v1', 'v1'), 'kubelet 1.35+ refuses to start on cgroup v1')])
+variant('driver-kernel-too-old', [('kernel: 5.15.0-171-generic', 'kernel: 4.4.0-210-generic')],
+        [('nvidia-driver-555-kernel', 'os.kernel', ('kernel: 4.4', '4.4'), 'NVIDIA driver 555 and later support Linux kernel 4.15 or newer only'),
+         ('gpudirect', 'os.kernel', ('kernel: 4.4', '4.4'), 'GPUDirect RDMA without OFED goes through DMA-BUF, which needs Linux 5.12 or later')])
 variant('mig-on-l40s', [('model: H100 SXM', 'model: L40S'), ('  interconnect:\n    nvswitch: true\n    fabricManager: {version: "580.105.08"}\n', ''), ('  pcie: {generation: 5, width: 16}', '  pcie: {generation: 4, width: 16}\n  sharing: {mode: mig, migProfile: all-1g.10gb}')],
         [('mig-capable', 'accelerators.sharing.mode', ('sharing', 'mig,'), 'L40S does not support MIG'),
          ('sharing', 'accelerators.sharing.mode', ('sharing', 'mig,'), 'sharing mode `mig` is applied by the GPU operator')])

@@ -128,7 +128,7 @@ blueprint, the templates, the matrix or the folder cannot be used.",
     Capture(CaptureArgs),
     /// Check this machine against its blueprint; exit 0 pass, 1 a check failed, 2 unusable input.
     #[command(
-        after_help = "Examples:\n  nodeimg verify --phase boot --record /var/lib/nodeimg/acceptance.yaml\n  nodeimg verify --blueprint bp.yaml --format junit --output json=/run/nodeimg/verify.json\n  nodeimg verify --phase health --format summary\n  nodeimg verify --snapshot node-a.tar.zst --blueprint bp.yaml --checks 'gpu.*'\n  nodeimg verify --phase cluster --blueprint bp.yaml --node-name gpu-node-01\n  kubectl get node gpu-node-01 -o json | nodeimg verify --phase cluster --blueprint bp.yaml --node - --pods pods.json\n\nBreak-glass: when the file named by --break-glass (default /etc/nodeimg/break-glass) holds a reason and an expiry in the future (`reason: …` and `expires: 2026-12-24T18:00:00Z` lines), failures are reported and recorded as overridden and the exit code is 0; without either, or once expired, it does not apply."
+        after_help = "Examples:\n  nodeimg verify --phase boot --record /var/lib/nodeimg/acceptance.yaml\n  nodeimg verify --blueprint bp.yaml --format junit --output json=/run/nodeimg/verify.json\n  nodeimg verify --phase health --format summary\n  nodeimg verify --snapshot node-a.tar.zst --blueprint bp.yaml --checks 'gpu.*'\n  nodeimg verify --phase cluster --blueprint bp.yaml --node-name gpu-node-01\n  kubectl get node gpu-node-01 -o json | nodeimg verify --phase cluster --blueprint bp.yaml --node - --pods pods.json --runtime-classes rc.json\n\nBreak-glass: when the file named by --break-glass (default /etc/nodeimg/break-glass) holds a reason and an expiry in the future (`reason: …` and `expires: 2026-12-24T18:00:00Z` lines), failures are reported and recorded as overridden and the exit code is 0; without either, or once expired, it does not apply."
     )]
     Verify(VerifyArgs),
     /// Apply an image to a root (image pipelines) or in place on a running node, with rollback.
@@ -789,6 +789,10 @@ pub struct VerifyArgs {
     /// --field-selector spec.nodeName=NAME`), to check the device components.
     #[arg(long, value_name = "FILE", requires = "node")]
     pub pods: Option<Input>,
+    /// `--phase cluster` with `--node`: the cluster's RuntimeClasses (`kubectl get
+    /// runtimeclasses -o json`), to check the node class's own.
+    #[arg(long, value_name = "FILE", requires = "node")]
+    pub runtime_classes: Option<Input>,
     /// `--phase cluster`: the node's name (default: the only Node in --node).
     #[arg(long, value_name = "NAME", env = "NODE_NAME")]
     pub node_name: Option<String>,

@@ -15,11 +15,12 @@ use super::nccl::{self, NcclRun};
 use super::nvbandwidth::{self, Nvbandwidth};
 use super::p2p::{self, P2pTest};
 use super::perftest::{self, PerftestRun};
+use super::power::{self, Samples};
 use super::probe::{self, Step};
 use super::proftester::{self, FieldRun};
 pub use super::recognise::{Format, recognise};
 use super::topo::{self, Topology};
-use crate::k8s::{self, Node, Pod};
+use crate::k8s::{self, Node, Pod, RuntimeClass};
 use crate::line_error::LineError;
 use std::fmt;
 use std::io::Read;
@@ -42,9 +43,13 @@ pub enum Output {
     Probe(Vec<Step>),
     Nodes(Vec<Node>),
     Pods(Vec<Pod>),
+    RuntimeClasses(Vec<RuntimeClass>),
     Ibstat(Ibstat),
     Topology(Topology),
     Fio(FioRun),
+    /// Power samples: a sampler's CSV alone, or the section a Job printed after its
+    /// workload's output (then a second input of the same file).
+    Power(Samples),
 }
 
 /// One input file and what it held.
@@ -174,6 +179,9 @@ pub fn parse(format: Format, text: &str, name: &str) -> Result<Output, LineError
         Format::NvbandwidthText => Output::Nvbandwidth(nvbandwidth::text::parse(text)?),
         Format::KubernetesNodes => Output::Nodes(k8s::node::parse(text)?),
         Format::KubernetesPods => Output::Pods(k8s::pod::parse(text)?),
+        Format::KubernetesRuntimeClasses => {
+            Output::RuntimeClasses(k8s::runtime_class::parse(text)?)
+        }
         Format::Probe => Output::Probe(probe::parse(text)?),
         Format::Nccl => Output::Nccl(nccl::parse(text, Some(name))?),
         Format::Proftester => Output::Proftester(proftester::parse(text)?),
@@ -182,23 +190,28 @@ pub fn parse(format: Format, text: &str, name: &str) -> Result<Output, LineError
         Format::Ibstat => Output::Ibstat(ibstat::parse(text)?),
         Format::Topology => Output::Topology(topo::parse(text)?),
         Format::Fio => Output::Fio(fio::parse(text)?),
+        Format::PowerSamples => Output::Power(power::parse(text)?),
     })
 }
 
 /// Reads, recognises and parses one file.
 pub fn load(path: &Path) -> Result<Input, InputError> {
     let text = read(path)?;
-    let format = recognise(&text).ok_or_else(|| {
+    load_text(path, &text)
+}
+
+fn load_text(path: &Path, text: &str) -> Result<Input, InputError> {
+    let format = recognise(text).ok_or_else(|| {
         InputError::whole(
             path,
-            "not an output nodeimg accept reads (nccl-tests/rccl-tests, dcgmi diag, dcgmproftester, perftest, nvbandwidth, p2pBandwidthLatencyTest, ibstat/ibstatus, nvidia-smi topo -m, fio JSON, probe JSON lines, Kubernetes Node or Pod JSON)",
+            "not an output nodeimg accept reads (nccl-tests/rccl-tests, dcgmi diag, dcgmproftester, perftest, nvbandwidth, p2pBandwidthLatencyTest, ibstat/ibstatus, nvidia-smi topo -m, nvidia-smi --query-gpu power samples, fio JSON, probe JSON lines, Kubernetes Node, Pod or RuntimeClass JSON)",
         )
     })?;
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let output = parse(format, &text, &name).map_err(|e| {
+    let output = parse(format, text, &name).map_err(|e| {
         let mut err = InputError::at(path, e);
         err.message = format!("{} output: {}", format.describe(), err.message);
         err
@@ -209,9 +222,43 @@ pub fn load(path: &Path) -> Result<Input, InputError> {
     })
 }
 
+/// One file: its output and, where a Job printed power samples after its workload's
+/// output ([`power::SECTION`]), those samples as a second input of the same file, with
+/// the load they were taken under.
+pub fn load_with_samples(path: &Path) -> Result<Vec<Input>, InputError> {
+    let text = read(path)?;
+    let main = load_text(path, &text)?;
+    let load = match &main.output {
+        Output::Power(_) => None,
+        Output::Probe(_) => Some(power::Load::Gemm),
+        Output::Nccl(_) => Some(power::Load::Nccl),
+        _ => Some(power::Load::Unknown),
+    };
+    let Some(load) = load else {
+        return Ok(vec![main]);
+    };
+    let samples = power::section(&text, load).map_err(|e| {
+        let mut err = InputError::at(path, e);
+        err.message = format!("power samples: {}", err.message);
+        err
+    })?;
+    let mut out = vec![main];
+    if let Some(samples) = samples {
+        out.push(Input {
+            path: path.to_owned(),
+            output: Output::Power(samples),
+        });
+    }
+    Ok(out)
+}
+
 /// Loads every file under `paths`.
 pub fn load_all(paths: &[PathBuf]) -> Result<Vec<Input>, InputError> {
-    files(paths)?.iter().map(|p| load(p)).collect()
+    let mut out = Vec::new();
+    for p in files(paths)? {
+        out.extend(load_with_samples(&p)?);
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ pub mod nccl;
 pub mod nvbandwidth;
 pub mod p2p;
 pub mod perftest;
+pub mod power;
 pub mod probe;
 pub mod proftester;
 pub mod rails;

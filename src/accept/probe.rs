@@ -9,10 +9,13 @@
 //!  "seconds": 2.1, "metrics": {"tflops": 655.2}}
 //! ```
 //!
-//! `suite` is `smoke` or `framework`; `status` is `pass`, `fail` or `skip`; `error` says
+//! `suite` is `smoke`, `framework`, `jax` (the JAX probe: `devices`, `tensor`, `collective`,
+//! `multinode`) or `inference` (the inference engine check: `serve`, with `ttft_ms`,
+//! `tokens_per_second` and `tokens`); `status` is `pass`, `fail` or `skip`; `error` says
 //! why a step failed. Steps of the smoke suite: `shm` (the size of the container's
 //! `/dev/shm` from statvfs, `metrics.bytes`), `devices`, `tensor`. Steps of the framework
-//! suite: `devices`, `tensor` (allocate and run a matmul kernel), `collective`
+//! suite: `devices`, `tensor` (allocate and run a matmul kernel), `load` (matmuls held for
+//! `NODEIMG_LOAD_SECONDS`, 30 by default, while nvidia-smi samples the power), `collective`
 //! (single-node all-reduce), `multinode` (a short multi-node training run), `inference` (load a model, generate), `checkpoint` (save and
 //! restore). Other lines of the log (framework warnings, tracebacks) are skipped; a line
 //! that starts a probe object but does not parse, or has a field this format does not
@@ -31,6 +34,10 @@ pub const FORMAT: &str = "probe/v1";
 pub enum Suite {
     Smoke,
     Framework,
+    /// The JAX probe (`probe-jax.py`).
+    Jax,
+    /// The inference engine check (`serve-check.py`).
+    Inference,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]

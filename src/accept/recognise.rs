@@ -22,6 +22,7 @@ pub enum Format {
     NvbandwidthJson,
     KubernetesNodes,
     KubernetesPods,
+    KubernetesRuntimeClasses,
     Probe,
     Nccl,
     DcgmText,
@@ -32,6 +33,7 @@ pub enum Format {
     Ibstat,
     Topology,
     Fio,
+    PowerSamples,
 }
 
 impl Format {
@@ -41,6 +43,7 @@ impl Format {
             Format::NvbandwidthJson => "nvbandwidth JSON",
             Format::KubernetesNodes => "Kubernetes Node",
             Format::KubernetesPods => "Kubernetes Pods",
+            Format::KubernetesRuntimeClasses => "Kubernetes RuntimeClasses",
             Format::Probe => "probe JSON lines",
             Format::Nccl => "nccl-tests/rccl-tests",
             Format::DcgmText => "dcgmi diag table",
@@ -51,6 +54,7 @@ impl Format {
             Format::Ibstat => "ibstat/ibstatus",
             Format::Topology => "nvidia-smi topo -m",
             Format::Fio => "fio JSON",
+            Format::PowerSamples => "nvidia-smi --query-gpu power samples",
         }
     }
 }
@@ -90,6 +94,8 @@ enum Marker {
     TopoSelf,
     /// `"fio version"`, the first key of fio's JSON document (which notes may precede).
     FioVersion,
+    /// `power.draw [W]`, a column of `nvidia-smi --query-gpu=… --format=csv`.
+    PowerDraw,
 }
 
 /// Every marker string, once (the order does not matter: no two overlap).
@@ -126,6 +132,7 @@ const MARKERS: &[(&str, Marker)] = &[
     ("CPU Affinity", Marker::TopoAffinity),
     ("X    = Self", Marker::TopoSelf),
     ("\"fio version\"", Marker::FioVersion),
+    ("power.draw [W]", Marker::PowerDraw),
 ];
 
 /// One automaton for all markers (a literal alternation: the regex crate searches it
@@ -200,6 +207,9 @@ impl Seen {
         if self.has(TopoAffinity) || self.has(TopoSelf) {
             return Some(Format::Topology);
         }
+        if self.has(PowerDraw) {
+            return Some(Format::PowerSamples);
+        }
         None
     }
 }
@@ -239,7 +249,7 @@ pub fn recognise(text: &str) -> Option<Format> {
     seen.decide_text()
 }
 
-/// A Kubernetes Node or Pod, a list of them, or a bare label map.
+/// A Kubernetes Node, Pod or RuntimeClass, a list of them, or a bare label map.
 fn kubernetes(text: &str) -> Option<Format> {
     let value = serde_json::from_str::<serde_json::Value>(text).ok()?;
     let kind = value.get("kind").and_then(|k| k.as_str());
@@ -253,6 +263,9 @@ fn kubernetes(text: &str) -> Option<Format> {
             Some(Format::KubernetesNodes)
         }
         (Some("Pod" | "PodList"), _) | (Some("List"), Some("Pod")) => Some(Format::KubernetesPods),
+        (Some("RuntimeClass" | "RuntimeClassList"), _) | (Some("List"), Some("RuntimeClass")) => {
+            Some(Format::KubernetesRuntimeClasses)
+        }
         // A bare label map (`kubectl get node -o json | jq .metadata.labels`).
         (None, _) if value.get("kubernetes.io/hostname").is_some() => Some(Format::KubernetesNodes),
         _ => None,
@@ -280,6 +293,10 @@ mod tests {
         assert_eq!(
             recognise("{\"kind\": \"PodList\", \"items\": []}"),
             Some(Format::KubernetesPods)
+        );
+        assert_eq!(
+            recognise("{\"kind\": \"RuntimeClassList\", \"items\": []}"),
+            Some(Format::KubernetesRuntimeClasses)
         );
         assert_eq!(
             recognise("{\"kubernetes.io/hostname\": \"a\"}"),

@@ -20,6 +20,12 @@ pub fn class_of(key: &str) -> (FaultClass, Action, Layer) {
             (FaultClass::Link, Action::RebootNode, Layer::Interconnect)
         }
         "dcgm" => (FaultClass::Device, Action::Service, Layer::Interconnect),
+        // Less power or lower clocks under the same load: the cooling or the power feed.
+        "power" => (
+            FaultClass::Device,
+            Action::CheckCoolingPower,
+            Layer::Interconnect,
+        ),
         "storage" => (
             FaultClass::OsMemoryDisk,
             Action::Service,

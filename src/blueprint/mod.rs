@@ -20,6 +20,7 @@ pub mod pem;
 pub mod reservation;
 pub mod resolve;
 mod rules;
+pub mod runtime_classes;
 pub mod schema;
 pub mod source;
 pub mod spec;

@@ -1,15 +1,17 @@
 //! `nodeimg verify --phase cluster` (acceptance layer 2): the node's Node object — from
-//! `--node FILE|-` (`kubectl get node NAME -o json`) or from the Kubernetes API — and
-//! the Pods on it, checked against the blueprint by [`crate::accept::cluster`]: capacity
-//! and allocatable against the reservation arithmetic, labels, taints, conditions,
-//! runtime handlers and the device components.
+//! `--node FILE|-` (`kubectl get node NAME -o json`) or from the Kubernetes API — the
+//! Pods on it and the cluster's RuntimeClasses, checked against the blueprint by
+//! [`crate::accept::cluster`]: capacity and allocatable against the reservation
+//! arithmetic, labels, taints, conditions, runtime handlers, RuntimeClasses and the device
+//! components.
 //!
 //! With `--record FILE` the verdict goes into the node's acceptance record as its layer 2
 //! (the record `verify` wrote at boot, or a new one without layer 1 when FILE does not
 //! exist yet), written back atomically: the same record `nodeimg accept` completes.
 //!
 //! Exit code: 0 when every finding passed, 1 when one failed or could not be decided
-//! (no Pod list, a Kubernetes too old to report runtime handlers), 2 when the blueprint,
+//! (no Pod or RuntimeClass list, a Kubernetes too old to report runtime handlers), 2 when
+//! the blueprint,
 //! the Node, the Pods, the API, the record or the arguments are unusable.
 
 use serde::Serialize;
@@ -17,7 +19,7 @@ use serde::Serialize;
 use super::{Env, Exit, Failure, OrUnusable, Outcome, prepared};
 use crate::accept::{cluster, input::MAX_FILE_BYTES, report};
 use crate::cli::VerifyArgs;
-use crate::k8s::{self, Node, Pod};
+use crate::k8s::{self, Node, Pod, RuntimeClass};
 use crate::stdio::{Input, Output};
 use crate::time::{Clock, SystemClock};
 use crate::verify::checks::select;
@@ -39,10 +41,11 @@ struct ClusterReport<'a> {
     kubernetes: &'a Kubernetes,
 }
 
-/// The Node, the Pods on it (when known) and where they came from.
+/// The Node, the Pods on it and the RuntimeClasses (when known) and where they came from.
 struct Fetched {
     node: Node,
     pods: Option<Vec<Pod>>,
+    runtime_classes: Option<Vec<RuntimeClass>>,
     evidence: Vec<String>,
 }
 
@@ -108,7 +111,12 @@ fn choose(nodes: Vec<Node>, name: Option<&str>, source: &str) -> Result<Node, Fa
     }
 }
 
-fn from_files(node: &Input, pods: Option<&Input>, name: Option<&str>) -> Result<Fetched, Failure> {
+fn from_files(
+    node: &Input,
+    pods: Option<&Input>,
+    classes: Option<&Input>,
+    name: Option<&str>,
+) -> Result<Fetched, Failure> {
     let text = read(node, "--node")?;
     let nodes = k8s::node::parse(&text).unusable_at(format_args!("--node {node}"))?;
     let node_obj = choose(nodes, name, &format!("--node {node}"))?;
@@ -121,9 +129,21 @@ fn from_files(node: &Input, pods: Option<&Input>, name: Option<&str>) -> Result<
         }
         None => None,
     };
+    let runtime_classes = match classes {
+        Some(input) => {
+            let text = read(input, "--runtime-classes")?;
+            evidence.push(input.to_string());
+            Some(
+                k8s::runtime_class::parse(&text)
+                    .unusable_at(format_args!("--runtime-classes {input}"))?,
+            )
+        }
+        None => None,
+    };
     Ok(Fetched {
         node: node_obj,
         pods,
+        runtime_classes,
         evidence,
     })
 }
@@ -149,10 +169,17 @@ fn from_api(args: &VerifyArgs, env: &mut Env<'_>) -> Result<Fetched, Failure> {
     let nodes = k8s::node::parse(&fetched.node).unusable_at(&node_source)?;
     let node = choose(nodes, Some(name), &node_source)?;
     let pods = k8s::pod::parse(&fetched.pods).unusable_at(&pods_source)?;
+    let classes_source = format!(
+        "{}apis/node.k8s.io/v1/runtimeclasses",
+        with_slash(&fetched.server)
+    );
+    let runtime_classes =
+        k8s::runtime_class::parse(&fetched.runtime_classes).unusable_at(&classes_source)?;
     Ok(Fetched {
         node,
         pods: Some(pods),
-        evidence: vec![node_source, pods_source],
+        runtime_classes: Some(runtime_classes),
+        evidence: vec![node_source, pods_source, classes_source],
     })
 }
 
@@ -169,7 +196,8 @@ fn with_slash(url: &str) -> String {
 fn from_api(_: &VerifyArgs, _: &mut Env<'_>) -> Result<Fetched, Failure> {
     Err(Failure::unusable(
         "this nodeimg is built without the Kubernetes API client: give the Node with --node FILE \
-         (kubectl get node NAME -o json) and the Pods with --pods FILE",
+         (kubectl get node NAME -o json), the Pods with --pods FILE and the RuntimeClasses \
+         with --runtime-classes FILE",
     ))
 }
 
@@ -226,13 +254,19 @@ pub fn run(args: &VerifyArgs, env: &mut Env<'_>) -> Outcome {
         file: args.blueprint.to_string(),
     };
     let fetched = match &args.node {
-        Some(node) => from_files(node, args.pods.as_ref(), args.node_name.as_deref())?,
+        Some(node) => from_files(
+            node,
+            args.pods.as_ref(),
+            args.runtime_classes.as_ref(),
+            args.node_name.as_deref(),
+        )?,
         None => from_api(args, env)?,
     };
     let (mut findings, kubernetes) = cluster::check(
         spec,
         &fetched.node,
         fetched.pods.as_deref(),
+        fetched.runtime_classes.as_deref(),
         &fetched.evidence,
     );
     let patterns: Vec<&str> = args.checks.iter().map(|p| p.trim()).collect();

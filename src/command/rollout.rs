@@ -147,6 +147,11 @@ fn plan_cmd(args: &RolloutPlanArgs, env: &mut Env<'_>) -> Outcome {
         tolerance,
     );
     plan.image_check = image_check;
+    plan.operator_driver = crate::rollout::operator_driver::bump(old.blueprint.spec(), new.spec())
+        .map(|(from, to)| {
+            let waves = plan.waves.iter().map(|w| w.nodes.as_slice());
+            crate::rollout::operator_driver::stage(waves, &from, &to)
+        });
     if let Some(dir) = &args.output {
         let applier = match rollout.engine.applier.as_deref() {
             Some(image) => manifests::Applier::Site(image),
@@ -272,6 +277,9 @@ fn write_output(
 ) -> Result<(), Failure> {
     let staged = StagedDir::new(dir, Kind::Render, inputs).unusable()?;
     let mut files = manifests::render(plan, &rollout.engine, applier).unusable()?;
+    if let Some(d) = &plan.operator_driver {
+        files.extend(crate::rollout::operator_driver::scripts(d));
+    }
     let json = serde_json::to_string_pretty(plan).unusable()? + "\n";
     files.push(("plan.json".to_owned(), json));
     for (name, text) in files {
@@ -324,6 +332,20 @@ fn plan_text(p: &Plan, env: &mut Env<'_>) -> std::io::Result<()> {
         p.rollback.image
     )?;
     writeln!(o, "  each node  {}", p.steps.describe())?;
+    if let Some(d) = &p.operator_driver {
+        writeln!(
+            o,
+            "  driver     {} → {}, rolled by the GPU operator and staged by these waves: before \
+             `helm upgrade` with the new operator values, driver-hold.sh labels every node {}=true; \
+             after each wave's image, wave-NNN-driver.sh releases its nodes; wait for {} on them, \
+             then acceptance (the gate asks each record for driver {})",
+            d.from,
+            d.to,
+            crate::rollout::operator_driver::SKIP_LABEL,
+            d.done,
+            d.to
+        )?;
+    }
     let skus: Vec<String> = p.skus.iter().map(|(k, n)| format!("{k} ({n})")).collect();
     writeln!(
         o,
@@ -461,6 +483,7 @@ fn readmit_cmd(args: &RolloutReadmitArgs, env: &mut Env<'_>) -> Outcome {
             .acceptance
             .as_ref()
             .map_or(5.0, |a| a.regression_tolerance_percent),
+        driver: None,
     };
     let name = format!("{} {version} ({})", bp.name(), bp.id());
     let r = readmit::judge(&target, &name, &args.nodes, &current, previous.as_ref());

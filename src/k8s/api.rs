@@ -1,4 +1,4 @@
-//! The Kubernetes API, for the Node and the Pods on it: the raw JSON the API server
+//! The Kubernetes API, for the Node, the Pods on it and the RuntimeClasses: the raw JSON the API server
 //! returns, read by the same parsers as `kubectl get -o json` output, so a file and the
 //! API give the same typed view. Credentials come from a kubeconfig (`--kubeconfig`,
 //! `$KUBECONFIG`, `~/.kube/config`) or, inside a Pod, the service account.
@@ -19,11 +19,13 @@ pub struct Fetched {
     pub node: String,
     /// `GET /api/v1/pods?fieldSelector=spec.nodeName={name}`.
     pub pods: String,
+    /// `GET /apis/node.k8s.io/v1/runtimeclasses`.
+    pub runtime_classes: String,
     /// The API server the answers came from.
     pub server: String,
 }
 
-/// Reads the Node `name` and the Pods bound to it.
+/// Reads the Node `name`, the Pods bound to it and the cluster's RuntimeClasses.
 pub fn fetch(name: &str, kubeconfig: Option<&Path>, timeout: Duration) -> Result<Fetched, String> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_io()
@@ -77,5 +79,17 @@ async fn fetch_async(name: &str, kubeconfig: Option<&Path>) -> Result<Fetched, S
         .request_text(list)
         .await
         .map_err(|e| format!("GET pods on {name} from {server}: {e}"))?;
-    Ok(Fetched { node, pods, server })
+    let list = Request::new("/apis/node.k8s.io/v1/runtimeclasses")
+        .list(&ListParams::default())
+        .map_err(|e| format!("runtime classes: {e}"))?;
+    let runtime_classes = client
+        .request_text(list)
+        .await
+        .map_err(|e| format!("GET runtimeclasses from {server}: {e}"))?;
+    Ok(Fetched {
+        node,
+        pods,
+        runtime_classes,
+        server,
+    })
 }

@@ -1,6 +1,6 @@
-//! Typed views of the Kubernetes objects nodeimg reads — Nodes and Pods — parsed once
-//! from what `kubectl get -o json` prints or the API server returns, and the client that
-//! fetches them (`api`, behind the default `kube` feature so the verifier built into
+//! Typed views of the Kubernetes objects nodeimg reads — Nodes, Pods and RuntimeClasses —
+//! parsed once from what `kubectl get -o json` prints or the API server returns, and the
+//! client that fetches them (`api`, behind the default `kube` feature so the verifier built into
 //! every node image can leave the HTTP/TLS stack out).
 //!
 //! Objects are read leniently (a Node has many fields nodeimg does not use and every
@@ -12,9 +12,11 @@
 pub mod api;
 pub mod node;
 pub mod pod;
+pub mod runtime_class;
 
 pub use node::{Condition, ConditionStatus, Node, NodeInfo, NodeStatus, NodeTaint};
 pub use pod::Pod;
+pub use runtime_class::RuntimeClass;
 
 use crate::line_error::LineError;
 use serde::Deserialize;

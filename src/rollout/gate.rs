@@ -1,8 +1,10 @@
 //! The gate between waves: the acceptance records of the wave's nodes decide whether the
 //! next wave may start. `proceed` only when every node of the wave has a record of the new
 //! blueprint whose result is `pass` (a break-glass override is not an acceptance), and no
-//! figure is worse than the node's own previous record beyond the tolerance. Anything else
-//! is `halt`, and the answer names the rollback: the previous image.
+//! figure is worse than the node's own previous record beyond the tolerance; where the GPU
+//! operator rolls a new driver by the plan's waves ([`super::operator_driver`]), a record
+//! that shows another driver is no acceptance either. Anything else is `halt`, and the
+//! answer names the rollback: the previous image.
 
 use std::collections::BTreeMap;
 
@@ -65,6 +67,7 @@ pub fn judge(
         id: &plan.to.id,
         version: &plan.to.version,
         tolerance_percent: plan.tolerance_percent,
+        driver: plan.operator_driver.as_ref().map(|d| d.to.as_str()),
     };
     let nodes: Vec<NodeVerdict> = w
         .nodes
@@ -87,6 +90,10 @@ pub fn judge(
             } else {
                 ""
             }
+        ),
+        (Decision::Proceed, true) if plan.operator_driver.is_some() => format!(
+            "proceed: apply wave-{n:03}.yaml, then run wave-{n:03}-driver.sh (the GPU operator upgrades the wave's driver)",
+            n = wave + 1
         ),
         (Decision::Proceed, true) => format!("proceed: apply wave-{:03}.yaml", wave + 1),
         (Decision::Proceed, false) => {
@@ -118,6 +125,9 @@ pub struct Target<'a> {
     pub version: &'a str,
     /// How much worse than its previous record a figure may be.
     pub tolerance_percent: f64,
+    /// The GPU driver the record must show, where the operator rolls a new one by the
+    /// plan's waves.
+    pub driver: Option<&'a str>,
 }
 
 /// One node (`name`, or its `host` name) judged on its newest record in `current`: a
@@ -146,6 +156,19 @@ pub fn judge_node(
                     target.version,
                     target.id
                 ));
+            }
+            if let Some(want) = target.driver {
+                match rec.gpu.driver.known() {
+                    Some(seen) if seen == want => {}
+                    seen => reasons.push(format!(
+                        "the record shows driver {}, not the new {want}: the GPU operator has not \
+                         upgraded this node (is it still labelled {}=true, or {} not {}?)",
+                        seen.map_or("(none)", String::as_str),
+                        super::operator_driver::SKIP_LABEL,
+                        super::operator_driver::STATE_LABEL,
+                        super::operator_driver::DONE,
+                    )),
+                }
             }
             match rec.result {
                 RecordResult::Pass => {}

@@ -3,7 +3,8 @@
 //! uncordons ([`manifests`]); the acceptance records of each wave decide whether the next
 //! may start ([`gate`]); a remediated node returns to service only on a passing record
 //! ([`readmit`]); [`simulate`] runs a plan over a synthetic fleet; [`baseline`]
-//! compares nodes of one SKU with their fleet median.
+//! compares nodes of one SKU with their fleet median; [`operator_driver`] stages a driver
+//! the GPU operator owns by the same waves.
 
 pub mod baseline;
 pub mod faults;
@@ -11,6 +12,7 @@ pub mod fleet;
 pub mod gate;
 pub mod hardware;
 pub mod manifests;
+pub mod operator_driver;
 pub mod plan;
 pub mod readmit;
 pub mod records;

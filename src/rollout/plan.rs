@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::fleet::Fleet;
+use super::operator_driver::OperatorDriver;
 use crate::blueprint::model::rollout::Budget;
 use crate::diff::impact::Impact;
 
@@ -120,6 +121,10 @@ pub struct Plan {
     /// Whether the new and old images were checked against the trust policy.
     #[serde(default)]
     pub image_check: ImageCheck,
+    /// A driver bump the GPU operator rolls, staged by these waves; the gate asks each
+    /// node's record for its new version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operator_driver: Option<OperatorDriver>,
 }
 
 /// Whether the images were checked against the trust policy before the Plans were made.
@@ -580,6 +585,7 @@ pub fn plan(
         waves,
         tolerance_percent,
         rollback,
+        operator_driver: None,
     }
 }
 

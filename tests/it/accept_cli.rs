@@ -30,10 +30,15 @@ struct Bench {
 impl Bench {
     /// Verifies the fixture node (layer 1) and writes its layer 2–5 outputs.
     fn new(knobs: &Knobs) -> Bench {
+        Bench::of(BLUEPRINT, knobs)
+    }
+
+    /// The same for the fixture node under `blueprint`.
+    fn of(blueprint: &str, knobs: &Knobs) -> Bench {
         let bench = Bench {
             dir: tempfile::tempdir().unwrap(),
         };
-        std::fs::write(bench.path("bp.yaml"), BLUEPRINT).unwrap();
+        std::fs::write(bench.path("bp.yaml"), blueprint).unwrap();
         std::fs::write(bench.path("smi.xml"), verify_fixture::healthy_xml()).unwrap();
         let tree = verify_fixture::healthy_tree();
         // The fixture's stand-in programs are named: nothing runs from an inspected root.
@@ -285,6 +290,205 @@ fn a_regression_fails_even_above_the_threshold() {
         r.findings
             .iter()
             .any(|f| f.id == "regression" && f.verdict == Verdict::Pass)
+    );
+}
+
+/// The framework Job's power samples: a GPU that cannot reach 75 % of its power limit
+/// under the matmul load, or whose hardware thermal slowdown engages, fails as `device`
+/// with the cooling and power action; the figures go into the record and a GPU drawing
+/// less than in the previous record regresses.
+#[test]
+fn power_and_clocks_under_load_are_judged_and_recorded() {
+    let healthy = Bench::new(&Knobs::default());
+    assert_eq!(healthy.accept("ok.json", &[]).status.code(), Some(0));
+    let r = healthy.record("ok.json");
+    let passed = |id: &str| {
+        r.findings
+            .iter()
+            .filter(|f| f.id == id && f.verdict == Verdict::Pass)
+            .count()
+    };
+    assert_eq!(
+        (
+            passed("power.samples"),
+            passed("power.peak"),
+            passed("power.slowdown")
+        ),
+        (1, 8, 8)
+    );
+    let peak = &r.figures["power.gpu3.peak_w"];
+    assert_eq!((peak.value, peak.unit.as_str()), (688.4, "W"));
+    assert_eq!(r.figures["power.gpu3.limit_w"].value, 700.0);
+    assert!(
+        peak.evidence.contains("framework.log:"),
+        "{}",
+        peak.evidence
+    );
+
+    // 480 W of 700 (69 %) and GPU 5 in hardware thermal slowdown.
+    let weak = Bench::new(&Knobs {
+        peak_watts: 480.0,
+        thermal_slowdown: Some(5),
+        ..Knobs::default()
+    });
+    let previous = healthy.arg("ok.json");
+    let out = weak.accept("weak.json", &["--previous", &previous]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let r = weak.record("weak.json");
+    let peak = failed(&r, "power.peak");
+    assert_eq!(peak.len(), 8, "{:#?}", r.findings);
+    assert_eq!(peak[0].fault, FaultClass::Device);
+    assert_eq!(peak[0].action, nodeimg::fault::Action::CheckCoolingPower);
+    assert!(peak[0].expected.contains("525 W"), "{}", peak[0].expected);
+    let slow = failed(&r, "power.slowdown");
+    assert_eq!(slow.len(), 1);
+    assert_eq!(slow[0].subject.as_deref(), Some("GPU 5"));
+    assert!(
+        slow[0].observed.contains("hw_thermal_slowdown") && slow[0].observed.contains("91 °C"),
+        "{}",
+        slow[0].observed
+    );
+    let regressed = r
+        .findings
+        .iter()
+        .find(|f| {
+            f.id == "regression"
+                && f.subject.as_deref() == Some("power.gpu0.peak_w")
+                && f.verdict == Verdict::Fail
+        })
+        .expect("peak power regression");
+    assert_eq!(regressed.fault, FaultClass::Device);
+
+    // Samples after an nccl-tests table (the sampler around all_reduce_perf) are read
+    // with the run: slowdown is judged under any load, the power limit's share only under
+    // the matmul load.
+    let nccl = Bench::new(&Knobs::default());
+    let log = nccl.path("outputs/all-reduce.log");
+    let mut text_all = std::fs::read_to_string(&log).unwrap();
+    text_all.push_str(&fixture::power_samples(480.0, Some(2)));
+    std::fs::write(&log, text_all).unwrap();
+    let inputs = nodeimg::accept::input::load_with_samples(&log).unwrap();
+    assert!(matches!(
+        &inputs[..],
+        [
+            nodeimg::accept::input::Input {
+                output: nodeimg::accept::input::Output::Nccl(_),
+                ..
+            },
+            nodeimg::accept::input::Input {
+                output: nodeimg::accept::input::Output::Power(p),
+                ..
+            }
+        ] if p.load == nodeimg::accept::power::Load::Nccl
+    ));
+    assert_eq!(nccl.accept("n.json", &[]).status.code(), Some(1));
+    let r = nccl.record("n.json");
+    let slow = failed(&r, "power.slowdown");
+    assert_eq!(slow.len(), 1);
+    assert!(
+        slow[0].evidence[0].contains("all-reduce.log"),
+        "{:?}",
+        slow[0].evidence
+    );
+    assert!(
+        failed(&r, "power.peak").is_empty(),
+        "480 W under NCCL is not judged"
+    );
+
+    // Without the samples (a framework log of an older probe): incomplete, never a pass.
+    let bench = Bench::new(&Knobs::default());
+    let log = bench.path("outputs/framework.log");
+    let text_all = std::fs::read_to_string(&log).unwrap();
+    let probe_only = &text_all[..text_all.find("# nodeimg power samples").unwrap()];
+    std::fs::write(&log, probe_only).unwrap();
+    assert_eq!(bench.accept("r.json", &[]).status.code(), Some(1));
+    let r = bench.record("r.json");
+    assert_eq!(
+        r.findings
+            .iter()
+            .find(|f| f.id == "power.samples")
+            .map(|f| f.verdict),
+        Some(Verdict::Incomplete)
+    );
+}
+
+/// JAX and the inference engine, where the blueprint names their images: each JAX step
+/// and the engine's serve step pass or fail like the PyTorch steps (`transient-application`,
+/// restart it), the engine's rate and time to first token are judged against the
+/// blueprint's thresholds and, as figures, against the node's previous record; a required
+/// one without output is not run.
+#[test]
+fn jax_and_the_inference_engine_are_judged_like_the_framework() {
+    let digest = "b".repeat(64);
+    let blueprint = format!(
+        "{BLUEPRINT}acceptance:\n  images:\n    jax: registry.example.com/jax:25.10@sha256:{digest}\n    inference: registry.example.com/vllm-openai:v0.11.0@sha256:{digest}\n  inference:\n    model: /models/Qwen2.5-0.5B-Instruct\n  thresholds:\n    inferenceTokensPerSecond: 150\n    inferenceTtftMs: 250\n"
+    );
+    let write = |bench: &Bench, tps: f64, ttft: f64| {
+        let out = bench.path("outputs");
+        std::fs::write(out.join("jax.log"), fixture::jax()).unwrap();
+        std::fs::write(out.join("inference.log"), fixture::inference(tps, ttft)).unwrap();
+    };
+    let healthy = Bench::of(&blueprint, &Knobs::default());
+    write(&healthy, 412.7, 84.2);
+    let out = healthy.accept("ok.json", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    let r = healthy.record("ok.json");
+    for id in [
+        "jax.devices",
+        "jax.tensor",
+        "jax.collective",
+        "inference.serve",
+        "inference.tokens-per-second",
+        "inference.ttft",
+    ] {
+        let f = r
+            .findings
+            .iter()
+            .find(|f| f.id == id)
+            .unwrap_or_else(|| panic!("{id}"));
+        assert_eq!(f.verdict, Verdict::Pass, "{id}");
+    }
+    assert_eq!(r.figures["inference.serve.tokens_per_second"].value, 412.7);
+    assert!(!r.figures["inference.serve.ttft_ms"].higher_is_better);
+    assert_eq!(r.figures["jax.tensor.tflops"].value, 612.3);
+
+    // A slow engine: below 150 tokens/s and over 250 ms to the first token.
+    let slow = Bench::of(&blueprint, &Knobs::default());
+    write(&slow, 90.0, 900.0);
+    let previous = healthy.arg("ok.json");
+    let out = slow.accept("slow.json", &["--previous", &previous]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let r = slow.record("slow.json");
+    for id in ["inference.tokens-per-second", "inference.ttft"] {
+        let f = failed(&r, id);
+        assert_eq!(f.len(), 1, "{id}: {:#?}", r.findings);
+        assert_eq!(f[0].fault, FaultClass::TransientApplication);
+    }
+    assert!(r.findings.iter().any(|f| f.id == "regression"
+        && f.subject.as_deref() == Some("inference.serve.ttft_ms")
+        && f.verdict == Verdict::Fail));
+
+    // A failed JAX step, and no inference output: fail and not run.
+    let broken = Bench::of(&blueprint, &Knobs::default());
+    write(&broken, 412.7, 84.2);
+    let jax = fixture::jax().replace(
+        r#""step": "collective", "status": "pass""#,
+        r#""step": "collective", "status": "fail", "error": "XlaRuntimeError: INTERNAL: NCCL operation ncclAllReduce failed""#,
+    );
+    assert_ne!(jax, fixture::jax());
+    std::fs::write(broken.path("outputs/jax.log"), jax).unwrap();
+    std::fs::remove_file(broken.path("outputs/inference.log")).unwrap();
+    assert_eq!(broken.accept("b.json", &[]).status.code(), Some(1));
+    let r = broken.record("b.json");
+    let f = failed(&r, "jax.collective");
+    assert_eq!(f.len(), 1);
+    assert!(f[0].observed.contains("ncclAllReduce"), "{}", f[0].observed);
+    assert_eq!(
+        r.findings
+            .iter()
+            .find(|f| f.id == "inference")
+            .map(|f| f.verdict),
+        Some(Verdict::NotRun)
     );
 }
 

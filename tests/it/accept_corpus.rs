@@ -654,11 +654,78 @@ fn every_acceptance_output_is_recognised_by_content() {
                 Output::Nodes(_) => "nodes",
                 Output::Ibstat(_) => "ibstat",
                 Output::Topology(_) => "topo",
-                Output::Pods(_) | Output::Probe(_) | Output::Fio(_) => "other",
+                Output::Pods(_)
+                | Output::RuntimeClasses(_)
+                | Output::Probe(_)
+                | Output::Fio(_)
+                | Output::Power(_) => "other",
             };
             assert_eq!(got, want, "{folder}/{name}");
             seen += 1;
         }
     }
     assert_eq!(seen, 27, "every acceptance tool output of the corpus");
+}
+
+/// The power sampler's parser on real `nvidia-smi --query-gpu --format=csv` output: the
+/// idle and the load rows of every Linux capture in `../shared/corpus/nvidia-smi-text-captures`
+/// (the exporter's wide field list, read by header name). Expected values come from the
+/// rows by a plain split on the header, independent of the parser.
+#[test]
+#[ignore = "opt-in suite `corpus`: reads ../shared/corpus (cargo test -- --ignored)"]
+fn power_samples_read_real_query_gpu_output() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/corpus/nvidia-smi-text-captures/nvidia_gpu_exporter");
+    assert!(dir.is_dir(), "corpus folder {} is missing", dir.display());
+    let mut seen = 0;
+    let mut names: Vec<PathBuf> = fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("linux-")
+        })
+        .collect();
+    names.sort();
+    for path in names {
+        let text = fs::read_to_string(&path).unwrap();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        // The rows after each `timestamp, …, power.draw [W], …` header, by a plain split.
+        let lines: Vec<&str> = text.lines().collect();
+        let mut want = Vec::new();
+        for (i, l) in lines.iter().enumerate() {
+            if l.starts_with("timestamp, ") && l.contains("power.draw [W]") {
+                let cols: Vec<&str> = l.split(", ").collect();
+                let at = cols.iter().position(|c| *c == "power.draw [W]").unwrap();
+                for row in &lines[i + 1..] {
+                    let vals: Vec<&str> = row.split(", ").collect();
+                    if vals.len() != cols.len() {
+                        break;
+                    }
+                    want.push(vals[at].trim_end_matches(" W").parse::<f64>().ok());
+                }
+            }
+        }
+        assert!(want.len() >= 2, "{name}: idle and load rows");
+        let got = nodeimg::accept::power::parse(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let power: Vec<Option<f64>> = got.samples.iter().map(|s| s.power).collect();
+        assert_eq!(power, want, "{name}");
+        assert!(got.samples.iter().all(|s| s.limit.is_some()), "{name}");
+        seen += 1;
+    }
+    assert!(seen >= 5, "{seen} captures");
+    // The H100 and H200 under gpu-burn: 631.95 W and 627.40 W of their 700 W enforced
+    // limit (90 %), above the 75 % `power.peak` asks; the H100's clocks at their maximum,
+    // no clock event reason active.
+    let h100 =
+        fs::read_to_string(dir.join("linux-x86_64__nvidia-h100-80gb-hbm3__590.48.01.txt")).unwrap();
+    let got = nodeimg::accept::power::parse(&h100).unwrap();
+    let load = got.samples.last().unwrap();
+    assert_eq!(
+        (load.power, load.limit, load.sm_clock, load.max_sm_clock),
+        (Some(631.95), Some(700.0), Some(1980.0), Some(1980.0))
+    );
+    assert!(load.active.is_empty(), "{:?}", load.active);
 }

@@ -401,6 +401,309 @@ fn the_scripts_the_workloads_run_compile() {
     assert!(!out.status.success());
 }
 
+/// The framework Job runs its probe under the power sampler on NVIDIA nodes: the rendered
+/// script asks nvidia-smi for the fields `nodeimg accept` reads, runs the workload with its
+/// exit status, and prints the samples after the workload's lines where accept finds them.
+/// nvidia-smi is a stand-in here (no GPU): a shell script that checks the arguments it is
+/// given and prints rows in the H100 capture's format until it is stopped.
+#[test]
+#[ignore = "needs sh (the script the framework Job runs)"]
+fn the_power_sampler_runs_the_workload_and_prints_what_accept_reads() {
+    let docs = acceptance(&Variant::of("h100-sxm-ubuntu"));
+    let job = &docs["framework-job.yaml"]["spec"]["template"]["spec"]["containers"][0];
+    let command: Vec<&str> = job["command"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        &command[..3],
+        ["/bin/sh", "/opt/nodeimg/sample-power.sh", "torchrun"]
+    );
+    let script = docs["scripts.yaml"]["data"]["sample-power.sh"]
+        .as_str()
+        .unwrap();
+    let query = format!("--query-gpu={}", nodeimg::accept::power::QUERY.join(","));
+    assert!(script.contains(&query), "{script}");
+    // AMD nodes have no nvidia-smi: no sampler.
+    let amd = acceptance(&Variant::of("mi300x-rhel"));
+    assert!(amd["scripts.yaml"]["data"].get("sample-power.sh").is_none());
+    if let Some(job) = amd.get("framework-job.yaml") {
+        assert!(!job.to_string().contains("sample-power.sh"));
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let smi = bin.join("nvidia-smi");
+    std::fs::write(
+        &smi,
+        format!(
+            "#!/bin/sh\n[ \"$1\" = \"{query}\" ] && [ \"$2\" = --format=csv ] && [ \"$3\" = -lms ] || {{ echo \"bad arguments: $*\"; exit 2; }}\n\
+echo 'timestamp, index, pci.bus_id, power.draw [W], enforced.power.limit [W], clocks.sm [MHz], clocks.max.sm [MHz], temperature.gpu, clocks_throttle_reasons.sw_power_cap, clocks_throttle_reasons.hw_slowdown, clocks_throttle_reasons.hw_thermal_slowdown, clocks_throttle_reasons.hw_power_brake_slowdown, clocks_throttle_reasons.sw_thermal_slowdown'\n\
+while :; do echo '2026/12/05 14:02:11.601, 0, 00000000:19:00.0, 688.40 W, 700.00 W, 1755 MHz, 1980 MHz, 66, Active, Not Active, Not Active, Not Active, Not Active'; sleep 0.1; done\n"
+        ),
+    )
+    .unwrap();
+    let sh = dir.path().join("sample-power.sh");
+    std::fs::write(&sh, script).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&smi, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let probe_line = r#"{"nodeimg": "probe/v1", "suite": "framework", "step": "load", "status": "pass", "seconds": 0.5, "rank": 0, "world_size": 1, "metrics": {"tflops": 640.0}}"#;
+    let out = std::process::Command::new("sh")
+        .arg(&sh)
+        .args([
+            "sh",
+            "-c",
+            &format!("sleep 0.5; echo '{probe_line}'; exit 3"),
+        ])
+        .env("PATH", &path)
+        .output()
+        .expect("sh");
+    assert_eq!(out.status.code(), Some(3), "the workload's exit status");
+    let log = dir.path().join("framework.log");
+    std::fs::write(&log, &out.stdout).unwrap();
+    let inputs = nodeimg::accept::input::load_with_samples(&log).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(inputs.len(), 2, "{}", String::from_utf8_lossy(&out.stdout));
+    match &inputs[1].output {
+        nodeimg::accept::input::Output::Power(s) => {
+            assert_eq!(s.load, nodeimg::accept::power::Load::Gemm);
+            assert!(s.error.is_none(), "{:?}", s.error);
+            assert!(!s.samples.is_empty());
+            assert_eq!(s.samples[0].power, Some(688.4));
+            assert_eq!(s.samples[0].active, ["sw_power_cap"]);
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+/// The JAX and inference Jobs of the H100 example, and their scripts run for real: the
+/// JAX probe refuses an unknown suite before importing JAX (no JAX here), and the
+/// inference check starts a stand-in engine (a small Python server that speaks vLLM's
+/// OpenAI-compatible streaming protocol: no GPU here), waits for it, asks the fixed prompt
+/// and prints the line `nodeimg accept` reads.
+/// The H100 example with a JAX image and an inference engine serving a model baked into
+/// its image.
+fn with_engines() -> Variant {
+    let digest = "c".repeat(64);
+    Variant::of("h100-sxm-ubuntu")
+        .set(
+            "acceptance.images.jax",
+            json!(format!("registry.gpu.example.com/acceptance/jax:25.10-py3@sha256:{digest}")),
+        )
+        .set(
+            "acceptance.images.inference",
+            json!(format!(
+                "registry.gpu.example.com/acceptance/vllm-openai:v0.11.0-qwen2.5-0.5b@sha256:{digest}"
+            )),
+        )
+        .set(
+            "acceptance.inference",
+            json!({"engine": "vllm", "model": "/models/Qwen2.5-0.5B-Instruct"}),
+        )
+}
+
+#[test]
+fn the_engines_render_where_their_images_are_given() {
+    let plain = acceptance(&Variant::of("h100-sxm-ubuntu"));
+    assert!(!plain.contains_key("framework-jax-job.yaml"));
+    assert!(!plain.contains_key("inference-job.yaml"));
+    assert!(
+        plain["scripts.yaml"]["data"]
+            .get("serve-check.py")
+            .is_none()
+    );
+    let docs = acceptance(&with_engines());
+    for file in ["framework-jax-job.yaml", "inference-job.yaml"] {
+        let job = &docs[file];
+        assert_eq!(job["kind"], "Job", "{file}");
+        let pod = &job["spec"]["template"]["spec"];
+        // Gated like every acceptance workload, and on every GPU of the node.
+        assert_eq!(
+            pod["nodeSelector"]["nodeimg.dev/acceptance"], "run",
+            "{file}"
+        );
+        assert_eq!(
+            pod["containers"][0]["resources"]["limits"]["nvidia.com/gpu"], 8,
+            "{file}"
+        );
+    }
+    let data = &docs["scripts.yaml"]["data"];
+    assert!(data["probe-jax.py"].as_str().unwrap().contains("probe/v1"));
+    assert!(
+        data["serve-check.py"]
+            .as_str()
+            .unwrap()
+            .contains("/v1/completions")
+    );
+    // A test that names an engine without its image is refused.
+    let refused_why = refused(
+        &Variant::of("h100-sxm-ubuntu").set("acceptance.tests", json!(["kubernetes", "jax"])),
+    );
+    assert!(
+        refused_why.contains("acceptance.images.jax"),
+        "{refused_why}"
+    );
+    let refused_why = refused(&with_engines().set("acceptance.inference.model", json!("models/x")));
+    assert!(
+        refused_why.contains("acceptance.inference.model"),
+        "{refused_why}"
+    );
+}
+
+#[test]
+#[ignore = "needs python3 (the scripts the JAX and inference Jobs run)"]
+fn the_jax_and_inference_jobs_run_their_scripts() {
+    let docs = acceptance(&with_engines());
+    let container = |file: &str| docs[file]["spec"]["template"]["spec"]["containers"][0].clone();
+    let jax = container("framework-jax-job.yaml");
+    assert_eq!(
+        jax["command"],
+        json!(["python3", "/opt/nodeimg/probe-jax.py", "jax"])
+    );
+    assert!(jax["image"].as_str().unwrap().contains("/jax:"));
+    let inf = container("inference-job.yaml");
+    assert_eq!(
+        inf["command"],
+        json!([
+            "python3",
+            "/opt/nodeimg/serve-check.py",
+            "vllm",
+            "/models/Qwen2.5-0.5B-Instruct",
+            "8",
+            "128"
+        ])
+    );
+    assert_eq!(inf["resources"]["limits"]["nvidia.com/gpu"], 8);
+    let data = &docs["scripts.yaml"]["data"];
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, data[name].as_str().unwrap()).unwrap();
+        p
+    };
+    let probe = write("probe-jax.py");
+    let check = write("serve-check.py");
+    for py in [&probe, &check] {
+        let out = std::process::Command::new("python3")
+            .args(["-m", "py_compile"])
+            .arg(py)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let out = std::process::Command::new("python3")
+        .arg(&probe)
+        .arg("bogus")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown suite"));
+
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let engine = bin.join("vllm");
+    std::fs::write(&engine, STAND_IN_VLLM).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&engine, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let args: Vec<&str> = inf["command"].as_array().unwrap()[2..]
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    let out = std::process::Command::new("python3")
+        .arg(&check)
+        .args(&args)
+        .env("PATH", &path)
+        .env("NODEIMG_PORT", port.to_string())
+        .env("NODE_NAME", "gpu-node-01")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let steps = nodeimg::accept::probe::parse(&stdout).unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(steps.len(), 1);
+    let serve = &steps[0];
+    assert_eq!(serve.suite, nodeimg::accept::probe::Suite::Inference);
+    assert_eq!(serve.name, "serve");
+    assert_eq!(serve.metrics["tokens"], 11.0);
+    assert!(serve.metrics["ttft_ms"] >= 50.0, "{:?}", serve.metrics);
+    assert!(serve.metrics["tokens_per_second"] > 0.0);
+    // An engine that dies before serving fails the step, with its status.
+    std::fs::write(&engine, "#!/bin/sh\nexit 7\n").unwrap();
+    let out = std::process::Command::new("python3")
+        .arg(&check)
+        .args(&args)
+        .env("PATH", &path)
+        .env("NODEIMG_PORT", port.to_string())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let steps = nodeimg::accept::probe::parse(&String::from_utf8_lossy(&out.stdout)).unwrap();
+    assert_eq!(steps[0].status, nodeimg::accept::probe::StepStatus::Fail);
+    assert!(steps[0].error.as_deref().unwrap().contains("status 7"));
+}
+
+/// A stand-in for `vllm serve`: checks the arguments the check gives, then answers
+/// `/health` and a streamed `/v1/completions` as vLLM's OpenAI-compatible server does
+/// (server-sent `data: {...}` events, a usage event, `data: [DONE]`).
+const STAND_IN_VLLM: &str = r#"#!/usr/bin/env python3
+import json, sys, time
+from http.server import BaseHTTPRequestHandler, HTTPServer
+args = sys.argv[1:]
+assert args[0] == "serve" and args[1] == "/models/Qwen2.5-0.5B-Instruct", args
+assert args[args.index("--tensor-parallel-size") + 1] == "8", args
+port = int(args[args.index("--port") + 1])
+assert args[args.index("--served-model-name") + 1] == "nodeimg", args
+class H(BaseHTTPRequestHandler):
+    def log_message(self, *a):
+        pass
+    def do_GET(self):
+        self.send_response(200 if self.path == "/health" else 404)
+        self.end_headers()
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        assert body["model"] == "nodeimg" and body["stream"] and body["temperature"] == 0, body
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.end_headers()
+        time.sleep(0.05)
+        for w in ["2", ",", " 3", ",", " 5", ",", " 7", ",", " 11", ",", " 13"]:
+            chunk = {"id": "cmpl-1", "object": "text_completion", "created": 0, "model": "nodeimg",
+                     "choices": [{"index": 0, "text": w, "logprobs": None, "finish_reason": None}],
+                     "usage": None}
+            self.wfile.write(("data: " + json.dumps(chunk) + "\n\n").encode())
+            self.wfile.flush()
+            time.sleep(0.01)
+        usage = {"id": "cmpl-1", "object": "text_completion", "created": 0, "model": "nodeimg",
+                 "choices": [], "usage": {"prompt_tokens": 12, "total_tokens": 23, "completion_tokens": 11}}
+        self.wfile.write(("data: " + json.dumps(usage) + "\n\ndata: [DONE]\n\n").encode())
+HTTPServer(("127.0.0.1", port), H).serve_forever()
+"#;
+
 // ---- the opt-in schema suite -------------------------------------------------------
 
 /// Kinds rendered without a vendored schema (DRA's ResourceClaimTemplate: the corpus
@@ -415,6 +718,7 @@ fn acceptance_manifests_validate_against_their_published_schemas() {
     let variants = [
         ("h100-sxm-ubuntu", h100.clone()),
         ("mi300x-rhel", Variant::of("mi300x-rhel")),
+        ("h100 with JAX and vLLM", with_engines()),
         (
             "h100 with DRA",
             h100.clone()

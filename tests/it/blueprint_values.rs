@@ -371,7 +371,7 @@ fn validate_refuses_the_overlays_that_build_refuses() {
 }
 
 #[test]
-fn gpus_without_a_repair_template_warn_that_nothing_cordons_them() {
+fn gpus_without_a_repair_template_warn_that_no_repair_queue_is_told() {
     let m = Matrix::builtin();
     let (bp, d) = Variant::of("h100-sxm-ubuntu")
         .remove("rollout.remediation.repair")
@@ -379,7 +379,15 @@ fn gpus_without_a_repair_template_warn_that_nothing_cordons_them() {
     assert!(bp.is_some(), "a warning, not an error: {d:#?}");
     let w = find(&d, "remediation-repair", "rollout.remediation");
     assert_eq!(w.severity, Severity::Warning);
-    assert!(w.message.contains("nothing cordons"), "{w}");
+    // The node is taken out by default (remediation/isolation.yaml); only the repair
+    // queue is missing.
+    assert!(
+        w.message
+            .contains("taints the node nodeimg.dev/service-required")
+            && w.message.contains("no repair queue is told")
+            && !w.message.contains("nothing cordons"),
+        "{w}"
+    );
     let (_, d) = Variant::of("h100-sxm-ubuntu").diagnose_with(&m);
     assert!(!d.iter().any(|d| d.code == "remediation-repair"), "{d:#?}");
 }

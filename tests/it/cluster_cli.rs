@@ -1,8 +1,10 @@
 //! `nodeimg verify --phase cluster` (acceptance layer 2) end to end: the fixture node's
-//! Node object and Pods (made by this project, `support::accept_fixture`) from files and
-//! from a Kubernetes API stand-in — a loopback HTTP server that answers the two requests
-//! the API server answers (`GET /api/v1/nodes/NAME`, `GET /api/v1/pods?fieldSelector=…`)
-//! with recorded responses — checked against the fixture blueprint.
+//! Node object, Pods and the cluster's RuntimeClasses (made by this project,
+//! `support::accept_fixture`) from files and from a Kubernetes API stand-in — a loopback
+//! HTTP server that answers the three requests the API server answers (`GET
+//! /api/v1/nodes/NAME`, `GET /api/v1/pods?fieldSelector=…`, `GET
+//! /apis/node.k8s.io/v1/runtimeclasses`) with recorded responses — checked against the
+//! fixture blueprint.
 
 use crate::support::accept_fixture::{self as fixture, NODE};
 use crate::support::stdout_json;
@@ -32,6 +34,7 @@ impl Files {
         std::fs::write(files.path("bp.yaml"), BLUEPRINT).unwrap();
         std::fs::write(files.path("node.json"), node).unwrap();
         std::fs::write(files.path("pods.json"), pods).unwrap();
+        std::fs::write(files.path("rc.json"), fixture::runtime_classes_json()).unwrap();
         files
     }
 
@@ -43,10 +46,16 @@ impl Files {
         self.path(name).to_string_lossy().into_owned()
     }
 
+    /// `verify --phase cluster` with `extra`; where the Pods are given, the RuntimeClasses
+    /// (`rc.json`) are too, as both come from the cluster.
     fn verify(&self, extra: &[&str]) -> Output {
         let bp = self.arg("bp.yaml");
+        let rc = self.arg("rc.json");
         let mut args = vec!["verify", "--phase", "cluster", "--blueprint", &bp];
         args.extend_from_slice(extra);
+        if extra.contains(&"--pods") {
+            args.extend_from_slice(&["--runtime-classes", &rc]);
+        }
         nodeimg(&args)
     }
 }
@@ -168,8 +177,15 @@ fn a_node_off_its_blueprint_fails_each_check_with_its_fault_class() {
 #[test]
 fn without_the_pods_the_components_are_incomplete_not_passed() {
     let f = Files::new(&fixture::node_json(), &fixture::pods_json());
-    let node = f.arg("node.json");
-    let out = f.verify(&["--node", &node, "--format", "json"]);
+    let (node, rc) = (f.arg("node.json"), f.arg("rc.json"));
+    let out = f.verify(&[
+        "--node",
+        &node,
+        "--runtime-classes",
+        &rc,
+        "--format",
+        "json",
+    ]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let report = stdout_json(&out);
     assert_eq!(report["result"], "incomplete");
@@ -181,6 +197,108 @@ fn without_the_pods_the_components_are_incomplete_not_passed() {
             "driver-daemon".to_owned()
         )]
     );
+}
+
+/// The class's RuntimeClass: absent, naming another handler, or selecting nodes this one
+/// is not fails (`driver-daemon`, no automatic action: apply the rendered object); without
+/// the list it is incomplete, not passed.
+#[test]
+fn the_class_runtime_class_is_checked_in_the_cluster() {
+    let f = Files::new(&fixture::node_json(), &fixture::pods_json());
+    let (node, pods, rc) = (f.arg("node.json"), f.arg("pods.json"), f.arg("rc.json"));
+    let bp = f.arg("bp.yaml");
+    let run = |classes: &str| {
+        std::fs::write(f.path("rc.json"), classes).unwrap();
+        let out = f.verify(&["--node", &node, "--pods", &pods, "--format", "json"]);
+        let report = stdout_json(&out);
+        (out.status.code(), not_passed(&report), report)
+    };
+    let (code, failed, report) = run(&fixture::runtime_classes_json());
+    assert_eq!((code, failed), (Some(0), vec![]));
+    let finding = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["id"] == "cluster.runtime-class")
+        .expect("checked");
+    assert_eq!(finding["subject"], "nvidia-h100-fixture");
+    assert_eq!(finding["verdict"], "pass");
+
+    let key = |verdict: &str| {
+        vec![(
+            "cluster.runtime-class[nvidia-h100-fixture]".to_owned(),
+            verdict.to_owned(),
+            "driver-daemon".to_owned(),
+        )]
+    };
+    // Only the operator's own `nvidia`: ours was never applied.
+    let operator_only = fixture::runtime_classes_json().replace("nvidia-h100-fixture", "other");
+    let (code, failed, report) = run(&operator_only);
+    assert_eq!((code, failed), (Some(1), key("fail")));
+    let observed = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["verdict"] == "fail")
+        .unwrap()["observed"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(observed.contains("absent"), "{observed}");
+    // Ours with another handler, or a selector this node does not satisfy.
+    let wrong = fixture::runtime_classes_json().replace(
+        r#""h100-fixture"}}, "handler": "nvidia""#,
+        r#""h100-fixture"}}, "handler": "runc""#,
+    );
+    assert_ne!(wrong, fixture::runtime_classes_json());
+    assert_eq!(run(&wrong).1, key("fail"));
+    let elsewhere = fixture::runtime_classes_json().replace(
+        r#""h100-fixture"}}, "handler": "nvidia""#,
+        r#""h100-fixture"}}, "handler": "nvidia", "scheduling": {"nodeSelector": {"pool": "a100"}}"#,
+    );
+    assert_ne!(elsewhere, fixture::runtime_classes_json());
+    let (_, failed, report) = run(&elsewhere);
+    assert_eq!(failed, key("fail"));
+    assert!(report.to_string().contains("pool=a100"));
+
+    // Without the list: incomplete.
+    let out = nodeimg(&[
+        "verify",
+        "--phase",
+        "cluster",
+        "--blueprint",
+        &bp,
+        "--node",
+        &node,
+        "--pods",
+        &pods,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        not_passed(&stdout_json(&out)),
+        vec![(
+            "cluster.runtime-classes".to_owned(),
+            "incomplete".to_owned(),
+            "driver-daemon".to_owned()
+        )]
+    );
+    // A damaged list is unusable input, named.
+    std::fs::write(f.path("rc.json"), "{\"kind\": \"List\", \"items\": [{").unwrap();
+    let out = nodeimg(&[
+        "verify",
+        "--phase",
+        "cluster",
+        "--blueprint",
+        &bp,
+        "--node",
+        &node,
+        "--runtime-classes",
+        &rc,
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains(&rc), "{}", text(&out.stderr));
 }
 
 #[test]
@@ -351,8 +469,8 @@ fn the_cluster_phase_refuses_a_record_of_another_node_or_image() {
     );
 }
 
-/// A Kubernetes API stand-in on a loopback port: answers the recorded Node and Pod list
-/// and 404 (a `Status` object, as the API server does) to anything else; keeps the
+/// A Kubernetes API stand-in on a loopback port: answers the recorded Node, Pod list and
+/// RuntimeClass list and 404 (a `Status` object, as the API server does) to anything else; keeps the
 /// request lines and authorization headers it saw.
 #[cfg(feature = "kube")]
 mod api {
@@ -396,6 +514,15 @@ mod api {
                     && target.contains("fieldSelector=spec.nodeName%3Dgpu-node-01")
                 {
                     ("200 OK", pods.clone())
+                } else if target.starts_with("/apis/node.k8s.io/v1/runtimeclasses") {
+                    (
+                        "200 OK",
+                        super::fixture::runtime_classes_json().replacen(
+                            r#""kind": "List""#,
+                            r#""kind": "RuntimeClassList""#,
+                            1,
+                        ),
+                    )
                 } else {
                     (
                         "404 Not Found",
@@ -451,7 +578,11 @@ fn node_and_pods_from_the_api() {
         format!("{}/api/v1/nodes/{NODE}", server.url)
     );
     let seen = server.seen.lock().unwrap().clone();
-    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert_eq!(seen.len(), 3, "{seen:?}");
+    assert!(
+        seen[2].starts_with("/apis/node.k8s.io/v1/runtimeclasses"),
+        "{seen:?}"
+    );
     assert!(
         seen.iter()
             .all(|s| s.ends_with("Bearer recorded-token") || s.ends_with("bearer recorded-token")),

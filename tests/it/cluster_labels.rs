@@ -2,7 +2,8 @@
 //! (`tests/fixtures/cluster/h100-labelled.yaml`) passes on a Node carrying every label it
 //! implies — NFD platform labels, NFD's PCI vendor label, GPU feature discovery's, the
 //! blueprint's own — and fails, with fault class `driver-daemon`, on each one missing or
-//! of another value.
+//! of another value. The cluster holds the RuntimeClass the blueprint renders, whose node
+//! selector is the blueprint's own labels: a node without one of them is off it too.
 
 use crate::support::accept_fixture as fixture;
 use std::path::Path;
@@ -22,9 +23,33 @@ const LABELS: &[(&str, &str)] = &[
     ("example.com/pool", "training"),
 ];
 
+fn blueprint_path() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cluster/h100-labelled.yaml")
+}
+
 fn blueprint() -> String {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cluster/h100-labelled.yaml");
+    let p = blueprint_path();
     std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// The RuntimeClasses render writes for the blueprint, as `kubectl get runtimeclasses -o
+/// json` lists them once applied.
+fn runtime_classes() -> String {
+    let bp = nodeimg::blueprint::load_file(
+        &blueprint_path(),
+        &nodeimg::blueprint::compat::Matrix::builtin(),
+    )
+    .unwrap_or_else(|d| panic!("{d:?}"))
+    .blueprint;
+    let r = crate::support::rendered(&bp);
+    let items: Vec<serde_json::Value> = r
+        .cluster
+        .files()
+        .filter(|(p, _, _)| p.starts_with("runtime-classes/"))
+        .map(|(_, _, bytes)| serde_yaml::from_slice(bytes).unwrap())
+        .collect();
+    assert_eq!(items.len(), 1, "the nvidia handler's");
+    serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items}).to_string()
 }
 
 /// The fixture Node with `labels` in place of its own.
@@ -64,10 +89,11 @@ fn verify(node: &str) -> Output {
         std::fs::write(&p, text).unwrap();
         p.to_string_lossy().into_owned()
     };
-    let (bp, node, pods) = (
+    let (bp, node, pods, classes) = (
         w("bp.yaml", &blueprint()),
         w("node.json", node),
         w("pods.json", &pods()),
+        w("rc.json", &runtime_classes()),
     );
     crate::support::cmd()
         .args([
@@ -80,6 +106,8 @@ fn verify(node: &str) -> Output {
             &node,
             "--pods",
             &pods,
+            "--runtime-classes",
+            &classes,
             "--format",
             "json",
         ])
@@ -129,7 +157,14 @@ fn a_missing_label_fails_each_one_alone() {
         let out = verify(&node(&rest));
         assert_eq!(out.status.code(), Some(1), "{missing}");
         let (found, others) = labels(&out);
-        assert!(others.is_empty(), "{missing}: {others:?}");
+        // The blueprint's own labels are the RuntimeClass's node selector as well.
+        let own = ["platform.example.com/node-class", "example.com/pool"].contains(missing);
+        let want: Vec<String> = if own {
+            vec!["cluster.runtime-class[nvidia-h100-labelled] fail".to_owned()]
+        } else {
+            Vec::new()
+        };
+        assert_eq!(others, want, "{missing}");
         let failed: Vec<_> = found.iter().filter(|f| f.1 != "pass").collect();
         assert_eq!(
             failed,

@@ -23,7 +23,7 @@ fn node(capacity: &str, allocatable: &str) -> nodeimg::k8s::Node {
 
 fn allocatable_finding(n: &nodeimg::k8s::Node) -> nodeimg::verify::report::record::Finding {
     let bp = example("h100-sxm-ubuntu");
-    let (findings, _) = nodeimg::accept::cluster::check(bp.spec(), n, None, &[]);
+    let (findings, _) = nodeimg::accept::cluster::check(bp.spec(), n, None, None, &[]);
     findings
         .into_iter()
         .find(|f| f.id == "cluster.allocatable.gpu")

@@ -201,7 +201,7 @@ fn verdicts(
     id: &str,
     subject: &str,
 ) -> Vec<String> {
-    let (findings, _) = nodeimg::accept::cluster::check(bp.spec(), n, None, &[]);
+    let (findings, _) = nodeimg::accept::cluster::check(bp.spec(), n, None, None, &[]);
     findings
         .iter()
         .filter(|f| f.id == id && f.subject.as_deref() == Some(subject))

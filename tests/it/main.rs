@@ -28,6 +28,7 @@ mod cluster_cli;
 mod cluster_labels;
 mod command;
 mod container_devices;
+mod default_isolation;
 mod derived;
 mod diff;
 mod facts_capture;

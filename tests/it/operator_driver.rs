@@ -74,3 +74,171 @@ fn diff_names_the_policy_a_driver_bump_rolls_by() {
     assert_eq!(f.impact, Impact::Live);
     assert!(f.why.contains("driver.upgradePolicy"), "{}", f.why);
 }
+
+/// The H100 example with the operator's driver at `version`, as a blueprint file in `s`.
+fn write_operator_blueprint(s: &crate::rollout::Setup, file: &str, version: &str, release: &str) {
+    operator_driver()
+        .set("metadata.version", json!(release))
+        .set("accelerators.driver.version", json!(version))
+        .set(
+            "accelerators.interconnect.fabricManager.version",
+            json!(version),
+        )
+        .write(&s.path(file));
+}
+
+/// Runs `script` with `sh`, a stand-in `kubectl` first on PATH that records its arguments;
+/// the argument lists it was called with.
+fn run_with_kubectl(script: &std::path::Path) -> Vec<Vec<String>> {
+    let bin = tempfile::tempdir().unwrap();
+    let log = bin.path().join("calls");
+    let kubectl = bin.path().join("kubectl");
+    std::fs::write(
+        &kubectl,
+        "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\t' \"$a\"; done >> \"$LOG\"; echo >> \"$LOG\"\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&kubectl, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap()
+    );
+    let o = std::process::Command::new("sh")
+        .arg(script)
+        .env("PATH", path)
+        .env("LOG", &log)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            l.split('\t')
+                .filter(|a| !a.is_empty())
+                .map(str::to_owned)
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn an_operator_driver_bump_is_staged_by_the_waves_and_gated_on_the_new_driver() {
+    use crate::rollout::{Setup, record, write_record};
+    use nodeimg::verify::fact::Fact;
+    use nodeimg::verify::report::record::RecordResult;
+    let s = Setup::new(|v| v, 24);
+    write_operator_blueprint(&s, "old.yaml", "580.105.08", "2026.10.1");
+    write_operator_blueprint(&s, "new.yaml", "580.126.09", "2026.12.1");
+    let out = s.path("out");
+    let o = s.plan(&["-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("580.105.08 → 580.126.09, rolled by the GPU operator")
+            && stdout(&o).contains("driver-hold.sh"),
+        "{}",
+        stdout(&o)
+    );
+    let plan: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("plan.json")).unwrap()).unwrap();
+    let d = &plan["operator_driver"];
+    assert_eq!(d["from"], "580.105.08");
+    assert_eq!(d["to"], "580.126.09");
+    assert_eq!(
+        d["done"],
+        "nvidia.com/gpu-driver-upgrade-state=upgrade-done"
+    );
+    let waves: Vec<Vec<String>> = plan["waves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| {
+            w["nodes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|n| n.as_str().unwrap().to_owned())
+                .collect()
+        })
+        .collect();
+    assert!(waves.len() > 2 && plan["waves"][0]["canary"] == true);
+    // Before the values: every node of the plan held, once.
+    let held: Vec<Vec<String>> = run_with_kubectl(&out.join("driver-hold.sh"));
+    let mut nodes_held = Vec::new();
+    for call in &held {
+        assert_eq!(call[..3], ["label", "node", "--overwrite"], "{call:?}");
+        assert_eq!(
+            call.last().unwrap(),
+            "nvidia.com/gpu-driver-upgrade.skip=true"
+        );
+        nodes_held.extend(call[3..call.len() - 1].iter().cloned());
+    }
+    let mut all: Vec<String> = waves.concat();
+    all.sort();
+    nodes_held.sort();
+    assert_eq!(nodes_held, all, "every node held exactly once");
+    // Each wave releases exactly its own nodes, the canaries first.
+    for (i, wave) in waves.iter().enumerate() {
+        let calls = run_with_kubectl(&out.join(format!("wave-{i:03}-driver.sh")));
+        assert_eq!(calls.len(), 1);
+        let call = &calls[0];
+        assert_eq!(call.last().unwrap(), "nvidia.com/gpu-driver-upgrade.skip-");
+        assert_eq!(&call[3..call.len() - 1], &wave[..], "wave {i}");
+    }
+    // The gate: the canary wave accepted on the new image and the new driver proceeds.
+    let id = plan["to"]["id"].as_str().unwrap().to_owned();
+    let after = s.path("after");
+    let accepted = |node: &str, driver: &str| {
+        let mut r = record(node, &id, RecordResult::Pass, 480.0, "2026-12-01T00:00:00Z");
+        r.gpu.driver = Fact::Known(driver.to_owned());
+        write_record(&after, &r);
+    };
+    for n in &waves[0] {
+        accepted(n, "580.126.09");
+    }
+    let gate = || {
+        nodeimg(&[
+            "rollout",
+            "gate",
+            "--plan",
+            out.join("plan.json").to_str().unwrap(),
+            "--wave",
+            "0",
+            after.to_str().unwrap(),
+        ])
+    };
+    let o = gate();
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("wave-001-driver.sh"), "{}", stdout(&o));
+    // A node the operator did not upgrade (still held): its passing record is no acceptance.
+    accepted(&waves[0][0], "580.105.08");
+    let o = gate();
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("driver 580.105.08, not the new 580.126.09")
+            && stdout(&o).contains("nvidia.com/gpu-driver-upgrade.skip"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn a_driver_in_the_image_is_not_staged_through_the_operator() {
+    let s = crate::rollout::Setup::new(
+        |v| {
+            v.set("accelerators.driver.version", json!("580.126.09"))
+                .set(
+                    "accelerators.interconnect.fabricManager.version",
+                    json!("580.126.09"),
+                )
+        },
+        8,
+    );
+    let o = s.plan(&["--format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let plan: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(plan["impact"], "reboot");
+    assert!(plan.get("operator_driver").is_none(), "{plan:#}");
+}

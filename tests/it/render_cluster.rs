@@ -423,3 +423,129 @@ fn operator_deployed_nfd() -> Value {
     assert_eq!(v["nfd"]["enabled"], true);
     v
 }
+
+/// The RuntimeClasses of a rendered class, by handler.
+fn runtime_classes(r: &nodeimg::render::Rendered) -> Vec<Value> {
+    r.cluster
+        .files()
+        .filter(|(p, _, _)| p.starts_with("runtime-classes/"))
+        .map(|(p, _, _)| cluster(r, p))
+        .collect()
+}
+
+#[test]
+fn each_containerd_handler_has_a_runtime_class_that_keeps_pods_on_the_class() {
+    let r = rendered(&example("h100-sxm-ubuntu"));
+    // The handlers containerd reads from the rendered config.
+    let config: toml::Value = toml::from_str(
+        std::str::from_utf8(r.layer.file("etc/containerd/config.toml").unwrap()).unwrap(),
+    )
+    .unwrap();
+    let runtimes = config["plugins"]["io.containerd.cri.v1.runtime"]["containerd"]["runtimes"]
+        .as_table()
+        .unwrap();
+    let classes = runtime_classes(&r);
+    let handlers: Vec<&str> = classes
+        .iter()
+        .map(|c| c["handler"].as_str().unwrap())
+        .collect();
+    assert_eq!(handlers, ["nvidia"], "runc, the default, needs none");
+    for c in &classes {
+        let handler = c["handler"].as_str().unwrap();
+        assert!(
+            runtimes.contains_key(handler),
+            "{handler} not in config.toml"
+        );
+        // Named per class: the GPU Operator owns a RuntimeClass `nvidia` of its own.
+        assert_eq!(c["metadata"]["name"], format!("{handler}-h100-sxm-ubuntu"));
+        // A Pod that names it gets the class's labels and tolerates its taints.
+        assert_eq!(
+            c["scheduling"]["nodeSelector"],
+            json!({"platform.example.com/node-class": "h100-sxm"})
+        );
+        assert!(tolerated(
+            &c["scheduling"]["tolerations"],
+            "nvidia.com/gpu=present:NoSchedule"
+        ));
+    }
+
+    // Kata and gVisor add theirs; a CPU class without extra runtimes renders none.
+    let r = rendered(
+        &crate::support::variant::Variant::of("h100-sxm-ubuntu")
+            .set(
+                "runtime.containerd.extraRuntimes",
+                json!(["kata", "gvisor"]),
+            )
+            .load(),
+    );
+    let mut names: Vec<String> = runtime_classes(&r)
+        .iter()
+        .map(|c| {
+            format!(
+                "{}={}",
+                c["metadata"]["name"].as_str().unwrap(),
+                c["handler"]
+            )
+        })
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "kata-h100-sxm-ubuntu=\"kata\"",
+            "nvidia-h100-sxm-ubuntu=\"nvidia\"",
+            "runsc-h100-sxm-ubuntu=\"runsc\""
+        ]
+    );
+    assert!(runtime_classes(&rendered(&example("cpu-minimal"))).is_empty());
+}
+
+#[test]
+#[ignore = "needs ../shared/corpus/k8s-schemas and ../shared/corpus/gpu-operator-helm"]
+fn runtime_classes_validate_and_never_share_the_operators_name() {
+    use crate::support::k8s_schema;
+    let dir = k8s_schema::dir();
+    let mut checked = 0;
+    for name in EXAMPLES {
+        let bp = example(name);
+        let r = rendered(&bp);
+        for doc in runtime_classes(&r) {
+            for core in ["v1.34.2-standalone-strict", "v1.36.0-standalone-strict"] {
+                let errors = k8s_schema::validate(core, &doc).unwrap();
+                assert!(errors.is_empty(), "{name} ({core}): {errors:?}");
+                checked += 1;
+            }
+            // The operator's own RuntimeClass is `operator.runtimeClass` of the chart the
+            // blueprint pins.
+            if let Some(op) = bp
+                .spec()
+                .accelerators
+                .as_ref()
+                .and_then(|a| a.operator.as_ref())
+            {
+                let version = op.version.to_string();
+                let values = root().join(format!(
+                    "../shared/corpus/gpu-operator-helm/v{}/values.yaml",
+                    version.trim_start_matches('v')
+                ));
+                let values: Value =
+                    serde_yaml::from_str(&std::fs::read_to_string(&values).unwrap()).unwrap();
+                let theirs = values["operator"]["runtimeClass"].as_str().unwrap();
+                assert_eq!(theirs, "nvidia");
+                assert_ne!(doc["metadata"]["name"], theirs, "{name}");
+            }
+        }
+    }
+    assert!(
+        dir.is_dir() && checked >= 2,
+        "{checked} RuntimeClasses checked"
+    );
+    // The check can fail: a misspelled field.
+    let mut bad = runtime_classes(&rendered(&example("h100-sxm-ubuntu"))).remove(0);
+    bad["scheduling"]["nodeSelectr"] = json!({});
+    assert!(
+        !k8s_schema::validate("v1.36.0-standalone-strict", &bad)
+            .unwrap()
+            .is_empty()
+    );
+}

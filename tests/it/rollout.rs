@@ -440,7 +440,7 @@ pub fn record(
     r
 }
 
-fn write_record(dir: &Path, r: &AcceptanceRecord) {
+pub fn write_record(dir: &Path, r: &AcceptanceRecord) {
     std::fs::create_dir_all(dir).unwrap();
     let host = r.hostname.known().unwrap();
     let path = dir.join(format!("{host}.json"));
@@ -929,9 +929,9 @@ exit "$rc"
 
 /// The recovery ladder in the rendered remediation: device and link faults get the
 /// reboot rung (bounded on the node by `maxReboots`), failures that need a person the
-/// repair template; without a repair template nothing acts on those, while
-/// node-problem-detector still sets the condition and keeps the evidence (a person
-/// cordons, see the README). The class rules judge only what automation acts on, the
+/// repair template; without a repair template no NodeHealthCheck acts on those, while
+/// node-problem-detector still sets the condition and keeps the evidence (and the NFD taint
+/// takes the node out, `default_isolation`). The class rules judge only what automation acts on, the
 /// service rule only what needs a person: no failure is acted on twice.
 #[test]
 fn the_ladder_reboots_a_bounded_number_of_times_then_repair() {

@@ -6,7 +6,7 @@ use crate::support;
 
 use crate::support::fixture_tree::Tree;
 use crate::support::nvidia_smi::{RetiredPages, SmiGpu, SmiLog};
-use crate::support::verify_fixture::{self, BLUEPRINT};
+use crate::support::verify_fixture::{self, BLUEPRINT, NVIDIA_SRCVERSION};
 use nodeimg::blueprint::compat::Matrix;
 use nodeimg::fault::{Action, FaultClass, Severity};
 use nodeimg::verify::checks::{self, CheckResult, Phase, Selection, Verdict};
@@ -122,6 +122,34 @@ fn pre_ampere(f: &mut Fixture) {
             pending: "No".into(),
         });
     }
+}
+
+/// Replaces `modinfo nvidia`'s answer, keeping the RDMA modules'.
+fn nvidia_modinfo(f: &mut Fixture, vermagic: &str, srcversion: &str, signer: Option<&str>) {
+    let mut answers = Vec::new();
+    for name in ["mlx5_core", "ib_core"] {
+        let out = std::process::Command::new(f.tree.local("/usr/sbin/modinfo"))
+            .args(["--", name])
+            .output()
+            .expect("run the fixture's modinfo");
+        answers.push((name, String::from_utf8_lossy(&out.stdout).into_owned()));
+    }
+    answers.push((
+        "nvidia",
+        verify_fixture::modinfo_nvidia(vermagic, srcversion, signer),
+    ));
+    verify_fixture::modinfo(&f.tree, &answers);
+}
+
+/// The switch downstream port above GPU 0 (the fixture's first pair).
+const GPU0_SWITCH_PORT: &str = "0000:12:00.0";
+
+/// Sets the ACS Control register of the switch port above GPU 0.
+fn acs(f: &mut Fixture, control: u16) {
+    f.tree.bytes(
+        "/sys/devices/pci0000:10/0000:10:01.0/0000:11:00.0/0000:12:00.0/config",
+        &support::fixture_tree::bridge_config(0x1000, 0xc030, 0x6, control),
+    );
 }
 
 fn kmsg(f: &mut Fixture, line: &str) {
@@ -319,9 +347,27 @@ fn cases() -> Vec<Case> {
         fail("os.nouveau.absent", None, DriverDaemon, "loaded", |f| {
             f.tree.dir("/sys/module/nouveau")
         }),
+        // A kernel update whose DKMS rebuild did not run: nvidia.ko is the old kernel's.
+        fail(
+            "os.module.kernel-build",
+            Some("nvidia"),
+            DriverDaemon,
+            "nvidia.ko was built for 5.15.0-119-generic, the running kernel is 5.15.0-122-generic",
+            |f| nvidia_modinfo(f, "5.15.0-119-generic", NVIDIA_SRCVERSION, Some("k")),
+        ),
+        fail(
+            "os.module.signature",
+            Some("nvidia"),
+            DriverDaemon,
+            "nvidia.ko carries no signature",
+            |f| nvidia_modinfo(f, "5.15.0-122-generic", NVIDIA_SRCVERSION, None),
+        ),
         // firmware
         fail("firmware.bios.version", None, OsMemoryDisk, "1.2.9", |f| {
             f.tree.attr("/sys/class/dmi/id/bios_version", "1.2.9")
+        }),
+        fail("firmware.bmc.version", None, OsMemoryDisk, "5.02", |f| {
+            verify_fixture::ipmitool(&f.tree, "5.02")
         }),
         fail("firmware.iommu", None, OsMemoryDisk, "mostly DMA-FQ", |f| {
             for group in 1..=21 {
@@ -444,6 +490,14 @@ fn cases() -> Vec<Case> {
                     "Undefined 0\nDLP 1\nTOTAL_ERR_NONFATAL 1\n",
                 )
             },
+        ),
+        // The switch port above GPU 0 redirects peer requests and completions.
+        fail(
+            "pcie.acs.p2p-redirect",
+            Some(GPU0_SWITCH_PORT),
+            Link,
+            "ACSCtl SrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans- (above 0000:13:00.0); turn off ReqRedir CmpltRedir: the BIOS's ACS / IO virtualization setting for the switch, or `setpci -s 0000:12:00.0 ECAP_ACS+0x6.w=0011`",
+            |f| acs(f, 0x001d),
         ),
         // gpu
         fail("gpu.count", None, Device, "7", |f| {
@@ -1738,6 +1792,8 @@ fn each_check_alone_reads_what_it_needs() {
             sysctls: true,
             kernel_config: false,
             image: false,
+            module_builds: false,
+            bmc: false,
         }
     );
 }
@@ -1883,4 +1939,168 @@ fn a_node_without_the_image_names_image_applied_as_the_root() {
     // A healthy node is not asked.
     let results = Fixture::healthy().results();
     assert!(!results.iter().any(|r| r.id() == "image.applied"));
+}
+
+/// ACS is judged against the blueprint's use: bare metal wants the redirect off on the
+/// switch ports, VFIO passthrough wants it on; a port without ACS redirects nothing; a
+/// configuration space read without root is unknown, never "no ACS".
+#[test]
+fn acs_is_judged_against_the_blueprints_use() {
+    let verdict = |f: &Fixture| {
+        let results = f.results();
+        let result = find(&results, "pcie.acs.p2p-redirect", Some(GPU0_SWITCH_PORT));
+        (result.verdict, result.observed.clone())
+    };
+    // Bare metal: every control off passes; Egress Control alone fails.
+    let mut fixture = Fixture::healthy();
+    assert_eq!(
+        verdict(&fixture).0,
+        Verdict::Pass,
+        "{}",
+        verdict(&fixture).1
+    );
+    acs(&mut fixture, 0x0020);
+    let (got, observed) = verdict(&fixture);
+    assert_eq!(got, Verdict::Fail, "{observed}");
+    assert!(observed.contains("turn off EgressCtrl"), "{observed}");
+    // No ACS capability (extended list ends at AER): nothing redirects.
+    let mut no_acs = support::fixture_tree::bridge_config(0x1000, 0xc030, 0x6, 0);
+    no_acs[0x100..0x104].copy_from_slice(&(0x0001u32 | (2 << 16)).to_le_bytes());
+    fixture.tree.bytes(
+        "/sys/devices/pci0000:10/0000:10:01.0/0000:11:00.0/0000:12:00.0/config",
+        &no_acs,
+    );
+    let (got, observed) = verdict(&fixture);
+    assert_eq!(got, Verdict::Pass, "{observed}");
+    assert!(observed.contains("no ACS capability"), "{observed}");
+    // What a non-root reader gets: 64 bytes.
+    fixture.tree.bytes(
+        "/sys/devices/pci0000:10/0000:10:01.0/0000:11:00.0/0000:12:00.0/config",
+        &no_acs[..64],
+    );
+    let (got, observed) = verdict(&fixture);
+    assert_eq!(got, Verdict::Error, "{observed}");
+    assert!(observed.contains("run verify as root"), "{observed}");
+
+    // VFIO passthrough: the healthy bare-metal setting fails, naming the bits to set.
+    let mut vfio = Fixture::healthy();
+    vfio.blueprint = vfio.blueprint.replace(
+        "  persistence: true\n",
+        "  persistence: true\n  vfioPassthrough: true\n",
+    );
+    let (got, observed) = verdict(&vfio);
+    assert_eq!(got, Verdict::Fail, "{observed}");
+    assert!(
+        observed.contains("turn on ReqRedir CmpltRedir")
+            && observed.contains("setpci -s 0000:12:00.0 ECAP_ACS+0x6.w=000c"),
+        "{observed}"
+    );
+    acs(&mut vfio, 0x001d);
+    assert_eq!(verdict(&vfio).0, Verdict::Pass, "{}", verdict(&vfio).1);
+    // Root ports and switch upstream ports are read but not judged.
+    let results = vfio.results();
+    for port in ["0000:10:01.0", "0000:11:00.0"] {
+        assert!(
+            !results
+                .iter()
+                .any(|r| r.id() == "pcie.acs.p2p-redirect" && r.subject.as_deref() == Some(port)),
+            "{port} was judged"
+        );
+    }
+}
+
+/// The module the kernel runs: none for this kernel, another build in memory, and a
+/// signature the kernel did not trust (taint E) each fail, naming the module; with Secure
+/// Boot off signatures are not judged; an operator-installed driver is not judged here.
+#[test]
+fn the_module_the_kernel_runs_is_judged() {
+    let result = |f: &Fixture, id: &str| {
+        let results = f.results();
+        let r = find(&results, id, Some("nvidia"));
+        (r.verdict, r.observed.clone())
+    };
+    let healthy = Fixture::healthy();
+    for id in ["os.module.kernel-build", "os.module.signature"] {
+        assert_eq!(
+            result(&healthy, id).0,
+            Verdict::Pass,
+            "{id}: {}",
+            result(&healthy, id).1
+        );
+    }
+    for name in ["mlx5_core", "ib_core"] {
+        let results = healthy.results();
+        assert_eq!(
+            find(&results, "os.module.kernel-build", Some(name)).verdict,
+            Verdict::Pass
+        );
+    }
+    // No module for the running kernel (the rebuild failed).
+    let missing = Fixture::healthy();
+    let mut answers = Vec::new();
+    for name in ["mlx5_core", "ib_core"] {
+        let out = std::process::Command::new(missing.tree.local("/usr/sbin/modinfo"))
+            .args(["--", name])
+            .output()
+            .expect("run the fixture's modinfo");
+        answers.push((name, String::from_utf8_lossy(&out.stdout).into_owned()));
+    }
+    verify_fixture::modinfo(&missing.tree, &answers);
+    let (verdict, observed) = result(&missing, "os.module.kernel-build");
+    assert_eq!(verdict, Verdict::Fail, "{observed}");
+    assert!(
+        observed.contains("no nvidia module for Linux 5.15.0-122-generic"),
+        "{observed}"
+    );
+    // The installed file is another build than the one in memory.
+    let mut upgraded = Fixture::healthy();
+    nvidia_modinfo(
+        &mut upgraded,
+        "5.15.0-122-generic",
+        "0A1B2C3D4E5F60718293A4B",
+        Some("k"),
+    );
+    let (verdict, observed) = result(&upgraded, "os.module.kernel-build");
+    assert_eq!(verdict, Verdict::Fail, "{observed}");
+    assert!(
+        observed.contains("another build is in memory"),
+        "{observed}"
+    );
+    // Signed, but by a key the kernel does not trust.
+    let untrusted = Fixture::healthy();
+    untrusted.tree.attr("/sys/module/nvidia/taint", "OE");
+    untrusted.tree.attr("/proc/sys/kernel/tainted", "12288");
+    let (verdict, observed) = result(&untrusted, "os.module.signature");
+    assert_eq!(verdict, Verdict::Fail, "{observed}");
+    assert!(observed.contains("tainted E"), "{observed}");
+    // Secure Boot off: an unsigned module is not judged.
+    let mut off = Fixture::healthy();
+    nvidia_modinfo(&mut off, "5.15.0-122-generic", NVIDIA_SRCVERSION, None);
+    off.tree.bytes(
+        "/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c",
+        &[6, 0, 0, 0, 0],
+    );
+    assert!(
+        !off.results()
+            .iter()
+            .any(|r| r.id() == "os.module.signature")
+    );
+    // The operator's driver is not in this kernel's module tree.
+    let mut operator = Fixture::healthy();
+    operator.bp(
+        "accelerators.driver.authority",
+        serde_json::json!("operator"),
+    );
+    operator.blueprint = support::Variant::parse("bp.yaml", &operator.blueprint)
+        .set(
+            "accelerators.operator",
+            serde_json::json!({"name": "gpu-operator", "version": "v25.10.1", "manages": ["driver", "device-plugin"]}),
+        )
+        .text();
+    assert!(
+        !operator
+            .results()
+            .iter()
+            .any(|r| r.id().starts_with("os.module.") && r.subject.as_deref() == Some("nvidia"))
+    );
 }

@@ -11,18 +11,20 @@
 //!   to, so a kubelet that did not get the rendered configuration shows.
 //! - Labels: the blueprint's own, its NFD platform labels, NFD's PCI vendor label and
 //!   the GPU feature discovery count; taints as declared; the Ready and pressure
-//!   conditions; the runtime handlers containerd was given; the device components
-//!   (device plugin or DRA driver, feature discovery, exporter, ...) running and ready.
+//!   conditions; the runtime handlers containerd was given; the RuntimeClasses that name
+//!   them, with their handler and scheduling; the device components (device plugin or DRA
+//!   driver, feature discovery, exporter, ...) running and ready.
 //!
 //! One file each: `capacity.rs` (capacity and allocatable), `labels.rs` (labels and
-//! taints), `status.rs` (conditions and runtime handlers), `components.rs`; [`check`]
-//! runs them in that order and [`judge_inputs`] finds the Node and Pods among accept's
-//! inputs.
+//! taints), `status.rs` (conditions and runtime handlers), `runtime_classes.rs`,
+//! `components.rs`; [`check`] runs them in that order and [`judge_inputs`] finds the
+//! Node, Pods and RuntimeClasses among accept's inputs.
 
 mod capacity;
 mod components;
 mod labels;
 pub mod mig;
+mod runtime_classes;
 mod status;
 
 pub use capacity::{MEMORY_SLACK, STORAGE_SLACK};
@@ -31,7 +33,7 @@ use super::input::{Input, Output};
 use crate::blueprint;
 use crate::blueprint::value::Quantity;
 use crate::fault::{Action, FaultClass};
-use crate::k8s::{Node, Pod};
+use crate::k8s::{Node, Pod, RuntimeClass};
 use crate::verify::checks::Spec;
 use crate::verify::checks::catalog::cluster as spec;
 use crate::verify::report::record::{self, Component, Finding, Layer, Run, Verdict};
@@ -81,11 +83,13 @@ impl Out<'_> {
     }
 }
 
-/// Layer-2 findings and the record's Kubernetes section for one Node (and the Pods on it).
+/// Layer-2 findings and the record's Kubernetes section for one Node (and the Pods on it,
+/// and the cluster's RuntimeClasses, when given).
 pub fn check(
     blueprint: &blueprint::Spec,
     node: &Node,
     pods: Option<&[Pod]>,
+    classes: Option<&[RuntimeClass]>,
     evidence: &[String],
 ) -> (Vec<Finding>, record::Kubernetes) {
     let mut out = Out {
@@ -112,6 +116,7 @@ pub fn check(
     labels::taints(&mut out, blueprint, node);
     status::conditions(&mut out, node);
     status::handlers(&mut out, blueprint, node);
+    runtime_classes::runtime_classes(&mut out, blueprint, node, classes);
     let components = components::components(&mut out, blueprint, node, pods);
     (out.findings, summary(node, &components, evidence))
 }
@@ -165,11 +170,18 @@ pub fn judge_inputs(
     let mut nodes: Vec<(&Path, &Node)> = Vec::new();
     let mut pods: Option<Vec<Pod>> = None;
     let mut pod_files = Vec::new();
+    let mut classes: Option<Vec<RuntimeClass>> = None;
     for input in inputs {
         match &input.output {
             Output::Nodes(n) => nodes.extend(n.iter().map(|n| (input.path.as_path(), n))),
             Output::Pods(p) => {
                 pods.get_or_insert_with(Vec::new).extend(p.iter().cloned());
+                pod_files.push(input.path.display().to_string());
+            }
+            Output::RuntimeClasses(r) => {
+                classes
+                    .get_or_insert_with(Vec::new)
+                    .extend(r.iter().cloned());
                 pod_files.push(input.path.display().to_string());
             }
             _ => {}
@@ -213,7 +225,13 @@ pub fn judge_inputs(
     };
     let mut evidence = vec![path.display().to_string()];
     evidence.extend(pod_files);
-    let (found, record) = check(blueprint, node, pods.as_deref(), &evidence);
+    let (found, record) = check(
+        blueprint,
+        node,
+        pods.as_deref(),
+        classes.as_deref(),
+        &evidence,
+    );
     findings.extend(found);
     Run::Done(record)
 }

@@ -3,7 +3,6 @@
 
 use super::Out;
 use crate::blueprint;
-use crate::blueprint::model::Vendor;
 use crate::fault::{Action, FaultClass};
 use crate::k8s::{ConditionStatus, Node};
 use crate::verify::checks::catalog::cluster as spec;
@@ -73,20 +72,7 @@ pub(super) fn conditions(out: &mut Out<'_>, node: &Node) {
 }
 
 pub(super) fn handlers(out: &mut Out<'_>, blueprint: &blueprint::Spec, node: &Node) {
-    let mut want: Vec<&str> = Vec::new();
-    if blueprint
-        .accelerators
-        .as_ref()
-        .is_some_and(|a| a.vendor == Vendor::Nvidia)
-    {
-        want.push("nvidia");
-    }
-    for r in &blueprint.runtime.containerd.extra_runtimes {
-        want.push(match r {
-            crate::blueprint::model::ExtraRuntime::Kata => "kata",
-            crate::blueprint::model::ExtraRuntime::Gvisor => "runsc",
-        });
-    }
+    let want = crate::blueprint::runtime_classes::handlers(blueprint);
     let have = node.status.as_ref().map(|s| &s.runtime_handlers);
     // status.runtimeHandlers exists from Kubernetes 1.30.
     let reported = have.is_some_and(|h| !h.is_empty());

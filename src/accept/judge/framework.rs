@@ -1,4 +1,4 @@
-//! Layer 5, the framework: the framework Job's steps (devices, tensor, collective,
+//! Layer 5, the framework: the framework Job's steps (devices, tensor, load, collective,
 //! multinode, inference, checkpoint), each passed or not (a failing step is a
 //! `transient-application` fault: restart it), and the training and inference figures it
 //! printed, recorded for the next record's regression check.
@@ -16,6 +16,7 @@ use std::path::Path;
 pub const FRAMEWORK_STEPS: &[&str] = &[
     "devices",
     "tensor",
+    "load",
     "collective",
     "multinode",
     "inference",

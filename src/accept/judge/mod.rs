@@ -4,9 +4,10 @@
 //! per test, grouped by layer: layer 2 is [`cluster`](super::cluster); layer 3 the smoke
 //! Pod (`device.rs`); layer 4 `dcgm.rs`, `nvbandwidth.rs`, `nccl.rs`, `rdma.rs`, and the
 //! rails and storage judges beside this folder ([`rails`](super::rails),
-//! [`storage`](super::storage)); layer 5 `framework.rs`. They all write through
-//! `context.rs` against the resolved [`Policy`]; `placement.rs` finds outputs that are
-//! another node's. Each finding has a stable id, a layer and the fault class a failure
+//! [`storage`](super::storage)); layer 5 `framework.rs` and `engines.rs` (JAX, the
+//! inference engine). They all write through `context.rs` against the resolved
+//! [`Policy`]; `power.rs` judges the power samples taken beside the workloads;
+//! `placement.rs` finds outputs that are another node's. Each finding has a stable id, a layer and the fault class a failure
 //! points at (the table in the README lists them). The rules that run through all of them:
 //!
 //! - **Nothing is a pass that did not run.** A required test without output is
@@ -24,11 +25,13 @@
 pub(super) mod context;
 mod dcgm;
 mod device;
+mod engines;
 mod framework;
 mod nccl;
 mod nvbandwidth;
 mod placement;
 mod policy;
+mod power;
 mod rdma;
 
 pub use framework::FRAMEWORK_STEPS;
@@ -92,7 +95,14 @@ pub const FINDINGS: &[(&str, &str, &str)] = &[
     ("gpu-nic.gpus", "interconnect", "nvidia-smi topo -m shows every GPU of the blueprint"),
     ("gpu-nic.pcie-switch", "interconnect", "a GPU shares a PCIe switch (PIX/PXB) with a rail NIC (GPUDirect RDMA declared)"),
     ("gpu-nic.numa", "interconnect", "a GPU has a rail NIC on its NUMA node (not SYS)"),
-    ("framework.<step>", "framework", "a framework step passed (devices, tensor, collective, multinode, inference, checkpoint)"),
+    ("power.samples", "interconnect", "nvidia-smi sampled power, clocks and clock event reasons of every GPU beside the framework Job (NVIDIA)"),
+    ("power.peak", "interconnect", "a GPU drew at least 75 % of its enforced power limit under the matmul load (DCGM targeted power's ratio)"),
+    ("power.slowdown", "interconnect", "no hardware or thermal slowdown or power brake was active on a GPU while loaded"),
+    ("framework.<step>", "framework", "a framework step passed (devices, tensor, load, collective, multinode, inference, checkpoint)"),
+    ("jax.<step>", "framework", "a JAX probe step passed (devices, tensor, collective; multinode when it ran)"),
+    ("inference.serve", "framework", "the inference engine served the model in its image and answered the fixed prompt"),
+    ("inference.tokens-per-second", "framework", "the engine's generation rate reached acceptance.thresholds.inferenceTokensPerSecond (recorded, and judged against the previous record, without one)"),
+    ("inference.ttft", "framework", "the engine's time to first token stayed within acceptance.thresholds.inferenceTtftMs (recorded, and judged against the previous record, without one)"),
     ("regression.<figure>", "(the figure's)", "a figure is no worse than the node's previous record beyond the tolerance"),
 ];
 
@@ -112,6 +122,9 @@ pub fn judge(inputs: &[Input], policy: &Policy, blueprint: &Spec, node: Option<&
     let settings = blueprint.acceptance.clone().unwrap_or_default();
     let storage = crate::accept::storage::judge(&mut ctx, inputs, &settings);
     let (training, inference) = framework::framework(&mut ctx, inputs);
+    power::power(&mut ctx, inputs);
+    engines::jax(&mut ctx, inputs);
+    engines::inference(&mut ctx, inputs);
     Judgement {
         findings: ctx.findings,
         figures: ctx.figures,

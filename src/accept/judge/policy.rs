@@ -24,6 +24,9 @@ pub struct Policy {
     /// policy's emptyDir) must be at least this large.
     pub shm_bytes: Option<u64>,
     pub tolerance_percent: f64,
+    /// The inference engine's thresholds: tokens/s (at least), time to first token in ms
+    /// (at most), from `acceptance.thresholds`.
+    pub inference: (Option<f64>, Option<f64>),
     thresholds: BTreeMap<Figure, Option<Threshold>>,
 }
 
@@ -43,6 +46,10 @@ impl Policy {
                     Test::Nccl => gpus && topology.gpus >= 2,
                     Test::Rdma | Test::MultiNodeNccl => gpus && topology.rail_count() > 0,
                     Test::Storage => settings.storage.is_some(),
+                    Test::Jax => gpus && settings.images.jax.is_some(),
+                    Test::Inference => {
+                        gpus && settings.inference.is_some() && settings.images.inference.is_some()
+                    }
                 })
                 .collect(),
         };
@@ -73,6 +80,7 @@ impl Policy {
             dcgm_level: settings.dcgm.level,
             multi_node_nodes: settings.multi_node.nodes,
             tolerance_percent: settings.regression_tolerance_percent,
+            inference: (t.inference_tokens_per_second, t.inference_ttft_ms),
             thresholds,
         }
     }

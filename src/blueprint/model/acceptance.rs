@@ -33,6 +33,10 @@ pub struct Acceptance {
     /// The storage baseline (fio on a folder of the node); no storage test without it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub storage: Option<Storage>,
+    /// The inference engine check (layer 5): the engine and the model shipped in
+    /// `images.inference`; no inference check without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inference: Option<Inference>,
     /// How much worse than the node's previous record a figure may be, in percent.
     #[serde(default = "default_tolerance")]
     pub regression_tolerance_percent: f64,
@@ -72,6 +76,54 @@ pub struct Images {
     /// fio (the storage baseline), any image with `fio` and `sh` on its path.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fio: Option<String>,
+    /// The production JAX image (JAX with its CUDA or ROCm plugin, `python3`) that runs
+    /// the JAX probe (layer 5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jax: Option<String>,
+    /// The inference engine's image (vLLM's `vllm/vllm-openai`, SGLang's `lmsysorg/sglang`)
+    /// with the model of `acceptance.inference.model` inside it (layer 5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inference: Option<String>,
+}
+
+/// The inference engine check: the engine serves a model shipped in its image on the
+/// node's GPUs and answers a fixed prompt; time to first token and tokens per second
+/// are judged against `thresholds` and the node's previous record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Inference {
+    #[serde(default)]
+    pub engine: InferenceEngine,
+    /// Absolute path of the model (a Hugging Face folder) inside `images.inference`, e.g.
+    /// `/models/Qwen2.5-0.5B-Instruct`: no download at run time.
+    pub model: String,
+    /// Tokens generated for the fixed prompt.
+    #[serde(default = "default_max_tokens")]
+    pub max_tokens: u32,
+}
+
+fn default_max_tokens() -> u32 {
+    128
+}
+
+/// The engine's OpenAI-compatible server the check starts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum InferenceEngine {
+    /// `vllm serve`.
+    #[default]
+    Vllm,
+    /// `python3 -m sglang.launch_server`.
+    Sglang,
+}
+
+impl InferenceEngine {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            InferenceEngine::Vllm => "vllm",
+            InferenceEngine::Sglang => "sglang",
+        }
+    }
 }
 
 #[derive(
@@ -97,10 +149,15 @@ pub enum Test {
     Framework,
     /// Layer 4: the storage baseline (fio), where `acceptance.storage` is declared.
     Storage,
+    /// Layer 5: the JAX probe, where `images.jax` is given.
+    Jax,
+    /// Layer 5: the inference engine check, where `acceptance.inference` and
+    /// `images.inference` are given.
+    Inference,
 }
 
 impl Test {
-    pub const ALL: [Test; 9] = [
+    pub const ALL: [Test; 11] = [
         Test::Kubernetes,
         Test::Smoke,
         Test::Dcgm,
@@ -110,6 +167,8 @@ impl Test {
         Test::MultiNodeNccl,
         Test::Framework,
         Test::Storage,
+        Test::Jax,
+        Test::Inference,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -123,6 +182,8 @@ impl Test {
             Test::MultiNodeNccl => "multi-node-nccl",
             Test::Framework => "framework",
             Test::Storage => "storage",
+            Test::Jax => "jax",
+            Test::Inference => "inference",
         }
     }
 }
@@ -314,6 +375,12 @@ pub struct Thresholds {
         rename = "nvbandwidthDeviceDeviceGBps"
     )]
     pub nvbandwidth_device_device_gbps: Option<f64>,
+    /// The inference engine's generation rate for the fixed prompt, tokens/s (at least).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inference_tokens_per_second: Option<f64>,
+    /// The inference engine's time to the first token, ms (at most).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inference_ttft_ms: Option<f64>,
 }
 
 impl Acceptance {
@@ -356,6 +423,32 @@ impl Acceptance {
                 out.push((
                     format!("acceptance.thresholds.{field}"),
                     format!("{v} is not a positive bandwidth"),
+                ));
+            }
+        }
+        for (field, value) in [
+            ("inferenceTokensPerSecond", t.inference_tokens_per_second),
+            ("inferenceTtftMs", t.inference_ttft_ms),
+        ] {
+            if let Some(v) = value.filter(|v| !v.is_finite() || *v <= 0.0) {
+                out.push((
+                    format!("acceptance.thresholds.{field}"),
+                    format!("{v} is not a positive number"),
+                ));
+            }
+        }
+        if let Some(inf) = &self.inference {
+            let m = &inf.model;
+            if !m.starts_with('/') || m.contains("..") || m.chars().any(char::is_control) {
+                out.push((
+                    "acceptance.inference.model".into(),
+                    format!("`{m}` is not an absolute path without `..` inside the image"),
+                ));
+            }
+            if inf.max_tokens < 2 {
+                out.push((
+                    "acceptance.inference.maxTokens".into(),
+                    "at least 2 tokens: the rate is measured after the first".into(),
                 ));
             }
         }
@@ -434,6 +527,8 @@ impl Acceptance {
             ("nvbandwidth", &i.nvbandwidth),
             ("perftest", &i.perftest),
             ("fio", &i.fio),
+            ("jax", &i.jax),
+            ("inference", &i.inference),
         ] {
             if let Some(image) = value
                 && let Err(why) = pinned(image)

@@ -148,8 +148,9 @@ pub struct Remediation {
     pub reboot: TemplateRef,
     /// The remediation template of the repair queue (device and link faults): it must
     /// not reboot (no automatic reboot loop on broken hardware). Without it no
-    /// NodeHealthCheck is rendered for device and link faults, and their conditions only
-    /// inform.
+    /// NodeHealthCheck is rendered for what needs a person; the node still leaves
+    /// scheduling through the NFD taint `nodeimg.dev/service-required`
+    /// (`cluster/remediation/isolation.yaml`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repair: Option<TemplateRef>,
     /// Reboots a node gets for a device or link fault within `ladderWindow` before it goes

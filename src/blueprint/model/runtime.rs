@@ -36,7 +36,8 @@ pub struct Containerd {
     /// pinned Kubernetes minor. Name a mirror here on air-gapped sites.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox_image: Option<String>,
-    /// Extra sandboxed runtimes to register.
+    /// Extra sandboxed runtimes to register; each gets a RuntimeClass
+    /// `<handler>-<class>` (`cluster/runtime-classes/`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub extra_runtimes: Vec<ExtraRuntime>,
     /// Registry mirrors and private CAs, one entry per registry host.

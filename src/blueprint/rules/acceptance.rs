@@ -48,9 +48,17 @@ pub fn check(bp: &RawBlueprint, out: &mut Collector<'_>) {
     }
     for (i, test) in a.tests.iter().flatten().enumerate() {
         let why = match test {
-            Test::Smoke | Test::Framework | Test::Nccl if vendor.is_none() => {
+            Test::Smoke | Test::Framework | Test::Nccl | Test::Jax | Test::Inference
+                if vendor.is_none() =>
+            {
                 Some("needs GPUs (the blueprint has no accelerators)")
             }
+            Test::Jax if a.images.jax.is_none() => {
+                Some("needs the JAX image (acceptance.images.jax)")
+            }
+            Test::Inference if a.images.inference.is_none() || a.inference.is_none() => Some(
+                "needs the engine's image and model (acceptance.images.inference, acceptance.inference)",
+            ),
             Test::Dcgm | Test::Nvbandwidth if vendor != Some(Vendor::Nvidia) => {
                 Some("runs on NVIDIA GPUs only")
             }

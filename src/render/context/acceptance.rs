@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::blueprint::model::acceptance::Inference as InferenceSettings;
 use crate::blueprint::model::acceptance::{Engine, Images, Test};
 use crate::blueprint::model::*;
 use crate::blueprint::value::TaintEffect;
@@ -54,6 +55,8 @@ pub struct Acceptance<'a> {
     pub rdma: RdmaAccess<'a>,
     /// The storage baseline's fio run, when `acceptance.storage` is declared.
     pub storage: Option<StorageRun<'a>>,
+    /// The inference engine check, when `acceptance.inference` is declared.
+    pub inference: Option<InferenceRun<'a>>,
     /// Which workloads are rendered.
     pub runs: Runs,
 }
@@ -65,6 +68,14 @@ pub struct StorageRun<'a> {
     pub path: &'a str,
     pub size_gib: u32,
     pub runtime_seconds: u32,
+}
+
+/// The inference Job's engine, model (inside its image) and tokens to generate.
+#[derive(Debug, Clone, Serialize)]
+pub struct InferenceRun<'a> {
+    pub engine: &'static str,
+    pub model: &'a str,
+    pub max_tokens: u32,
 }
 
 /// How the RDMA Pods reach the rails: the node's network namespace, or a device plugin's
@@ -119,6 +130,8 @@ pub struct Runs {
     pub multi_node_nccl: bool,
     pub framework: bool,
     pub storage: bool,
+    pub jax: bool,
+    pub inference: bool,
 }
 
 impl Acceptance<'_> {
@@ -133,6 +146,8 @@ impl Acceptance<'_> {
             || r.multi_node_nccl
             || r.framework
             || r.storage
+            || r.jax
+            || r.inference
     }
 }
 
@@ -214,6 +229,11 @@ pub(super) fn of(s: &Spec) -> Option<Acceptance<'_>> {
             && has(&a.images.collectives),
         framework: gpus > 0 && wanted(Test::Framework) && has(&a.images.framework),
         storage: a.storage.is_some() && wanted(Test::Storage) && has(&a.images.fio),
+        jax: gpus > 0 && wanted(Test::Jax) && has(&a.images.jax),
+        inference: gpus > 0
+            && a.inference.is_some()
+            && wanted(Test::Inference)
+            && has(&a.images.inference),
     };
     runs.probe = runs.smoke || runs.framework;
     let shm_bytes = s.system.shm_size.as_ref().map_or_else(
@@ -245,6 +265,14 @@ pub(super) fn of(s: &Spec) -> Option<Acceptance<'_>> {
             gid_index: a.rdma.gid_index,
             ssh_port: if a.rdma.host_network() { 2222 } else { 22 },
         },
+        inference: a
+            .inference
+            .as_ref()
+            .map(|i: &InferenceSettings| InferenceRun {
+                engine: i.engine.as_str(),
+                model: &i.model,
+                max_tokens: i.max_tokens,
+            }),
         storage: a.storage.as_ref().map(|st| StorageRun {
             path: &st.path,
             size_gib: st.size_gib,

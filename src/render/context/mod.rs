@@ -36,6 +36,7 @@ use serde::Serialize;
 
 use super::RenderError;
 use crate::blueprint::kernel::Kernel;
+use crate::blueprint::runtime_classes::{self, RuntimeClass};
 use crate::blueprint::{Blueprint, cmdline};
 
 pub use acceptance::{Acceptance, GATE_LABEL, GATE_VALUE};
@@ -92,6 +93,8 @@ pub struct Context<'a> {
     /// Package holds for what the blueprint pins.
     pub holds: Holds,
     pub containerd: Containerd<'a>,
+    /// The RuntimeClasses of containerd's handlers beside runc (`cluster/runtime-classes/`).
+    pub runtime_classes: Vec<RuntimeClass>,
     pub kubelet: Kubelet,
     pub cdi: Cdi,
     /// The NVIDIA Container Toolkit on the host, when the image carries it.
@@ -220,6 +223,7 @@ impl<'a> Context<'a> {
             kernel: Kernel::of(s),
             holds: holds::of(s),
             containerd: containerd::of(s),
+            runtime_classes: runtime_classes::of(s),
             kubelet,
             cdi,
             toolkit: toolkit::of(s),

@@ -19,8 +19,12 @@
 //!   (`/var/lib/nodeimg/`) and past the limit asks for `service` instead, which moves
 //!   the failure from the class's condition to `NodeimgServiceRequired`: never a reboot
 //!   loop;
-//! - service: the repair template (a repair queue; never one that reboots); without one,
-//!   no NodeHealthCheck acts on it: the condition and the evidence stay for a person;
+//! - service: the node leaves scheduling by default, with nothing the site adds: the
+//!   service rule keeps a node-feature-discovery feature file while it fails
+//!   ([`Isolation`]), and the NodeFeatureRule `remediation/isolation.yaml` turns it into the
+//!   taint `nodeimg.dev/service-required=<blueprint>:NoSchedule` (NFD's master taints, its
+//!   worker tolerates the taint). The repair template (a repair queue; never one that
+//!   reboots), where the blueprint names one, takes the node in addition;
 //! - on all, no automatic return: `healthyDelay: -1s` keeps the node out until it carries
 //!   NodeHealthCheck's confirmation annotation, which `nodeimg rollout readmit` writes only
 //!   for a node whose acceptance record passes again (`rollout::readmit`), after the
@@ -56,6 +60,46 @@ pub const AUTOMATIC: [Action; 4] = [
 ];
 /// The actions that need a person: the service rule judges these.
 pub const BY_A_PERSON: [Action; 2] = [Action::CheckCoolingPower, Action::Service];
+
+/// Where nfd-worker reads feature files: its chart mounts this host folder
+/// (node-feature-discovery `deployment/helm/.../templates/worker.yaml`, `features-d`).
+pub const FEATURE_DIR: &str = "/etc/kubernetes/node-feature-discovery/features.d";
+/// The feature the service rule keeps while a failure needs a person (a `local.feature`,
+/// no label: the file says `# +no-label`), its value the blueprint's name.
+pub const SERVICE_FEATURE: &str = "nodeimg-service-required";
+/// The taint NFD sets from that feature.
+pub const SERVICE_TAINT: &str = "nodeimg.dev/service-required";
+
+/// The default isolation of a node whose failure needs a person: the service rule's feature
+/// file, and the taint NFD makes of it. A failing run (exit 1) writes the file (atomically,
+/// through a dot file NFD ignores) and so renews its time; a passing run removes it only
+/// when the node booted after the last failing run, so a fault that comes and goes never
+/// returns the node to scheduling by itself: it takes a reboot (a person's service, or the
+/// reboot rung) and a pass after it. An unknown verdict changes nothing.
+#[derive(Debug, Clone, Serialize)]
+pub struct Isolation {
+    /// The feature file on the node.
+    pub file: String,
+    pub feature: &'static str,
+    /// The feature's value, and the taint's: the blueprint's name.
+    pub value: String,
+    pub taint: &'static str,
+    pub effect: &'static str,
+}
+
+impl Isolation {
+    /// The shell that keeps the feature file by the verdict in `$rc`.
+    fn script(&self) -> String {
+        format!(
+            "f={file}; t=\"${{f%/*}}/.${{f##*/}}\"; \
+             if [ \"$rc\" -eq 1 ]; then mkdir -p \"${{f%/*}}\" && printf '# +no-label\\n%s=%s\\n' {feature} {value} > \"$t\" && mv -f \"$t\" \"$f\"; \
+             elif [ \"$rc\" -eq 0 ] && [ -e \"$f\" ] && [ \"$(stat -c %Y \"$f\")\" -lt \"$(awk '/^btime /{{print $2}}' /proc/stat)\" ]; then rm -f \"$f\"; fi; ",
+            file = quote(&self.file),
+            feature = self.feature,
+            value = quote(&self.value),
+        )
+    }
+}
 
 /// One NPD rule: a fault class's health checks (or, for the service rule, all of them)
 /// and the condition they set.
@@ -107,6 +151,9 @@ pub struct Remediation<'a> {
     /// the node applies them.
     pub max_reboots: u32,
     pub ladder_window_h: u64,
+    /// The default isolation of the service rule's failures; `None` when there is no
+    /// service rule (no health checks).
+    pub isolation: Option<Isolation>,
 }
 
 fn camel(fault: &str) -> String {
@@ -132,7 +179,8 @@ fn quote(s: &str) -> String {
 /// failing run that wrote no capture (the limit is reached) names the folder of the kept
 /// ones instead, never an older capture as its own. Exit codes are verify's: 0 OK,
 /// 1 problem, anything else unknown.
-fn script(fault: &str, checks: &[&str], actions: &[&str], evidence: &str) -> String {
+/// `then` runs after the verdict, with it in `$rc` (the service rule's [`Isolation`]).
+fn script(fault: &str, checks: &[&str], actions: &[&str], evidence: &str, then: &str) -> String {
     let dir = format!("{evidence}/{fault}");
     let checks = if checks.is_empty() {
         String::new()
@@ -149,7 +197,7 @@ fn script(fault: &str, checks: &[&str], actions: &[&str], evidence: &str) -> Str
          cap=$(ls -t \"$dir\"/*.tar.zst | head -n 1); cp \"$dir/last.json\" \"${{cap%.tar.zst}}.record.json\"; \
          out=\"evidence $cap and ${{cap%.tar.zst}}.record.json: $out\"; \
          else out=\"evidence: {max} captures already kept in $dir: $out\"; fi; fi; \
-         echo \"$out\"; exit $rc",
+         {then}echo \"$out\"; exit $rc",
         dir = quote(&dir),
         max = MAX_CAPTURES,
         bin = NODEIMG_BIN,
@@ -175,13 +223,21 @@ pub fn of<'a>(s: &'a Spec, driver_phase: Option<&DriverPhase>) -> Option<Remedia
     }
     let names =
         |actions: &[Action]| -> Vec<&'static str> { actions.iter().map(|&a| a.into()).collect() };
+    let isolation = Isolation {
+        file: format!("{FEATURE_DIR}/{SERVICE_FEATURE}"),
+        feature: SERVICE_FEATURE,
+        value: s.metadata.name.as_str().to_owned(),
+        taint: SERVICE_TAINT,
+        effect: "NoSchedule",
+    };
     let rule = |name: &'static str,
                 class: String,
                 checks: Vec<&'static str>,
                 actions: Vec<&'static str>,
-                condition: String| {
+                condition: String,
+                then: &str| {
         let gate = driver_phase.map(health_gate).unwrap_or_default();
-        let script = format!("{gate}{}", script(name, &checks, &actions, &evidence));
+        let script = format!("{gate}{}", script(name, &checks, &actions, &evidence, then));
         HealthRule {
             fault: name,
             condition,
@@ -211,6 +267,7 @@ pub fn of<'a>(s: &'a Spec, driver_phase: Option<&DriverPhase>) -> Option<Remedia
                 checks.clone(),
                 names(&AUTOMATIC),
                 format!("Nodeimg{class}Problem"),
+                "",
             )
         })
         .collect();
@@ -223,6 +280,7 @@ pub fn of<'a>(s: &'a Spec, driver_phase: Option<&DriverPhase>) -> Option<Remedia
             Vec::new(),
             names(&BY_A_PERSON),
             "NodeimgServiceRequired".to_owned(),
+            &isolation.script(),
         ));
     }
     let condition = |f: FaultClass| {
@@ -286,6 +344,7 @@ pub fn of<'a>(s: &'a Spec, driver_phase: Option<&DriverPhase>) -> Option<Remedia
         evidence_dir: evidence,
         max_reboots: limits.reboots,
         ladder_window_h: limits.window_s / 3600,
+        isolation: (!by_fault.is_empty()).then_some(isolation),
     })
 }
 

@@ -113,10 +113,14 @@ checks! {
         SHM            = "os.shm.size",              "memory can back the pods' /dev/shm (system.shmSize)", Critical, OsMemoryDisk, Service,       Host,   -;
         SYSCTL         = "os.sysctl",                "kernel parameter the image sets holds in /proc/sys", Critical, OsMemoryDisk,  Service,       Host,   -;
         NOUVEAU        = "os.nouveau.absent",        "nouveau not loaded",                                 Critical, DriverDaemon,  Service,       Host,   -;
+        // The module the kernel runs: built for this kernel, the installed file, signed.
+        MODULE_BUILD     = "os.module.kernel-build",  "GPU and RDMA modules built for the running kernel, and the loaded ones from that file", Critical, DriverDaemon, Service, Host, -;
+        MODULE_SIGNATURE = "os.module.signature",     "with Secure Boot on, GPU and RDMA modules signed by a key the kernel trusts", Critical, DriverDaemon, Service, Host, -;
     }
     /// BIOS policy as the kernel sees its effects, and firmware versions.
     firmware {
         BIOS_VERSION    = "firmware.bios.version",       "BIOS version",                                   Critical, OsMemoryDisk,  Service,       Host,   -;
+        BMC_VERSION     = "firmware.bmc.version",        "BMC firmware revision (IPMI Get Device ID)",     Critical, OsMemoryDisk,  Service,       Host,   -;
         IOMMU           = "firmware.iommu",              "IOMMU mode",                                     Critical, OsMemoryDisk,  Service,       Host,   -;
         SMT             = "firmware.smt",                "simultaneous multithreading",                    Critical, OsMemoryDisk,  Service,       Host,   -;
         SECURE_BOOT     = "firmware.secure-boot",        "UEFI Secure Boot",                               Critical, OsMemoryDisk,  Service,       Host,   -;
@@ -135,6 +139,9 @@ checks! {
         NIC_WIDTH          = "nic.pcie.link-width",          "NIC PCIe link width, both ends",              Critical, Link, RebootNode,    Host,   health;
         NIC_SPEED          = "nic.pcie.link-speed",          "NIC PCIe link speed, both ends",              Critical, Link, RebootNode,    Host,   health;
         AER                = "pcie.aer.uncorrectable",       "no uncorrectable PCIe errors reported (AER)", Warning,  Link, RebootNode,    Host,   health;
+        // Switch ports redirecting peer traffic to the root complex (bare metal), or not
+        // isolating the GPUs (VFIO): a setting of the BIOS or the switch, not a broken link.
+        ACS                = "pcie.acs.p2p-redirect",        "ACS peer-to-peer redirect on the switch ports above GPUs and NICs fits the blueprint's use", Critical, Link, Service, Host, -;
     }
     /// GPUs: presence from sysfs, then what the driver reports.
     gpu {
@@ -253,6 +260,8 @@ checks! {
         TAINT                   = "cluster.taint",                         "the node's taints are the blueprint's",                   Critical, DriverDaemon, RestartDaemon, Cluster,-;
         CONDITION               = "cluster.condition",                     "the node is ready and under no pressure",                 Critical, DriverDaemon, RestartDaemon, Cluster,-;
         RUNTIME_HANDLER         = "cluster.runtime-handler",               "containerd offers the runtime handler",                   Critical, DriverDaemon, RestartDaemon, Cluster,-;
+        RUNTIME_CLASSES         = "cluster.runtime-classes",               "the cluster's RuntimeClasses are known (a RuntimeClass list)", Critical, DriverDaemon, None,   Cluster,-;
+        RUNTIME_CLASS           = "cluster.runtime-class",                 "the cluster holds the class's RuntimeClass, its handler and scheduling", Critical, DriverDaemon, None, Cluster,-;
         COMPONENTS              = "cluster.components",                    "the device components are known (a Pod list)",            Critical, DriverDaemon, None,          Cluster,-;
         COMPONENT               = "cluster.component",                     "the device component runs on the node and is ready",      Critical, DriverDaemon, RestartDaemon, Cluster,-;
     }

@@ -4,8 +4,9 @@
 //!
 //! BIOS settings have no generic sysfs view, so each is inferred from what it changes:
 //! a resized GPU BAR is larger than the 256 MiB legacy window, Above-4G decoding places
-//! 64-bit BARs above 4 GiB. The BMC version is not readable from the host without IPMI or
-//! Redfish, so `firmware.versions.bmc` is not checked here (the acceptance record says so).
+//! 64-bit BARs above 4 GiB. The BMC's firmware revision is IPMI's Get Device ID answer
+//! (`ipmitool mc info`, [`crate::verify::facts::bmc`]), judged against
+//! `firmware.versions.bmc`.
 //!
 //! The BIOS power profile shows in the CPU frequency governor the OS runs
 //! (`cpufreq/policy*/scaling_governor`): `performance` pins the highest frequency; the
@@ -48,6 +49,18 @@ pub fn evaluate(input: &Inputs, out: &mut Results) {
             &Expect::Version(req.clone()),
             &facts.dmi.bios,
             vec!["/sys/class/dmi/id/bios_version".to_owned()],
+        );
+    }
+    if let Some(req) = &firmware.versions.bmc {
+        out.expect(
+            &BMC_VERSION,
+            None,
+            &Expect::Version(req.clone()),
+            &facts
+                .bmc_firmware
+                .clone()
+                .version("the BMC firmware revision"),
+            vec!["ipmitool mc info".to_owned()],
         );
     }
     let bios = &firmware.bios;

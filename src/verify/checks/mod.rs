@@ -26,11 +26,13 @@ pub mod gpudirect;
 pub mod host_health;
 pub mod image;
 pub mod matcher;
+pub mod module_build;
 pub mod needs;
 pub mod network;
 pub mod os;
 pub mod partitions;
 pub mod pcie;
+pub mod pcie_acs;
 pub mod remedy;
 pub mod runtime;
 pub mod select;
@@ -187,10 +189,12 @@ pub fn catalog() -> &'static [&'static Spec] {
 }
 
 /// The families, in report order; each records its results for the blueprint and facts.
-const FAMILIES: [fn(&Inputs, &mut Results); 12] = [
+const FAMILIES: [fn(&Inputs, &mut Results); 14] = [
     os::evaluate,
+    module_build::evaluate,
     firmware::evaluate,
     pcie::evaluate,
+    pcie_acs::evaluate,
     gpu::evaluate,
     network::evaluate,
     gpudirect::evaluate,

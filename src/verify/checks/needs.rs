@@ -12,7 +12,7 @@
 //! a check missing here fails closed. A test runs every check alone with only what it
 //! needs and compares its verdict with the one it gets from every fact.
 
-use super::catalog::{gpu, gpudirect, host, image, os, runtime, system};
+use super::catalog::{firmware, gpu, gpudirect, host, image, os, runtime, system};
 use super::{Selection, Spec, Stage};
 use crate::blueprint;
 use crate::blueprint::model::DriverAuthority;
@@ -43,6 +43,12 @@ pub struct Needs {
     /// `security.imageTrust`): a few small files, a config layer to decompress and a
     /// signature to verify.
     pub image: bool,
+    /// `modinfo` of the GPU and RDMA modules (`os.module.kernel-build`,
+    /// `os.module.signature`): a process per module, each reading a module file.
+    pub module_builds: bool,
+    /// `ipmitool mc info` (`firmware.bmc.version`, only when `firmware.versions.bmc` is
+    /// pinned): a round trip to the BMC.
+    pub bmc: bool,
 }
 
 impl Needs {
@@ -56,6 +62,8 @@ impl Needs {
         sysctls: true,
         kernel_config: true,
         image: true,
+        module_builds: true,
+        bmc: true,
     };
 
     /// What the checks `selection` keeps for `blueprint` read.
@@ -86,6 +94,13 @@ impl Needs {
                 && selected(&gpudirect::DMA_BUF_KERNEL),
             image: blueprint.security.image_trust.is_some()
                 && (selected(&image::SIGNATURE) || selected(&image::CONFIG)),
+            module_builds: super::module_build::applies(blueprint)
+                && (selected(&os::MODULE_BUILD) || selected(&os::MODULE_SIGNATURE)),
+            bmc: blueprint
+                .firmware
+                .as_ref()
+                .is_some_and(|f| f.versions.bmc.is_some())
+                && selected(&firmware::BMC_VERSION),
         }
     }
 
@@ -104,6 +119,8 @@ impl Needs {
         }
         options.kernel_config &= self.kernel_config;
         options.image &= self.image;
+        options.module_builds &= self.module_builds;
+        options.bmc &= self.bmc;
         if !self.unit_states {
             options.units.clear();
         }

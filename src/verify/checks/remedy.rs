@@ -57,8 +57,20 @@ pub static REMEDIES: &[(&str, &str)] = &[
         "nouveau is loaded: the blacklist (`modprobe.d` file and `rd.driver.blacklist=nouveau`) is not in the initramfs; rebuild the initramfs (apply's initramfs step) and reboot.",
     ),
     (
+        "os.module.kernel-build",
+        "No module for the running kernel, or one built for another: the out-of-tree build for this kernel failed or never ran (`dkms status`, `/var/lib/dkms/*/build/make.log`, akmods' log), or the kernel's prebuilt module package (linux-modules-nvidia-*) is missing; rebuild or install it for `uname -r` and reboot, or boot the kernel the image pins. A loaded module whose srcversion differs from the installed file is an older build still in memory: reload the module (drain the node first) or reboot.",
+    ),
+    (
+        "os.module.signature",
+        "With Secure Boot on, the kernel loads only modules signed by a key in its keyrings (the built-in keys, the db, or a MOK enrolled with `mokutil --import` and confirmed at the next boot). Unsigned: sign the module (DKMS signs with /var/lib/dkms/mok.key when it is enrolled; `sign-file` for a hand-built one). Tainted E: the key that signed it is not enrolled on this node; enroll it, or use the distribution's signed prebuilt modules.",
+    ),
+    (
         "firmware.bios.version",
         "Update the BIOS to the blueprint's version with the vendor's tool (or Redfish), or pin the version the fleet runs; unreadable means no DMI table (a VM, or /sys not mounted).",
+    ),
+    (
+        "firmware.bmc.version",
+        "Update the BMC firmware to the blueprint's version with the vendor's tool (or Redfish UpdateService), or pin the revision the fleet's BMCs report in `ipmitool mc info` (IPMI gives major.minor only). Unreadable: the node has no in-band IPMI (load `ipmi_si` and `ipmi_devintf`, install ipmitool) or the BMC did not answer.",
     ),
     (
         "firmware.iommu",
@@ -119,6 +131,10 @@ pub static REMEDIES: &[(&str, &str)] = &[
     (
         "pcie.aer.uncorrectable",
         "The device reported uncorrectable PCIe errors (AER): watch for more; reboot, and send to service if they recur.",
+    ),
+    (
+        "pcie.acs.p2p-redirect",
+        "Bare metal: ACS P2P Request/Completion Redirect on a switch port sends GPU peer and GPUDirect RDMA traffic through the root complex (NCCL slows down or hangs). Turn off ACS for the PCIe switches in the BIOS (often under IO virtualization / VT-d / ACS control), or clear the bits the finding names with the `setpci -s PORT ECAP_ACS+0x6.w=VALUE` it prints, at every boot (NVIDIA NCCL troubleshooting, \"PCI Access Control Services (ACS)\": https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html#pci-access-control-services-acs; GPUDirect Storage best practices: https://docs.nvidia.com/gpudirect-storage/best-practices-guide/software-settings.html). VFIO passthrough: the redirect must be on so each GPU gets its own IOMMU group; enable ACS and the IOMMU in the BIOS. Unreadable: run verify as root (the extended configuration space is root-only).",
     ),
     (
         "gpu.count",
@@ -431,6 +447,14 @@ pub static REMEDIES: &[(&str, &str)] = &[
     (
         "cluster.runtime-handler",
         "containerd does not offer the runtime handler: the image's containerd configuration is not loaded; restart containerd.",
+    ),
+    (
+        "cluster.runtime-classes",
+        "The RuntimeClasses are unknown: give the list (`--runtime-classes FILE`, from `kubectl get runtimeclasses -o json`) to judge them.",
+    ),
+    (
+        "cluster.runtime-class",
+        "The node class's RuntimeClass is missing, names another handler, or selects nodes this one is not: apply the rendered `cluster/runtime-classes/` (`kubectl apply -f`), or label the node as the blueprint's `kubernetes.labels` say.",
     ),
     (
         "cluster.components",

@@ -7,6 +7,7 @@
 pub mod amd_ras;
 pub mod applied;
 pub mod attribute;
+pub mod bmc;
 pub mod boot_security;
 pub mod cdi;
 pub mod cgroup;
@@ -25,6 +26,7 @@ pub mod kernel_config;
 pub mod kernel_log;
 pub mod memlock;
 pub mod memory;
+pub mod module_build;
 pub mod modules;
 pub mod mounts;
 pub mod nic;
@@ -34,6 +36,7 @@ pub mod options;
 pub mod os_release;
 pub mod pci;
 pub mod pci_address;
+pub mod pcie_acs;
 pub mod pcie_link;
 pub mod rdma;
 pub mod rocm_smi;
@@ -66,11 +69,17 @@ pub struct Facts {
     pub iommu: iommu::Iommu,
     pub boot_security: boot_security::BootSecurity,
     pub dmi: dmi::Dmi,
+    /// The BMC's firmware revision (`ipmitool mc info`).
+    pub bmc_firmware: Fact<String>,
     pub pci_devices: Fact<Vec<pci::PciDevice>>,
+    /// ACS of every bridge between the root complex and a GPU or NIC (`config`).
+    pub pcie_acs: Fact<Vec<pcie_acs::AcsPort>>,
     pub gpus: gpu::GpuFacts,
     pub nics: Fact<Vec<nic::Nic>>,
     pub rdma_devices: Fact<Vec<rdma::RdmaDevice>>,
     pub modules: modules::KernelModules,
+    /// The GPU and RDMA module files the running kernel would load, and those in memory.
+    pub module_builds: module_build::ModuleBuilds,
     pub runtime: Fact<runtime::Runtime>,
     /// containerd's RLIMIT_MEMLOCK (what pods inherit).
     pub containerd_memlock: Fact<memlock::Memlock>,
@@ -117,6 +126,22 @@ pub fn collect(host: &dyn Host, options: &CollectOptions) -> Facts {
                 options.command_timeout,
             );
             (pci_devices, gpus)
+        });
+        let bmc_firmware = scope.spawn(|| {
+            if options.bmc {
+                bmc::collect(host, options.command_timeout)
+            } else {
+                Fact::unknown("the BMC was not asked: no selected check needs it")
+            }
+        });
+        let module_builds = scope.spawn(|| {
+            if options.module_builds {
+                module_build::collect(host, options.command_timeout)
+            } else {
+                module_build::ModuleBuilds::not_read(
+                    "the module files were not read: no selected check needs them",
+                )
+            }
         });
         let runtime = scope.spawn(|| {
             if options.runtime_commands {
@@ -180,6 +205,7 @@ pub fn collect(host: &dyn Host, options: &CollectOptions) -> Facts {
         };
         let applied = applied::collect(host);
         let (pci_devices, gpus) = runtime::joined(gpus);
+        let pcie_acs = pcie_acs::collect(host, &pci_devices);
         Facts {
             hostname,
             os,
@@ -193,11 +219,14 @@ pub fn collect(host: &dyn Host, options: &CollectOptions) -> Facts {
             iommu,
             boot_security,
             dmi,
+            bmc_firmware: runtime::joined(bmc_firmware),
             pci_devices,
+            pcie_acs,
             gpus,
             nics,
             rdma_devices,
             modules,
+            module_builds: runtime::joined(module_builds),
             runtime: runtime::joined(runtime),
             containerd_memlock,
             cdi_specs,

@@ -74,6 +74,10 @@ pub struct CollectOptions {
     /// Read the image `apply` kept (`/var/lib/nodeimg/image`) and the trust keys, and
     /// verify its signature.
     pub image: bool,
+    /// Run `modinfo` on the GPU and RDMA modules and read them in `/sys/module`.
+    pub module_builds: bool,
+    /// Ask the BMC for its firmware revision (`ipmitool mc info`).
+    pub bmc: bool,
 }
 
 impl Default for CollectOptions {
@@ -100,6 +104,8 @@ impl Default for CollectOptions {
             sysctls: super::sysctl::baseline(),
             kernel_config: true,
             image: true,
+            module_builds: true,
+            bmc: true,
         }
     }
 }

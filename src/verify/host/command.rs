@@ -19,16 +19,20 @@ pub enum Program {
     Kubelet,
     Systemctl,
     Df,
+    Modinfo,
+    Ipmitool,
 }
 
 impl Program {
-    pub const ALL: [Program; 6] = [
+    pub const ALL: [Program; 8] = [
         Program::NvidiaSmi,
         Program::RocmSmi,
         Program::Containerd,
         Program::Kubelet,
         Program::Systemctl,
         Program::Df,
+        Program::Modinfo,
+        Program::Ipmitool,
     ];
 
     /// The program's name (`nvidia-smi`), as on the command line (`--tool nvidia-smi=PATH`).
@@ -40,6 +44,8 @@ impl Program {
             Program::Kubelet => "kubelet",
             Program::Systemctl => "systemctl",
             Program::Df => "df",
+            Program::Modinfo => "modinfo",
+            Program::Ipmitool => "ipmitool",
         }
     }
 
@@ -52,6 +58,8 @@ impl Program {
             Program::Kubelet => &["/usr/bin/kubelet", "/usr/local/bin/kubelet"],
             Program::Systemctl => &["/usr/bin/systemctl", "/bin/systemctl"],
             Program::Df => &["/usr/bin/df", "/bin/df"],
+            Program::Modinfo => &["/usr/sbin/modinfo", "/sbin/modinfo", "/usr/bin/modinfo"],
+            Program::Ipmitool => &["/usr/bin/ipmitool", "/usr/sbin/ipmitool"],
         }
     }
 }
@@ -104,6 +112,28 @@ impl UnitName {
 
 /// A mount point to ask `df` about: an absolute path without line breaks (df prints one
 /// line per mount point, the path last).
+/// A kernel module name (`nvidia`, `mlx5_core`): letters, digits, `_` and `-`, never an
+/// option.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(transparent)]
+pub struct ModuleName(String);
+
+impl ModuleName {
+    pub fn parse(name: &str) -> Result<Self, String> {
+        let valid = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+        if name.is_empty() || name.len() > 55 || name.starts_with('-') || !name.chars().all(valid) {
+            return Err(format!(
+                "module name {name:?}: 1 to 55 letters, digits, '_' or '-', not starting with '-'"
+            ));
+        }
+        Ok(ModuleName(name.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(transparent)]
 pub struct MountPoint(String);
@@ -139,6 +169,11 @@ pub enum VendorCommand {
     /// `df --block-size=1 --output=size,avail,itotal,iavail,target -- MOUNT...` (GNU
     /// coreutils): bytes and inodes, in all and available, of each mount point.
     DfUsage(Vec<MountPoint>),
+    /// `modinfo -- NAME`: the module file `modprobe` would load for the running kernel,
+    /// and its `.modinfo` fields and signature.
+    Modinfo(ModuleName),
+    /// `ipmitool mc info`: the BMC's Get Device ID answer (its firmware revision).
+    IpmitoolMcInfo,
 }
 
 impl VendorCommand {
@@ -151,6 +186,8 @@ impl VendorCommand {
             VendorCommand::KubeletVersion => Program::Kubelet,
             VendorCommand::SystemctlIsActive(_) => Program::Systemctl,
             VendorCommand::DfUsage(_) => Program::Df,
+            VendorCommand::Modinfo(_) => Program::Modinfo,
+            VendorCommand::IpmitoolMcInfo => Program::Ipmitool,
         }
     }
 
@@ -173,6 +210,10 @@ impl VendorCommand {
                 "--json",
             ],
             VendorCommand::ContainerdVersion | VendorCommand::KubeletVersion => &["--version"],
+            VendorCommand::Modinfo(name) => {
+                return vec!["--".to_owned(), name.as_str().to_owned()];
+            }
+            VendorCommand::IpmitoolMcInfo => &["mc", "info"],
             VendorCommand::SystemctlIsActive(units) => {
                 return ["is-active", "--"]
                     .into_iter()

@@ -18,7 +18,7 @@ mod recorder;
 mod recording;
 mod snapshot;
 
-pub use command::{CommandOutput, MountPoint, Program, UnitName, VendorCommand};
+pub use command::{CommandOutput, ModuleName, MountPoint, Program, UnitName, VendorCommand};
 pub use error::{HostError, HostErrorKind, HostOp};
 pub use live::{
     FILE_LIMIT, Invocation, KERNEL_LOG_LIMIT, LiveHost, NVIDIA_OPERATOR_DRIVER_ROOT, OUTPUT_LIMIT,

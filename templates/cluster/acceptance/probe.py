@@ -124,6 +124,19 @@ def tensor():
     return {"metrics": {"tflops": round(matmul_tflops(torch.device("cuda", LOCAL)), 1)}}
 
 
+def load():
+    # A sustained matmul on this rank's GPU, long enough for nvidia-smi's one-second
+    # power average to see the GPU at its power limit (DCGM's targeted power test holds
+    # its load the same way): the power samples beside this run are judged on it.
+    seconds = float(os.environ.get("NODEIMG_LOAD_SECONDS", "30"))
+    device = torch.device("cuda", LOCAL)
+    rates = []
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        rates.append(matmul_tflops(device))
+    return {"metrics": {"tflops": round(min(rates), 1)}}
+
+
 def init():
     import torch.distributed as dist
     if not dist.is_initialized():
@@ -224,8 +237,9 @@ if SUITE == "smoke":
     step("devices", devices)
     step("tensor", tensor)
 elif SUITE == "framework":
-    for name, fn in [("devices", devices), ("tensor", tensor), ("collective", collective),
-                     ("inference", inference), ("checkpoint", checkpoint)]:
+    for name, fn in [("devices", devices), ("tensor", tensor), ("load", load),
+                     ("collective", collective), ("inference", inference),
+                     ("checkpoint", checkpoint)]:
         step(name, fn)
 elif SUITE == "multinode":
     step("multinode", multinode)

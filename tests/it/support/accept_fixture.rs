@@ -36,6 +36,10 @@ pub struct Knobs {
     pub rail_gbps: f64,
     /// Seconds of the framework's tensor step.
     pub tensor_seconds: f64,
+    /// Peak power each GPU draws under the framework's matmul load, W (limit 700 W).
+    pub peak_watts: f64,
+    /// A GPU whose hardware thermal slowdown engages under load.
+    pub thermal_slowdown: Option<usize>,
 }
 
 impl Default for Knobs {
@@ -46,6 +50,8 @@ impl Default for Knobs {
             dcgm_failure: None,
             rail_gbps: 392.4,
             tensor_seconds: 2.0,
+            peak_watts: 688.4,
+            thermal_slowdown: None,
         }
     }
 }
@@ -55,6 +61,7 @@ pub fn write_all(dir: &Path, k: &Knobs) {
     let w = |name: &str, text: String| std::fs::write(dir.join(name), text).unwrap();
     w("node.json", node_json());
     w("pods.json", pods_json());
+    w("runtime-classes.json", runtime_classes_json());
     w("smoke.log", smoke(k.gpus));
     w("dcgm-diag.json", dcgm(k.gpus, k.dcgm_failure));
     w("nvbandwidth.log", nvbandwidth(k.gpus));
@@ -66,7 +73,10 @@ pub fn write_all(dir: &Path, k: &Knobs) {
             ib_write_bw(rail, k.rail_gbps),
         );
     }
-    w("framework.log", framework(k.tensor_seconds));
+    w(
+        "framework.log",
+        framework(k.tensor_seconds) + &power_samples(k.peak_watts, k.thermal_slowdown),
+    );
 }
 
 fn round2(v: f64) -> f64 {
@@ -332,6 +342,7 @@ pub fn framework(tensor_seconds: f64) -> String {
         "/usr/lib/python3/dist-packages/torch/distributed/c10d_logger.py:83: UserWarning: ...\n",
     );
     out.push_str(&step("tensor", tensor_seconds, "\"tflops\": 655.2"));
+    out.push_str(&step("load", 30.1, "\"tflops\": 648.7"));
     out.push_str(&step("collective", 3.2, "\"busbw_gbps\": 478.1"));
     out.push_str(&step(
         "multinode",
@@ -349,6 +360,70 @@ pub fn framework(tensor_seconds: f64) -> String {
         "\"save_seconds\": 14.1, \"restore_seconds\": 8.3",
     ));
     out
+}
+
+/// What the framework Job's power sampler (`sample-power.sh`) prints after the probe
+/// lines: nvidia-smi's CSV, 8 GPUs sampled twice idle and three times under the matmul
+/// load, in the format of the H100 capture in `../shared/corpus/nvidia-smi-text-captures`
+/// (units in the values, `Active`/`Not Active`).
+pub fn power_samples(peak_watts: f64, thermal: Option<usize>) -> String {
+    let mut out = String::from(
+        "# nodeimg power samples\ntimestamp, index, pci.bus_id, power.draw [W], enforced.power.limit [W], clocks.sm [MHz], clocks.max.sm [MHz], temperature.gpu, clocks_throttle_reasons.sw_power_cap, clocks_throttle_reasons.hw_slowdown, clocks_throttle_reasons.hw_thermal_slowdown, clocks_throttle_reasons.hw_power_brake_slowdown, clocks_throttle_reasons.sw_thermal_slowdown\n",
+    );
+    let loads = [
+        (69.5, 345, 41),
+        (70.1, 345, 41),
+        (peak_watts - 12.0, 1980, 58),
+        (peak_watts, 1755, 63),
+        (peak_watts - 5.0, 1785, 64),
+    ];
+    for (t, (watts, clock, temp)) in loads.iter().enumerate() {
+        for gpu in 0..8 {
+            let hot = thermal == Some(gpu) && t >= 3;
+            let (clock, temp, active) = if hot {
+                (840, 91, "Active, Active")
+            } else {
+                (*clock, *temp, "Not Active, Not Active")
+            };
+            let cap = if t >= 3 { "Active" } else { "Not Active" };
+            let _ = writeln!(
+                out,
+                "2026/12/05 14:02:{:02}.{:03}, {gpu}, 00000000:{:02X}:00.0, {watts:.2} W, 700.00 W, {clock} MHz, 1980 MHz, {temp}, {cap}, {active}, Not Active, Not Active",
+                11 + t / 2,
+                (t % 2) * 500 + gpu,
+                0x19 + 0x20 * gpu
+            );
+        }
+    }
+    out
+}
+
+/// The JAX Job's probe lines as `probe-jax.py` prints them (`json.dumps`, suite `jax`).
+pub fn jax() -> String {
+    let step = |name: &str, seconds: f64, metrics: &str| {
+        format!(
+            "{{\"nodeimg\": \"probe/v1\", \"suite\": \"jax\", \"step\": \"{name}\", \"status\": \"pass\", \"seconds\": {seconds}, \"node\": \"{NODE}\", \"metrics\": {{{metrics}}}}}\n"
+        )
+    };
+    let mut out = String::from(
+        "WARNING: All log messages before absl::InitializeLog() is called are written to STDERR\n",
+    );
+    out.push_str(&step("devices", 2.41, "\"count\": 8"));
+    out.push_str(&step("tensor", 6.87, "\"tflops\": 612.3"));
+    out.push_str(&step(
+        "collective",
+        4.02,
+        "\"busbw_gbps\": 431.6, \"devices\": 8",
+    ));
+    out
+}
+
+/// The inference Job's line as `serve-check.py` prints it (suite `inference`).
+pub fn inference(tokens_per_second: f64, ttft_ms: f64) -> String {
+    format!(
+        "INFO 12-05 14:03:11 [api_server.py:1880] vLLM API server version 0.11.0\n\
+{{\"nodeimg\": \"probe/v1\", \"suite\": \"inference\", \"step\": \"serve\", \"status\": \"pass\", \"seconds\": 97.512, \"node\": \"{NODE}\", \"metrics\": {{\"ttft_ms\": {ttft_ms}, \"tokens_per_second\": {tokens_per_second}, \"tokens\": 128}}}}\n"
+    )
 }
 
 const GIB: i128 = 1 << 30;
@@ -406,6 +481,18 @@ pub fn node_json() -> String {
         mem_alloc,
         eph_alloc
     )
+}
+
+/// The cluster's RuntimeClasses as `kubectl get runtimeclasses -o json` prints them: the
+/// GPU Operator's own `nvidia` and the fixture class's (the fixture blueprint declares no
+/// labels or taints, so it has no scheduling).
+pub fn runtime_classes_json() -> String {
+    r#"{"apiVersion": "v1", "kind": "List", "items": [
+  {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "nvidia", "resourceVersion": "812"}, "handler": "nvidia"},
+  {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "nvidia-h100-fixture", "labels": {"nodeimg.dev/blueprint": "h100-fixture"}}, "handler": "nvidia"}
+], "metadata": {"resourceVersion": ""}}
+"#
+    .to_owned()
 }
 
 /// The device plugin on the node, running and ready.

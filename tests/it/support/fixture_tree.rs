@@ -181,6 +181,22 @@ pub fn add_pci(tree: &Tree, f: &PciFn) {
         &format!("{dir}/aer_dev_nonfatal"),
         "Undefined 0\nDLP 0\nSDES 0\nTLP 0\nFCP 0\nCmpltTO 0\nCmpltAbrt 0\nUnxCmplt 0\nRxOF 0\nMalfTLP 0\nECRC 0\nUnsupReq 0\nACSViol 0\nTOTAL_ERR_NONFATAL 0\n",
     );
+    // Bridges: a PCIe configuration space with ACS present and every control off (a
+    // bare-metal switch set up for peer-to-peer).
+    // The first bridge below the root bus is a root port, then upstream and downstream
+    // switch ports alternate.
+    if f.class >> 8 == 0x0604 {
+        let depth = f.real.matches('/').count();
+        let port_type = match depth {
+            1 => 0x4,
+            d if d % 2 == 0 => 0x5,
+            _ => 0x6,
+        };
+        tree.bytes(
+            &format!("{dir}/config"),
+            &bridge_config(f.vendor, f.device, port_type, 0x0000),
+        );
+    }
     // From the device directory up to /sys: one level per component of `real`, plus devices.
     let depth = f.real.matches('/').count() + 2;
     if let Some(driver) = f.driver {
@@ -206,6 +222,35 @@ pub fn add_pci(tree: &Tree, f: &PciFn) {
         &format!("/sys/bus/pci/devices/{address}"),
         &format!("../../../devices/{}", f.real),
     );
+}
+
+/// The 4096-byte configuration space of a PCI-to-PCI bridge as sysfs `config` returns it
+/// to root: a type 1 header whose capability list holds the PCI Express capability, then
+/// the extended capabilities AER (`0x0001`) at `0x100` and ACS (`0x000d`) at `0x148`,
+/// the ACS Capability register claiming SV, RR, CR, UF and DT (`0x005f`) and the Control
+/// register set to `control`; `port_type` is the PCI Express capability's Device/Port Type
+/// (4 root port, 5 switch upstream, 6 switch downstream). Offsets and layout per the PCIe
+/// Base Specification.
+pub fn bridge_config(vendor: u16, device: u16, port_type: u8, control: u16) -> Vec<u8> {
+    let mut c = vec![0u8; 4096];
+    c[0x00..0x02].copy_from_slice(&vendor.to_le_bytes());
+    c[0x02..0x04].copy_from_slice(&device.to_le_bytes());
+    // Status: capabilities list present.
+    c[0x06..0x08].copy_from_slice(&0x0010u16.to_le_bytes());
+    // Class code 0x060400, header type 1.
+    c[0x09..0x0c].copy_from_slice(&[0x00, 0x04, 0x06]);
+    c[0x0e] = 0x01;
+    // Capabilities pointer -> PCI Express capability (ID 0x10), last in the list,
+    // version 2, the device/port type in bits 4-7.
+    c[0x34] = 0x68;
+    c[0x68..0x6c].copy_from_slice(&[0x10, 0x00, 0x02 | (port_type << 4), 0x00]);
+    // AER, version 2, next at 0x148.
+    c[0x100..0x104].copy_from_slice(&(0x0001u32 | (2 << 16) | (0x148 << 20)).to_le_bytes());
+    // ACS, version 1, last.
+    c[0x148..0x14c].copy_from_slice(&(0x000du32 | (1 << 16)).to_le_bytes());
+    c[0x14c..0x14e].copy_from_slice(&0x005fu16.to_le_bytes());
+    c[0x14e..0x150].copy_from_slice(&control.to_le_bytes());
+    c
 }
 
 /// A bridge (root port or switch port) with a Gen5 x16 link.

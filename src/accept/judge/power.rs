@@ -1,0 +1,249 @@
+//! Power and clocks under load: the samples nvidia-smi took beside the framework Job (a
+//! sustained matmul on every GPU) and the NCCL Job, per GPU.
+//!
+//! - `power.samples`: samples of every GPU of the blueprint were taken (the framework
+//!   Job prints them on NVIDIA nodes; none is `incomplete`, never a pass).
+//! - `power.peak`: under the matmul load each GPU drew at least [`MIN_PEAK_RATIO`] of its
+//!   enforced power limit — the pass rule of DCGM's targeted power test. A GPU that cannot
+//!   reach it is held back by its cooling, its power feed or a failing part: `device`,
+//!   check the cooling and power.
+//! - `power.slowdown`: no clock event reason that points at the cooling or the power feed
+//!   (hardware or thermal slowdown, the power brake; [`crate::accept::power::reasons`])
+//!   was active in any sample. The software power cap at the limit is expected.
+//!
+//! Peak and mean power, the limit and the mean SM clock while loaded are recorded per GPU
+//! (`power.gpu<i>.*`), so `accept compare` and the regression against the node's previous
+//! record see a GPU that draws or clocks less after a driver or firmware change.
+
+use super::context::{Ctx, F, at, fmt};
+use crate::accept::input::{Input, Output};
+use crate::accept::power::{Load, Sample, reasons};
+use crate::blueprint::model::Vendor;
+use crate::blueprint::model::acceptance::Test;
+use crate::fault::{Action, FaultClass};
+use crate::verify::report::record::{Layer, Verdict};
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The least fraction of its power limit a GPU must draw under the matmul load: DCGM's
+/// targeted power test passes a GPU that reaches `target_power_min_ratio` (default 0.75)
+/// of its target, the board's power limit (DCGM diagnostics reference, "Targeted Power
+/// Plugin", parameters; DCGM 4.x).
+pub const MIN_PEAK_RATIO: f64 = 0.75;
+
+/// Samples at or above this fraction of the limit count as loaded for the mean SM clock.
+const LOADED_RATIO: f64 = 0.5;
+
+fn f(id: &'static str, summary: &'static str) -> F {
+    F {
+        id: Cow::Borrowed(id),
+        layer: Layer::Interconnect,
+        summary,
+        fault: FaultClass::Device,
+        action: Action::CheckCoolingPower,
+    }
+}
+
+pub(super) fn power(ctx: &mut Ctx<'_>, inputs: &[Input]) {
+    let samples = f(
+        "power.samples",
+        "power, clocks and clock event reasons were sampled on every GPU under load",
+    );
+    let sets: Vec<(&Path, &crate::accept::power::Samples)> = inputs
+        .iter()
+        .filter_map(|i| match &i.output {
+            Output::Power(s) => Some((i.path.as_path(), s)),
+            _ => None,
+        })
+        .collect();
+    let nvidia = ctx.policy.topology.vendor == Some(Vendor::Nvidia);
+    if sets.is_empty() {
+        if nvidia && ctx.required(Test::Framework) {
+            ctx.push(
+                &samples,
+                None,
+                Verdict::Incomplete,
+                "the framework Job's power samples (`# nodeimg power samples` after its probe lines)",
+                "none among the inputs",
+                Vec::new(),
+            );
+        }
+        return;
+    }
+    for (path, s) in &sets {
+        if let Some((line, said)) = &s.error {
+            ctx.push(
+                &samples,
+                None,
+                Verdict::Incomplete,
+                "nvidia-smi's samples under the power sample section",
+                format!("the sampler printed: {said}"),
+                vec![at(path, *line)],
+            );
+        }
+    }
+    // Every sample per GPU, with its file and load.
+    let mut by_gpu: BTreeMap<u32, Vec<(&Path, Load, &Sample)>> = BTreeMap::new();
+    for (path, s) in &sets {
+        for sample in &s.samples {
+            by_gpu
+                .entry(sample.index)
+                .or_default()
+                .push((path, s.load, sample));
+        }
+    }
+    if by_gpu.is_empty() {
+        return;
+    }
+    let want = ctx.gpus();
+    let seen = by_gpu.len() as u32;
+    let first = by_gpu.values().flatten().next().expect("non-empty");
+    ctx.push(
+        &samples,
+        None,
+        if seen >= want {
+            Verdict::Pass
+        } else {
+            Verdict::Incomplete
+        },
+        format!("{want} GPUs"),
+        format!("{seen} GPUs"),
+        vec![at(first.0, first.2.line)],
+    );
+    let table = reasons::table();
+    let peak_f = f(
+        "power.peak",
+        "the GPU reached its power limit's share under the matmul load",
+    );
+    let slow_f = f(
+        "power.slowdown",
+        "no hardware or thermal slowdown, no power brake while loaded",
+    );
+    for (index, list) in &by_gpu {
+        let subject = Some(format!("GPU {index}"));
+        // Slowdown, under any load.
+        let bad: Vec<String> = list
+            .iter()
+            .flat_map(|(path, _, s)| {
+                s.active
+                    .iter()
+                    .filter(|r| table.get(r).is_some_and(|x| x.cooling_power))
+                    .map(move |r| {
+                        format!(
+                            "{r} at {}{}{}",
+                            at(path, s.line),
+                            s.temperature
+                                .map(|t| format!(", {} °C", fmt(t)))
+                                .unwrap_or_default(),
+                            s.sm_clock
+                                .map(|c| format!(", SM {} MHz", fmt(c)))
+                                .unwrap_or_default()
+                        )
+                    })
+            })
+            .collect();
+        ctx.push(
+            &slow_f,
+            subject.clone(),
+            if bad.is_empty() {
+                Verdict::Pass
+            } else {
+                Verdict::Fail
+            },
+            "none active (hw_slowdown, hw_thermal_slowdown, hw_power_brake_slowdown, sw_thermal_slowdown)",
+            if bad.is_empty() {
+                format!("{} samples, none active", list.len())
+            } else {
+                let n = bad.len();
+                let mut shown: Vec<String> = bad.into_iter().take(3).collect();
+                if n > 3 {
+                    shown.push(format!("{} more", n - 3));
+                }
+                shown.join("; ")
+            },
+            vec![at(list[0].0, list[0].2.line)],
+        );
+        // Peak and mean power under the matmul load (or any load, recorded only).
+        let gemm: Vec<&(&Path, Load, &Sample)> =
+            list.iter().filter(|(_, l, _)| *l == Load::Gemm).collect();
+        let loaded: Vec<&(&Path, Load, &Sample)> = if gemm.is_empty() {
+            list.iter().collect()
+        } else {
+            gemm.clone()
+        };
+        let powered: Vec<(&Path, &Sample, f64)> = loaded
+            .iter()
+            .filter_map(|(p, _, s)| s.power.map(|w| (*p, *s, w)))
+            .collect();
+        let limit = loaded
+            .iter()
+            .filter_map(|(_, _, s)| s.limit)
+            .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
+        let Some(&(ppath, psample, peak)) = powered.iter().max_by(|a, b| a.2.total_cmp(&b.2))
+        else {
+            continue;
+        };
+        let mean = powered.iter().map(|x| x.2).sum::<f64>() / powered.len() as f64;
+        let key = |what: &str| format!("power.gpu{index}.{what}");
+        let ev = at(ppath, psample.line);
+        ctx.figure(key("peak_w"), peak, "W", true, ev.clone());
+        ctx.figure(key("mean_w"), mean, "W", true, ev.clone());
+        if let Some(limit) = limit {
+            ctx.figure(key("limit_w"), limit, "W", true, ev.clone());
+            let clocks: Vec<f64> = loaded
+                .iter()
+                .filter(|(_, _, s)| s.power.is_some_and(|w| w >= LOADED_RATIO * limit))
+                .filter_map(|(_, _, s)| s.sm_clock)
+                .collect();
+            if !clocks.is_empty() {
+                ctx.figure(
+                    key("sm_clock_mhz"),
+                    clocks.iter().sum::<f64>() / clocks.len() as f64,
+                    "MHz",
+                    true,
+                    ev.clone(),
+                );
+            }
+        }
+        if gemm.is_empty() {
+            continue;
+        }
+        match limit {
+            Some(limit) if limit > 0.0 => {
+                let ratio = peak / limit;
+                ctx.push(
+                    &peak_f,
+                    subject,
+                    if ratio >= MIN_PEAK_RATIO {
+                        Verdict::Pass
+                    } else {
+                        Verdict::Fail
+                    },
+                    format!(
+                        ">= {} W ({} % of the {} W enforced limit, DCGM targeted power's target_power_min_ratio)",
+                        fmt(limit * MIN_PEAK_RATIO),
+                        fmt(MIN_PEAK_RATIO * 100.0),
+                        fmt(limit)
+                    ),
+                    format!(
+                        "peak {} W ({} % of the limit), mean {} W over {} samples",
+                        fmt(peak),
+                        fmt(ratio * 100.0),
+                        fmt(mean),
+                        powered.len()
+                    ),
+                    vec![ev],
+                );
+            }
+            _ => ctx.push(
+                &peak_f,
+                subject,
+                Verdict::Incomplete,
+                "the GPU's enforced power limit among the samples",
+                format!("peak {} W, no power limit reported", fmt(peak)),
+                vec![ev],
+            ),
+        }
+    }
+}
