@@ -395,6 +395,44 @@ fn power_and_clocks_under_load_are_judged_and_recorded() {
         "480 W under NCCL is not judged"
     );
 
+    // amd-smi's JSON in the section (the AMD sampler) is judged alike: the cap from
+    // `static --limit`, the peak against it, a socket thermal violation on GPU 2 fails.
+    let amd = Bench::new(&Knobs::default());
+    let log = amd.path("outputs/framework.log");
+    let text_all = std::fs::read_to_string(&log).unwrap();
+    let mut probe_only = text_all[..text_all.find("# nodeimg power samples").unwrap()].to_owned();
+    probe_only.push_str("# nodeimg power samples\n[\n");
+    let gpus: Vec<String> = (0..8)
+        .map(|i| {
+            format!(r#"{{"gpu": {i}, "limit": {{"socket_power": {{"value": 750, "unit": "W"}}}}}}"#)
+        })
+        .collect();
+    probe_only.push_str(&gpus.join(",\n"));
+    probe_only.push_str("\n]\n[\n");
+    let gpus: Vec<String> = (0..8)
+        .map(|i| {
+            let thermal = if i == 2 { "ACTIVE" } else { "NOT ACTIVE" };
+            format!(
+                r#"{{"gpu": {i}, "power": {{"socket_power": {{"value": 741, "unit": "W"}}, "throttle_status": "THROTTLED"}}, "clock": {{"gfx_0": {{"clk": {{"value": 2000, "unit": "MHz"}}, "max_clk": {{"value": 2100, "unit": "MHz"}}}}}}, "temperature": {{"hotspot": {{"value": 88, "unit": "C"}}}}, "throttle": {{"ppt_violation_status": "ACTIVE", "socket_thermal_violation_status": "{thermal}"}}}}"#
+            )
+        })
+        .collect();
+    probe_only.push_str(&gpus.join(",\n"));
+    probe_only.push_str("\n]\n");
+    std::fs::write(&log, probe_only).unwrap();
+    assert_eq!(amd.accept("a.json", &[]).status.code(), Some(1));
+    let r = amd.record("a.json");
+    assert!(failed(&r, "power.peak").is_empty(), "741 W of a 750 W cap");
+    assert_eq!(r.figures["power.gpu0.limit_w"].value, 750.0);
+    let slow = failed(&r, "power.slowdown");
+    assert_eq!(slow.len(), 1, "{slow:#?}");
+    assert_eq!(slow[0].subject.as_deref(), Some("GPU 2"));
+    assert!(
+        slow[0].observed.contains("amd.socket_thermal") && slow[0].observed.contains("88 °C"),
+        "{}",
+        slow[0].observed
+    );
+
     // Without the samples (a framework log of an older probe): incomplete, never a pass.
     let bench = Bench::new(&Knobs::default());
     let log = bench.path("outputs/framework.log");
