@@ -9,6 +9,7 @@
 //! dropped.
 
 use super::dcgm::{self, DcgmDiag};
+use super::dcgm_exporter::{self, Scrape};
 use super::fio::{self, FioRun};
 use super::ibstat::{self, Ibstat};
 use super::nccl::{self, NcclRun};
@@ -50,6 +51,8 @@ pub enum Output {
     /// Power samples: a sampler's CSV alone, or the section a Job printed after its
     /// workload's output (then a second input of the same file).
     Power(Samples),
+    /// dcgm-exporter's metrics page: the pod each GPU is allocated to.
+    Exporter(Scrape),
 }
 
 /// One input file and what it held.
@@ -191,6 +194,7 @@ pub fn parse(format: Format, text: &str, name: &str) -> Result<Output, LineError
         Format::Topology => Output::Topology(topo::parse(text)?),
         Format::Fio => Output::Fio(fio::parse(text)?),
         Format::PowerSamples => Output::Power(power::parse(text)?),
+        Format::DcgmExporter => Output::Exporter(dcgm_exporter::parse(text)?),
     })
 }
 

@@ -9,6 +9,7 @@
 pub mod cluster;
 pub mod complete;
 pub mod dcgm;
+pub mod dcgm_exporter;
 pub mod fio;
 pub mod ibstat;
 pub mod input;

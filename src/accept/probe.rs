@@ -3,7 +3,8 @@
 //!
 //! ```json
 //! {"nodeimg": "probe/v1", "suite": "smoke", "step": "devices", "status": "pass",
-//!  "seconds": 0.4, "node": "gpu-node-01", "requested": 8,
+//!  "seconds": 0.4, "node": "gpu-node-01", "pod": "nodeimg-acceptance-smoke",
+//!  "namespace": "nodeimg-acceptance", "requested": 8,
 //!  "devices": [{"index": 0, "name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-…", "bus": "0000:19:00.0"}]}
 //! {"nodeimg": "probe/v1", "suite": "framework", "step": "tensor", "status": "pass",
 //!  "seconds": 2.1, "metrics": {"tflops": 655.2}}
@@ -71,6 +72,10 @@ struct RawStep {
     #[serde(default)]
     node: Option<String>,
     #[serde(default)]
+    pod: Option<String>,
+    #[serde(default)]
+    namespace: Option<String>,
+    #[serde(default)]
     rank: Option<u32>,
     #[serde(default)]
     world_size: Option<u32>,
@@ -92,6 +97,10 @@ pub struct Step {
     pub status: StepStatus,
     pub seconds: Option<f64>,
     pub node: Option<String>,
+    /// The Pod that printed the step and its namespace (the smoke Pod names itself, so
+    /// its devices can be matched with the kubelet's allocation).
+    pub pod: Option<String>,
+    pub namespace: Option<String>,
     pub rank: Option<u32>,
     pub world_size: Option<u32>,
     pub requested: Option<u32>,
@@ -150,6 +159,8 @@ pub fn parse(text: &str) -> Result<Vec<Step>, LineError> {
             status: raw.status,
             seconds: raw.seconds,
             node: raw.node,
+            pod: raw.pod,
+            namespace: raw.namespace,
             rank: raw.rank,
             world_size: raw.world_size,
             requested: raw.requested,

@@ -34,6 +34,7 @@ pub enum Format {
     Topology,
     Fio,
     PowerSamples,
+    DcgmExporter,
 }
 
 impl Format {
@@ -55,6 +56,7 @@ impl Format {
             Format::Topology => "nvidia-smi topo -m",
             Format::Fio => "fio JSON",
             Format::PowerSamples => "nvidia-smi --query-gpu power samples",
+            Format::DcgmExporter => "dcgm-exporter metrics",
         }
     }
 }
@@ -96,6 +98,8 @@ enum Marker {
     FioVersion,
     /// `power.draw [W]`, a column of `nvidia-smi --query-gpu=… --format=csv`.
     PowerDraw,
+    /// `# TYPE DCGM_FI_`, a metric family of dcgm-exporter's `/metrics` page.
+    ExporterType,
 }
 
 /// Every marker string, once (the order does not matter: no two overlap).
@@ -133,6 +137,7 @@ const MARKERS: &[(&str, Marker)] = &[
     ("X    = Self", Marker::TopoSelf),
     ("\"fio version\"", Marker::FioVersion),
     ("power.draw [W]", Marker::PowerDraw),
+    (super::dcgm_exporter::MARKER, Marker::ExporterType),
 ];
 
 /// One automaton for all markers (a literal alternation: the regex crate searches it
@@ -209,6 +214,9 @@ impl Seen {
         }
         if self.has(PowerDraw) {
             return Some(Format::PowerSamples);
+        }
+        if self.has(ExporterType) {
+            return Some(Format::DcgmExporter);
         }
         None
     }

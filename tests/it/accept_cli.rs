@@ -656,6 +656,20 @@ fn outputs_of_another_node_or_blueprint_are_refused() {
         "{}",
         text(&out.stderr)
     );
+    // Another node's dcgm-exporter page maps that node's GPUs.
+    let bench = Bench::new(&Knobs::default());
+    let page = bench.path("outputs/dcgm-exporter-metrics.txt");
+    let other = std::fs::read_to_string(&page)
+        .unwrap()
+        .replace(NODE, "gpu-node-98");
+    std::fs::write(&page, other).unwrap();
+    let out = bench.accept("r.json", &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("node gpu-node-98's, not gpu-node-01's"),
+        "{}",
+        text(&out.stderr)
+    );
     // The layer-1 record of another blueprint.
     let bench = Bench::new(&Knobs::default());
     let other_bp = bench.path("other.yaml");
@@ -810,4 +824,121 @@ fn the_smoke_pods_dev_shm_must_be_the_blueprints_size() {
     let f = failed(&r, "smoke.shm");
     assert_eq!(f.len(), 1, "{:#?}", r.findings);
     assert!(f[0].observed.contains("no `shm` step"), "{}", f[0].observed);
+}
+
+fn mapping(r: &AcceptanceRecord) -> Vec<&nodeimg::verify::report::record::Finding> {
+    r.findings
+        .iter()
+        .filter(|f| f.id == "smoke.mapping")
+        .collect()
+}
+
+/// Layer 3's pod mapping: the UUIDs the smoke Pod prints are checked against the pod
+/// labels dcgm-exporter puts on each GPU's series (the kubelet's allocation), and each
+/// UUID against the other smoke Pods run beside it.
+#[test]
+fn the_smoke_pods_gpus_are_the_ones_the_kubelet_allocated() {
+    let bench = Bench::new(&Knobs::default());
+    let out = bench.accept("r.json", &[]);
+    let r = bench.record("r.json");
+    let m = mapping(&r);
+    assert_eq!(m.len(), 1, "{:#?}", r.findings);
+    assert_eq!(m[0].verdict, Verdict::Pass, "{:#?}", m[0]);
+    assert_eq!(
+        m[0].subject.as_deref(),
+        Some("nodeimg-acceptance/nodeimg-acceptance-smoke")
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+
+    // The kubelet gave GPU 7 to another Pod, yet the smoke Pod sees it.
+    let page = bench.path("outputs/dcgm-exporter-metrics.txt");
+    let healthy = std::fs::read_to_string(&page).unwrap();
+    let other = healthy
+        .lines()
+        .map(|l| {
+            if l.contains(&fixture::gpu_uuid(7)) {
+                l.replace("nodeimg-acceptance-smoke", "training-0")
+                    .replace("namespace=\"nodeimg-acceptance\"", "namespace=\"team-a\"")
+            } else {
+                l.to_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert_ne!(other, healthy);
+    std::fs::write(&page, &other).unwrap();
+    let out = bench.accept("r.json", &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let r = bench.record("r.json");
+    let f = failed(&r, "smoke.mapping");
+    assert_eq!(f.len(), 1, "{:#?}", r.findings);
+    assert!(
+        f[0].observed.contains(&format!(
+            "sees {} not allocated to it",
+            fixture::gpu_uuid(7)
+        )),
+        "{}",
+        f[0].observed
+    );
+    assert_eq!(f[0].fault, FaultClass::DriverDaemon);
+    assert!(
+        f[0].evidence
+            .iter()
+            .any(|e| e.contains("dcgm-exporter-metrics.txt:")),
+        "{:?}",
+        f[0].evidence
+    );
+
+    // A second smoke Pod, run at the same time, was handed GPU 0 too.
+    std::fs::write(&page, &healthy).unwrap();
+    let twin = fixture::smoke(1).replace(
+        "\"pod\": \"nodeimg-acceptance-smoke\"",
+        "\"pod\": \"nodeimg-acceptance-smoke-b\"",
+    );
+    std::fs::write(bench.path("outputs/smoke-b.log"), twin).unwrap();
+    bench.accept("r.json", &[]);
+    let r = bench.record("r.json");
+    let f = failed(&r, "smoke.mapping");
+    assert!(
+        f.iter().any(|f| f.observed.contains(&format!(
+            "{} also went to nodeimg-acceptance/nodeimg-acceptance-smoke-b",
+            fixture::gpu_uuid(0)
+        ))),
+        "{:#?}",
+        f
+    );
+    std::fs::remove_file(bench.path("outputs/smoke-b.log")).unwrap();
+
+    // Scraped after the Pod ended: no series names it, which proves nothing.
+    std::fs::write(&page, fixture::dcgm_exporter(0, "")).unwrap();
+    let out = bench.accept("r.json", &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let r = bench.record("r.json");
+    let m = mapping(&r);
+    assert_eq!(m.len(), 1, "{:#?}", m);
+    assert_eq!(m[0].verdict, Verdict::Incomplete);
+    assert!(
+        m[0].observed.contains("after the Pod ended"),
+        "{}",
+        m[0].observed
+    );
+
+    // No page at all: incomplete on an NVIDIA node, never a pass.
+    std::fs::remove_file(&page).unwrap();
+    bench.accept("r.json", &[]);
+    let r = bench.record("r.json");
+    let m = mapping(&r);
+    assert_eq!(m.len(), 1, "{:#?}", m);
+    assert_eq!(m[0].verdict, Verdict::Incomplete);
+
+    // A page cut mid-line is refused with its file and line.
+    let cut = &healthy[..healthy.find("pod=\"nodeimg-acceptance-smoke\"").unwrap() + 12];
+    std::fs::write(&page, cut).unwrap();
+    let out = bench.accept("r.json", &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("dcgm-exporter-metrics.txt:") && err.contains("not closed"),
+        "{err}"
+    );
 }

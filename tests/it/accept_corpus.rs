@@ -658,7 +658,8 @@ fn every_acceptance_output_is_recognised_by_content() {
                 | Output::RuntimeClasses(_)
                 | Output::Probe(_)
                 | Output::Fio(_)
-                | Output::Power(_) => "other",
+                | Output::Power(_)
+                | Output::Exporter(_) => "other",
             };
             assert_eq!(got, want, "{folder}/{name}");
             seen += 1;

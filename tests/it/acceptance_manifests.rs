@@ -1086,3 +1086,73 @@ fn the_validator_accepts_the_upstream_samples() {
     }
     assert!(seen >= 2, "{seen} samples");
 }
+
+/// The smoke Pod names itself through the downward API, and the rendered probe prints
+/// that name with the UUIDs it sees, in the lines `nodeimg accept` reads: what
+/// `smoke.mapping` matches with dcgm-exporter's pod labels. `torch` is a stand-in module
+/// here (no GPU) that reports two devices with UUIDs as PyTorch's CUDA build does.
+#[test]
+#[ignore = "needs python3 (the script the smoke Pod runs)"]
+fn the_smoke_probe_prints_its_pod_and_the_uuids_it_sees() {
+    let docs = acceptance(&Variant::of("h100-sxm-ubuntu"));
+    let env = &docs["smoke-pod.yaml"]["spec"]["containers"][0]["env"];
+    let field = |name: &str| {
+        env.as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} in {env}"))["valueFrom"]["fieldRef"]["fieldPath"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert_eq!(field("POD_NAME"), "metadata.name");
+    assert_eq!(field("POD_NAMESPACE"), "metadata.namespace");
+
+    let (probe, _) = scripts();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("probe.py"), &probe).unwrap();
+    let torch = dir.path().join("torch");
+    std::fs::create_dir(&torch).unwrap();
+    std::fs::write(
+        torch.join("__init__.py"),
+        "import types, uuid\n\
+version = types.SimpleNamespace(cuda='12.8')\n\
+class _P:\n    def __init__(self, i):\n        self.name = 'NVIDIA H100 80GB HBM3'\n        self.uuid = uuid.UUID(int=i + 1)\n        self.pci_bus_id = 0x19 + 0x20 * i\n\
+cuda = types.SimpleNamespace(device_count=lambda: 2, get_device_properties=_P)\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new("python3")
+        .arg(dir.path().join("probe.py"))
+        .arg("smoke")
+        .env("PYTHONPATH", dir.path())
+        .env("NODE_NAME", "gpu-node-01")
+        .env("POD_NAME", "nodeimg-acceptance-smoke")
+        .env("POD_NAMESPACE", "nodeimg-acceptance")
+        .env("NODEIMG_REQUESTED", "2")
+        .env("NODEIMG_HOLD_SECONDS", "0")
+        .output()
+        .expect("python3");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let steps = nodeimg::accept::probe::parse(&stdout).unwrap_or_else(|e| panic!("{e}\n{stdout}"));
+    let devices = steps
+        .iter()
+        .find(|s| s.name == "devices")
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert_eq!(devices.pod.as_deref(), Some("nodeimg-acceptance-smoke"));
+    assert_eq!(devices.namespace.as_deref(), Some("nodeimg-acceptance"));
+    let uuids: Vec<&str> = devices
+        .devices
+        .iter()
+        .flatten()
+        .filter_map(|d| d.uuid.as_deref())
+        .collect();
+    assert_eq!(
+        uuids,
+        [
+            "GPU-00000000-0000-0000-0000-000000000001",
+            "GPU-00000000-0000-0000-0000-000000000002"
+        ],
+        "{stdout}"
+    );
+}

@@ -2,7 +2,7 @@
 //!
 //! [`judge`] runs each layer's judge in report order and gathers what they found. One file
 //! per test, grouped by layer: layer 2 is [`cluster`](super::cluster); layer 3 the smoke
-//! Pod (`device.rs`); layer 4 `dcgm.rs`, `nvbandwidth.rs`, `nccl.rs`, `rdma.rs`, and the
+//! Pod (`device.rs`, and `mapping.rs`: its GPUs against the kubelet's allocation); layer 4 `dcgm.rs`, `nvbandwidth.rs`, `nccl.rs`, `rdma.rs`, and the
 //! rails and storage judges beside this folder ([`rails`](super::rails),
 //! [`storage`](super::storage)); layer 5 `framework.rs` and `engines.rs` (JAX, the
 //! inference engine). They all write through `context.rs` against the resolved
@@ -27,6 +27,7 @@ mod dcgm;
 mod device;
 mod engines;
 mod framework;
+mod mapping;
 mod nccl;
 mod nvbandwidth;
 mod placement;
@@ -67,6 +68,7 @@ pub struct Judgement {
 pub const FINDINGS: &[(&str, &str, &str)] = &[
     ("kubernetes", "kubernetes", "the Node object was given (layer 2; the `cluster.*` findings below)"),
     ("smoke.devices", "device-container", "the smoke Pod received every device it requested, each once"),
+    ("smoke.mapping", "device-container", "the GPUs the smoke Pod saw are those the kubelet allocated to it (dcgm-exporter's pod labels), each to one smoke Pod"),
     ("smoke.kernel", "device-container", "the smoke Pod ran a kernel on its devices"),
     ("smoke.shm", "device-container", "the smoke Pod's /dev/shm is at least system.shmSize (the rendered shm policy applied)"),
     ("dcgm.level", "interconnect", "DCGM diagnostics reached the blueprint's level"),
@@ -113,6 +115,7 @@ pub fn judge(inputs: &[Input], policy: &Policy, blueprint: &Spec, node: Option<&
     let kubernetes =
         crate::accept::cluster::judge_inputs(&mut ctx.findings, inputs, blueprint, node, required);
     let device_container = device::smoke(&mut ctx, inputs);
+    mapping::mapping(&mut ctx, inputs);
     let dcgm = dcgm::dcgm(&mut ctx, inputs);
     let (nvbandwidth, nvlink) = nvbandwidth::nvbandwidth(&mut ctx, inputs);
     let nccl = nccl::nccl(&mut ctx, inputs);

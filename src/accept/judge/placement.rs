@@ -1,6 +1,6 @@
 //! Which node an output is from: a single-node NCCL run whose rank ran on another host
-//! (or in a Pod the Pod listing places on another node), or probe steps that report
-//! another node, are not this node's and must not be judged for it; `accept` refuses them.
+//! (or in a Pod the Pod listing places on another node), probe steps that report
+//! another node, or a dcgm-exporter page labelled with another host, are not this node's and must not be judged for it; `accept` refuses them.
 
 use crate::accept::input::{Input, Output};
 use crate::k8s::Pod;
@@ -69,6 +69,16 @@ pub fn foreign(inputs: &[Input], node: &str) -> Vec<String> {
                             step.name
                         ));
                     }
+                }
+            }
+            // dcgm-exporter labels its series with the node it runs on (`Hostname`,
+            // NODE_NAME under the GPU Operator): another node's page maps other GPUs.
+            Output::Exporter(scrape) => {
+                if let Some(other) = scrape.hostname.as_deref().filter(|h| *h != node) {
+                    out.push(format!(
+                        "{}: dcgm-exporter's page is node {other}'s, not {node}'s",
+                        input.path.display()
+                    ));
                 }
             }
             _ => {}

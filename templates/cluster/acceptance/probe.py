@@ -38,6 +38,12 @@ def emit(step, status, seconds, **fields):
     # A multi-node run belongs to every node in it: it names none.
     if SUITE != "multinode":
         line["node"] = os.environ.get("NODE_NAME", os.uname().nodename)
+    if SUITE == "smoke":
+        # The Pod names itself (downward API): `nodeimg accept` matches the UUIDs it
+        # prints with the pod dcgm-exporter's series attribute each GPU to.
+        for key, env in (("pod", "POD_NAME"), ("namespace", "POD_NAMESPACE")):
+            if os.environ.get(env):
+                line[key] = os.environ[env]
     if SUITE != "smoke":
         line["rank"] = RANK
         line["world_size"] = WORLD
@@ -236,6 +242,12 @@ def multinode(steps=20, batch=8, seq=512):
 if SUITE == "smoke":
     step("devices", devices)
     step("tensor", tensor)
+    # Hold the GPUs a while: dcgm-exporter attributes a GPU to the Pod only while the Pod
+    # runs, so its /metrics must be scraped before the Pod ends.
+    hold = env_int("NODEIMG_HOLD_SECONDS")
+    if hold > 0:
+        print(f"holding the GPUs {hold} s for the dcgm-exporter scrape", flush=True)
+        time.sleep(hold)
 elif SUITE == "framework":
     for name, fn in [("devices", devices), ("tensor", tensor), ("load", load),
                      ("collective", collective), ("inference", inference),

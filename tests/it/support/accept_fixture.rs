@@ -63,6 +63,7 @@ pub fn write_all(dir: &Path, k: &Knobs) {
     w("pods.json", pods_json());
     w("runtime-classes.json", runtime_classes_json());
     w("smoke.log", smoke(k.gpus));
+    w("dcgm-exporter-metrics.txt", dcgm_exporter(8, SMOKE_POD));
     w("dcgm-diag.json", dcgm(k.gpus, k.dcgm_failure));
     w("nvbandwidth.log", nvbandwidth(k.gpus));
     w("all-reduce.log", nccl(&[NODE], k.gpus, k.busbw));
@@ -316,14 +317,64 @@ pub fn ib_write_bw(rail: usize, gbps: f64) -> String {
     out
 }
 
+/// The rendered smoke Pod's name.
+pub const SMOKE_POD: &str = "nodeimg-acceptance-smoke";
+
+/// The UUID of the fixture node's GPU `i`.
+pub fn gpu_uuid(i: usize) -> String {
+    format!("GPU-6f3c1e2a-0b4d-4c1e-9a7b-00000000000{i}")
+}
+
+/// dcgm-exporter's page scraped while `pod` held the first `allocated` GPUs (of 8), in
+/// the layout dcgm-exporter 4 prints with pod mapping: `# HELP`/`# TYPE` per field, the
+/// device labels, then `container`, `namespace`, `pod` (empty for a GPU no pod holds).
+pub fn dcgm_exporter(allocated: usize, pod: &str) -> String {
+    let mut out = String::new();
+    for (field, help, kind, value) in [
+        (
+            "DCGM_FI_DEV_SM_CLOCK",
+            "SM clock frequency (in MHz).",
+            "gauge",
+            "1980",
+        ),
+        (
+            "DCGM_FI_DEV_GPU_UTIL",
+            "GPU utilization (in %).",
+            "gauge",
+            "100",
+        ),
+        (
+            "DCGM_FI_DEV_XID_ERRORS",
+            "Value of the last XID error encountered.",
+            "gauge",
+            "0",
+        ),
+    ] {
+        out.push_str(&format!("# HELP {field} {help}\n# TYPE {field} {kind}\n"));
+        for i in 0..8 {
+            let (ns, p, c) = if i < allocated {
+                ("nodeimg-acceptance", pod, "probe")
+            } else {
+                ("", "", "")
+            };
+            out.push_str(&format!(
+                "{field}{{gpu=\"{i}\",UUID=\"{}\",pci_bus_id=\"00000000:{:02X}:00.0\",device=\"nvidia{i}\",modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"{NODE}\",DCGM_FI_DRIVER_VERSION=\"570.172.08\",container=\"{c}\",namespace=\"{ns}\",pod=\"{p}\"}} {value}\n",
+                gpu_uuid(i),
+                0x19 + 0x20 * i
+            ));
+        }
+    }
+    out
+}
+
 /// The smoke Pod's probe lines: its `/dev/shm` is the blueprint's 64Gi `shmSize`.
 pub fn smoke(received: usize) -> String {
     let devices: Vec<String> = (0..received)
-        .map(|i| format!(r#"{{"index": {i}, "name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-6f3c1e2a-0b4d-4c1e-9a7b-00000000000{i}", "bus": "0000:{:02x}:00.0"}}"#, 0x19 + 0x20 * i))
+        .map(|i| format!(r#"{{"index": {i}, "name": "NVIDIA H100 80GB HBM3", "uuid": "{}", "bus": "0000:{:02x}:00.0"}}"#, gpu_uuid(i), 0x19 + 0x20 * i))
         .collect();
     format!(
         "{{\"nodeimg\": \"probe/v1\", \"suite\": \"smoke\", \"step\": \"shm\", \"status\": \"pass\", \"seconds\": 0.0, \"node\": \"{NODE}\", \"metrics\": {{\"bytes\": 68719476736}}}}\n\
-{{\"nodeimg\": \"probe/v1\", \"suite\": \"smoke\", \"step\": \"devices\", \"status\": \"pass\", \"seconds\": 0.4, \"node\": \"{NODE}\", \"requested\": 8, \"devices\": [{}]}}\n\
+{{\"nodeimg\": \"probe/v1\", \"suite\": \"smoke\", \"step\": \"devices\", \"status\": \"pass\", \"seconds\": 0.4, \"node\": \"{NODE}\", \"pod\": \"{SMOKE_POD}\", \"namespace\": \"nodeimg-acceptance\", \"requested\": 8, \"devices\": [{}]}}\n\
 {{\"nodeimg\": \"probe/v1\", \"suite\": \"smoke\", \"step\": \"tensor\", \"status\": \"pass\", \"seconds\": 1.1, \"node\": \"{NODE}\", \"metrics\": {{\"tflops\": 640.5}}}}\n",
         devices.join(", ")
     )
