@@ -89,6 +89,19 @@ pub enum Command {
         after_help = "Examples:\n  nodeimg build blueprints/h100-sxm-ubuntu.yaml -o out/h100\n  SOURCE_DATE_EPOCH=1764374400 nodeimg build --format json bp.yaml -o out/\n  nodeimg build --check-repro bp.yaml -o out/\n  nodeimg build --compression gzip --tag 2026.11.1-gzip bp.yaml -o out/"
     )]
     Build(BuildArgs),
+    /// A blueprint repository's review surface: golden/<name>/ holds each blueprint's rendered files, modes and image digests.
+    #[command(
+        long_about = "Write (`update`) or compare (`check`) the golden folder of each blueprint: \
+DIR/<metadata.name>/ holds the rendered tree (`layer/`, `cluster/`), `modes.txt` (file modes and \
+link targets, which git does not keep) and `image.txt` (the digests `nodeimg build` gives with \
+SOURCE_DATE_EPOCH 0, zstd and a fixed stand-in verifier, so they follow the configuration and the \
+overlay, not nodeimg's own code). Committed beside the blueprints, every change shows in review as \
+what it does to the files on the node; CI runs `check`.\n\nExit codes: 0 every folder is as \
+rendered (update: written); 1 a folder differs (each file named, with a unified diff); 2 a \
+blueprint, the templates, the matrix or the folder cannot be used.",
+        after_help = "Examples:\n  nodeimg golden update blueprints/*.yaml\n  nodeimg golden check blueprints/*.yaml\n  nodeimg golden check --dir review/golden --format json site/h100.yaml"
+    )]
+    Golden(GoldenArgs),
     /// Compare two blueprints: field changes, computed values, rendered files, and the fleet impact.
     #[command(
         after_help = "Examples:\n  nodeimg diff old/h100.yaml blueprints/h100-sxm-ubuntu.yaml\n  nodeimg diff main:blueprints/h100.yaml blueprints/h100.yaml\n  git show main:site/h100.yaml | nodeimg diff --base-dir site - site/h100.yaml\n  nodeimg diff --format json --no-files a.yaml b.yaml"
@@ -562,6 +575,39 @@ pub struct DiffArgs {
     /// List changed files without their unified diffs (text format).
     #[arg(long)]
     pub no_files: bool,
+    #[command(flatten)]
+    pub templates: TemplatesArg,
+    #[command(flatten)]
+    pub matrix: MatrixArg,
+}
+
+#[derive(Debug, Args)]
+pub struct GoldenArgs {
+    #[command(subcommand)]
+    pub command: GoldenCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum GoldenCommand {
+    /// Compare each blueprint's golden folder with what it renders now; exit 1 naming each differing file.
+    Check(GoldenTarget),
+    /// Write each blueprint's golden folder (atomically; only an earlier golden folder is replaced).
+    Update(GoldenTarget),
+}
+
+#[derive(Debug, Args)]
+pub struct GoldenTarget {
+    /// The blueprints (`-`: standard input).
+    #[arg(value_name = "BLUEPRINT", required = true)]
+    pub files: Vec<Input>,
+    /// The golden folder: each blueprint's files are in DIR/<metadata.name>/.
+    #[arg(long, value_name = "DIR", default_value = "golden")]
+    pub dir: PathBuf,
+    /// Unified diff lines shown per differing file (text format); 0 shows them all.
+    #[arg(long, value_name = "N", default_value_t = 40)]
+    pub diff_lines: usize,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
     #[command(flatten)]
     pub templates: TemplatesArg,
     #[command(flatten)]

@@ -12,6 +12,7 @@ pub mod command;
 pub mod diff;
 pub mod fault;
 pub mod features;
+pub mod golden;
 pub mod input;
 pub mod k8s;
 pub mod line_error;

@@ -14,6 +14,7 @@ mod diff;
 mod explain;
 mod facts;
 mod git_revision;
+mod golden;
 mod image_source;
 mod init;
 mod man;
@@ -218,6 +219,7 @@ pub fn dispatch(command: Command, env: &mut Env<'_>) -> Exit {
         Command::Render(a) => render::run(&a, env),
         Command::Build(a) => build::run(&a, env),
         Command::Diff(a) => diff::run(&a, env),
+        Command::Golden(a) => golden::run(&a, env),
         Command::Schema(a) => schema::run(&a, env),
         Command::Completions(a) => completions::run(&a, env),
         Command::Man(a) => man::run(&a, env),

@@ -84,7 +84,7 @@ fn plan_cmd(args: &RolloutPlanArgs, env: &mut Env<'_>) -> Outcome {
     }
     // Nodes of another hardware class are refused before any wave is planned: an image
     // built for one GPU model must not reach another.
-    let wrong = crate::rollout::hardware::contradictions(&nodes, new.spec());
+    let wrong = crate::rollout::hardware::contradictions(&nodes, new.spec(), &old.matrix);
     if !wrong.is_empty() {
         let mut messages: Vec<String> = wrong
             .iter()

@@ -266,7 +266,7 @@ fn run_once(args: &VerifyArgs, env: &mut Env<'_>) -> Outcome {
         }
     }
     let spec = blueprint.spec();
-    let report = Report::new(
+    let mut report = Report::new(
         BlueprintRef {
             name: blueprint.name().to_owned(),
             version: spec.metadata.version.to_string(),
@@ -285,6 +285,26 @@ fn run_once(args: &VerifyArgs, env: &mut Env<'_>) -> Outcome {
         reason,
         results,
     );
+    // The node's last passing record, kept beside --record: a failing run names what
+    // changed since.
+    let last_good = args
+        .record
+        .as_ref()
+        .and_then(Output::path)
+        .map(crate::verify::last_good::beside);
+    if let Some(path) = &last_good
+        && report.outcome != Verdict::Pass
+    {
+        match crate::verify::last_good::read(path) {
+            Ok(Some(previous)) => {
+                let now = AcceptanceRecord::new(spec, &facts, &report, None);
+                report.since_last_good =
+                    Some(crate::verify::last_good::compare(path, &previous, &now));
+            }
+            Ok(None) => {}
+            Err(e) => env.note(&format!("warning: the last good record is not used: {e}")),
+        }
+    }
     let verdict = match report.outcome {
         Verdict::Pass | Verdict::Overridden => Exit::Ok,
         Verdict::Fail => Exit::Negative,
@@ -341,6 +361,10 @@ fn run_once(args: &VerifyArgs, env: &mut Env<'_>) -> Outcome {
         let record = AcceptanceRecord::new(spec, &facts, &report, evidence.as_deref());
         if let Err(e) = record.write_to(output, env.out) {
             problems.push(format!("--record {output}: {e}"));
+        } else if let (Some(path), Verdict::Pass) = (&last_good, report.outcome)
+            && let Err(e) = record.write_to(&Output::File(path.clone()), env.out)
+        {
+            problems.push(format!("--record {output}: the last good copy: {e}"));
         }
     }
     if to_stdout == 0 {

@@ -1,7 +1,9 @@
 //! What a blueprint field change means for a running fleet: reboot the
 //! node, drain it and restart a daemon, or apply it live. One visible table
 //! of blueprint path prefixes, the first matching row wins, so specific
-//! prefixes come before general ones. Rendered files carry their impact in
+//! prefixes come before general ones; each row's sentence is what that
+//! field's change does on the node, and `diff`'s summary gives the changed
+//! fields' sentences, not those of the files they render into. Rendered files carry their impact in
 //! the plan (`render::plan`), so a new output cannot come without one.
 
 use crate::blueprint::model::SharingMode;
@@ -16,10 +18,35 @@ pub const FIELDS: &[(&str, Impact, &str)] = &[
         "cgroup hierarchy is chosen at boot",
     ),
     ("os", Impact::Reboot, "OS packages and kernel"),
-    ("boot", Impact::Reboot, "kernel command line"),
+    (
+        "boot.kernelArgs.forbidden",
+        Impact::Live,
+        "forbidden kernel arguments are what verify looks for in /proc/cmdline; the command line itself does not change, so nothing reboots",
+    ),
+    (
+        "boot.kernelArgs.required",
+        Impact::Reboot,
+        "kernel argument: the boot entries are rewritten when the image is applied (update-grub on Debian and Ubuntu, grubby on the RHEL family); the running kernel keeps its command line until the node reboots",
+    ),
+    (
+        "boot.hugepages",
+        Impact::Reboot,
+        "hugepage pools are kernel arguments, reserved at the next boot (1Gi pages cannot be had reliably from fragmented memory)",
+    ),
+    ("boot", Impact::Reboot, "kernel command line: reboot"),
     ("firmware.versions", Impact::Reboot, "firmware update"),
     ("firmware", Impact::Reboot, "BIOS policy"),
-    ("accelerators.driver", Impact::Reboot, "GPU driver"),
+    (
+        "accelerators.driver.version",
+        Impact::Reboot,
+        "GPU driver version: the image replaces the kernel modules and the user-space libraries together, and the loaded modules stay the old ones until the node reboots (Fabric Manager and the persistence daemon are held at the same version)",
+    ),
+    (
+        "accelerators.driver.kernelModule",
+        Impact::Reboot,
+        "GPU kernel module flavour (open or proprietary): another module package, loaded at the next boot",
+    ),
+    ("accelerators.driver", Impact::Reboot, "GPU driver: reboot"),
     (
         "accelerators.interconnect",
         Impact::Reboot,
@@ -58,7 +85,11 @@ pub const FIELDS: &[(&str, Impact, &str)] = &[
         "SR-IOV virtual functions",
     ),
     ("network", Impact::Live, "verification expectations"),
-    ("runtime", Impact::Drain, "containerd configuration"),
+    (
+        "runtime",
+        Impact::Drain,
+        "containerd configuration: restart containerd",
+    ),
     (
         "kubernetes.labels",
         Impact::Live,
@@ -80,7 +111,16 @@ pub const FIELDS: &[(&str, Impact, &str)] = &[
         Impact::Drain,
         "taints apply when kubelet registers the node",
     ),
-    ("kubernetes", Impact::Drain, "kubelet configuration"),
+    (
+        "kubernetes.kubelet.maxPods",
+        Impact::Drain,
+        "restart kubelet: the Node's pod capacity changes (and, under the eks or gke reservation policy, the kubeReserved memory computed from it); a limit below the pods already running lets kubelet reject the newest of them at restart (OutOfpods), hence the drain",
+    ),
+    (
+        "kubernetes",
+        Impact::Drain,
+        "kubelet configuration: restart kubelet",
+    ),
     ("system.partitions", Impact::Reboot, "disk layout"),
     (
         "system.shmSize",
@@ -88,6 +128,11 @@ pub const FIELDS: &[(&str, Impact, &str)] = &[
         "cluster-side /dev/shm policy: pods created afterwards",
     ),
     ("system", Impact::Live, "system services"),
+    (
+        "security.sysctls",
+        Impact::Live,
+        "kernel parameter: `sysctl --system` applies /etc/sysctl.d/90-nodeimg.conf live; running processes see the new value at once, nothing restarts",
+    ),
     (
         "security",
         Impact::Live,

@@ -387,29 +387,35 @@ pub fn compare(old: &Blueprint, old_r: &Rendered, new: &Blueprint, new_r: &Rende
         .chain(files.iter().map(|f| f.impact))
         .chain(overlay.iter().map(|o| o.impact))
         .max();
-    // The actions of the worst files ("restart kubelet"); fields only where
-    // no file says more (a driver change, a change without files).
+    // Each changed field's own sentence (maxPods is not the CPU manager's state
+    // file), with the overlay entries no field explains; a rendered file's
+    // sentence, which speaks for every field it renders, only where no field
+    // reaches the worst impact.
+    let worst = |i: Impact| Some(i) == impact;
+    let worst_fields: Vec<String> = fields
+        .iter()
+        .filter(|f| worst(f.impact))
+        .map(|f| f.why.clone())
+        .collect();
+    let worst_overlay = overlay
+        .iter()
+        .filter(|o| worst(o.impact))
+        .map(|o| o.why.clone());
     let worst_files: Vec<String> = files
         .iter()
-        .map(|f| (f.impact, &f.why))
-        .chain(overlay.iter().map(|o| (o.impact, &o.why)))
-        .filter(|(i, _)| Some(*i) == impact)
-        .map(|(_, why)| why.clone())
+        .filter(|f| worst(f.impact))
+        .map(|f| f.why.clone())
         .collect();
-    let mut reasons: Vec<String> = if worst_files.is_empty() {
-        fields
-            .iter()
-            .filter(|f| Some(f.impact) == impact)
-            .map(|f| f.why.clone())
-            .chain(
-                computed
-                    .iter()
-                    .filter(|c| Some(c.impact) == impact)
-                    .map(|c| format!("{} changes", c.path)),
-            )
-            .collect()
+    let mut reasons: Vec<String> = if !worst_fields.is_empty() {
+        worst_fields.into_iter().chain(worst_overlay).collect()
+    } else if !worst_files.is_empty() || overlay.iter().any(|o| worst(o.impact)) {
+        worst_files.into_iter().chain(worst_overlay).collect()
     } else {
-        worst_files
+        computed
+            .iter()
+            .filter(|c| worst(c.impact))
+            .map(|c| format!("{} changes", c.path))
+            .collect()
     };
     reasons.sort();
     reasons.dedup();

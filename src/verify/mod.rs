@@ -17,6 +17,7 @@ pub mod fact;
 pub mod facts;
 pub mod history;
 pub mod host;
+pub mod last_good;
 pub mod report;
 pub mod settle;
 

@@ -539,3 +539,110 @@ fn a_blueprint_on_standard_input_resolves_its_paths_against_base_dir() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stdout(&o).contains("maxPods: 110 → 200"), "{}", stdout(&o));
 }
+
+/// The summary's reasons for a change of `path`: exactly that field's own sentence.
+fn reasons_are_the_fields_own(r: &nodeimg::diff::Report, path: &str) -> String {
+    let f = r
+        .fields
+        .iter()
+        .find(|f| f.path == path)
+        .unwrap_or_else(|| panic!("{path} not changed: {:?}", r.fields));
+    assert_eq!(r.reasons, vec![f.why.clone()], "{path}");
+    f.why.clone()
+}
+
+#[test]
+fn max_pods_speaks_of_the_pod_limit_not_the_cpu_manager() {
+    let r = diff_of(h100().set("kubernetes.kubelet.maxPods", json!(64)));
+    let why = reasons_are_the_fields_own(&r, "kubernetes.kubelet.maxPods");
+    assert!(
+        why.contains("pod capacity") && why.contains("OutOfpods"),
+        "{why}"
+    );
+    assert!(
+        r.reasons.iter().all(|w| !w.contains("cpu_manager_state")),
+        "{:?}",
+        r.reasons
+    );
+}
+
+#[test]
+fn cpu_manager_policy_speaks_of_its_state_file_alone() {
+    let r = diff_of(h100().set("kubernetes.kubelet.cpuManagerPolicy", json!("none")));
+    let why = reasons_are_the_fields_own(&r, "kubernetes.kubelet.cpuManagerPolicy");
+    assert!(why.contains("cpu_manager_state"), "{why}");
+    assert!(
+        !why.contains("memory_manager_state") && !why.contains("labels"),
+        "{why}"
+    );
+}
+
+#[test]
+fn a_kernel_argument_reboots_and_a_forbidden_one_changes_nothing_on_the_node() {
+    let r = diff_of(h100().set("boot.kernelArgs.required[1]", json!("init_on_alloc=1")));
+    assert_eq!(r.impact, Some(Impact::Reboot));
+    let why = reasons_are_the_fields_own(&r, "boot.kernelArgs.required");
+    assert!(why.contains("until the node reboots"), "{why}");
+    // Only verify reads the forbidden list: no file changes but the id and the lock.
+    let r = diff_of(h100().set("boot.kernelArgs.forbidden[1]", json!("mitigations=auto")));
+    let f = &r.fields[0];
+    assert_eq!(
+        (f.path.as_str(), f.impact),
+        ("boot.kernelArgs.forbidden", Impact::Live)
+    );
+    assert_eq!(r.impact, Some(Impact::Live), "{:?}", r.files);
+}
+
+#[test]
+fn a_sysctl_applies_live_by_sysctl_system() {
+    let path = YamlPath::parse("security.sysctls").key("vm.max_map_count");
+    let r = diff_of(h100().set_at(&path, json!(2097152)));
+    assert_eq!(r.impact, Some(Impact::Live));
+    assert_eq!(r.fields.len(), 1, "{:?}", r.fields);
+    let why = reasons_are_the_fields_own(&r, &r.fields[0].path.clone());
+    assert!(
+        why.contains("sysctl --system") && why.contains("nothing restarts"),
+        "{why}"
+    );
+}
+
+#[test]
+fn a_preinstalled_driver_version_says_the_old_modules_stay_loaded() {
+    let r = diff_of(
+        h100()
+            .set("accelerators.driver.version", json!("580.126.09"))
+            .set(
+                "accelerators.interconnect.fabricManager.version",
+                json!("580.126.09"),
+            ),
+    );
+    assert_eq!(r.impact, Some(Impact::Reboot));
+    let f = r
+        .fields
+        .iter()
+        .find(|f| f.path == "accelerators.driver.version")
+        .unwrap();
+    assert!(
+        f.why.contains("loaded modules stay the old ones"),
+        "{}",
+        f.why
+    );
+    assert!(r.reasons.contains(&f.why), "{:?}", r.reasons);
+}
+
+#[test]
+fn a_sharing_change_speaks_of_the_device_plugin() {
+    let r = diff_of(h100().set(
+        "accelerators.sharing",
+        json!({"mode": "time-slicing", "replicas": 4}),
+    ));
+    assert_eq!(r.impact, Some(Impact::Live));
+    assert!(!r.reasons.is_empty());
+    assert!(
+        r.reasons
+            .iter()
+            .all(|w| w.contains("device plugin restarts")),
+        "{:?}",
+        r.reasons
+    );
+}

@@ -28,7 +28,7 @@ const FLOORS: &[&[&str]] = &[
     &["trust"],
     &["verify"],
     &["accept", "render"],
-    &["diff"],
+    &["diff", "golden"],
     &["apply", "rollout"],
     &["cli"],
     &["command"],

@@ -142,7 +142,7 @@ fn the_offline_usage_lines_run() {
     let offline = |w: &[String]| {
         matches!(
             w.get(1).map(String::as_str),
-            Some("init" | "validate" | "explain" | "schema" | "render" | "completions")
+            Some("init" | "validate" | "explain" | "schema" | "render" | "completions" | "golden")
         ) || (w.get(1).map(String::as_str) == Some("diff") && !w.iter().any(|a| a.contains(':')))
             || (w.get(1).map(String::as_str) == Some("verify")
                 && w.iter().any(|a| a == "--explain"))

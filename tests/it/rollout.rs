@@ -1337,3 +1337,67 @@ fn a_plan_refuses_nodes_of_other_hardware() {
         .sum();
     assert_eq!(planned, h100, "{plan}");
 }
+
+/// The product label must be the blueprint model's own as GPU feature discovery writes it:
+/// `H100 SXM` is not an H100 NVL or PCIe card, though all three say H100.
+#[test]
+fn a_plan_matches_the_gpu_product_exactly() {
+    let s = Setup::new(|v| v.set("os.kernel", json!("5.15.0-171-generic")), 8);
+    let mut nodes: Value =
+        serde_json::from_str(&std::fs::read_to_string(s.path("nodes.json")).unwrap()).unwrap();
+    let items = nodes["items"].as_array_mut().unwrap();
+    items[4]["metadata"]["labels"]["nvidia.com/gpu.product"] = json!("NVIDIA-H100-NVL");
+    items[5]["metadata"]["labels"]["nvidia.com/gpu.product"] = json!("NVIDIA-H100-PCIe");
+    // The same product shared by time-slicing is still the product.
+    items[1]["metadata"]["labels"]["nvidia.com/gpu.product"] =
+        json!("NVIDIA-H100-80GB-HBM3-SHARED");
+    std::fs::write(s.path("nodes.json"), nodes.to_string()).unwrap();
+    let o = s.plan(&["--format", "json"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("gpu-004: nvidia.com/gpu.product=NVIDIA-H100-NVL, the blueprint declares nvidia H100 SXM (NVIDIA-H100-80GB-HBM3 or NVIDIA-H100-SXM5-80GB)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("gpu-005: nvidia.com/gpu.product=NVIDIA-H100-PCIe"),
+        "{err}"
+    );
+    assert!(!err.contains("gpu-001"), "{err}");
+    assert!(err.contains("2 node(s)"), "{err}");
+}
+
+/// AMD's node labeller: an MI300X blueprint accepts `AMD_Instinct_MI300X_OAM` / `74a1`
+/// and refuses another Instinct, and an H100 blueprint refuses any AMD-labelled node.
+#[test]
+fn amd_node_labels_are_read_too() {
+    use nodeimg::blueprint::compat::Matrix;
+    use nodeimg::rollout::hardware::contradictions;
+    let node = |name: &str, labels: Value| json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}});
+    let list = json!({"apiVersion": "v1", "kind": "List", "items": [
+        node("mi300x", json!({"amd.com/gpu.product-name": "AMD_Instinct_MI300X_OAM", "amd.com/gpu.device-id": "74a1"})),
+        node("mi325x", json!({"amd.com/gpu.product-name": "AMD_Instinct_MI325X_OAM", "amd.com/gpu.device-id": "74a5"})),
+        node("mixed", json!({"amd.com/gpu.device-id.74a1": "4", "amd.com/gpu.device-id.74a5": "4"})),
+        node("unlabelled", json!({})),
+    ]});
+    let nodes = nodeimg::k8s::node::parse(&list.to_string()).unwrap();
+    let matrix = Matrix::builtin();
+    let mi300x = crate::support::example("mi300x-rhel");
+    let found: Vec<String> = contradictions(&nodes, mi300x.spec(), &matrix)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        found,
+        [
+            "mi325x: amd.com/gpu.product-name=AMD_Instinct_MI325X_OAM, the blueprint declares amd MI300X (AMD_Instinct_MI300X_OAM)",
+            "mi325x: amd.com/gpu.device-id=74a5, the blueprint declares amd MI300X (74a1)",
+            "mixed: amd.com/gpu.device-id.74a5=74a5, the blueprint declares amd MI300X (74a1)",
+        ],
+        "{found:#?}"
+    );
+    let h100 = crate::support::example("h100-sxm-ubuntu");
+    let found = contradictions(&nodes, h100.spec(), &matrix);
+    let names: std::collections::BTreeSet<&str> = found.iter().map(|c| c.node.as_str()).collect();
+    assert_eq!(names, ["mi300x", "mi325x", "mixed"].into_iter().collect());
+}

@@ -151,6 +151,41 @@ fn sigstore_rs(cosign: &Path, reference: &str, key: &KeyPair) -> Option<i32> {
     o.status.code()
 }
 
+/// skopeo's configuration in `d`: a `registries.d` that reads and writes sigstore
+/// attachments on `host`, and `any.json`, a policy that accepts anything.
+fn skopeo_config(d: &Path, host: &str) {
+    std::fs::create_dir_all(d.join("registries.d")).unwrap();
+    std::fs::write(
+        d.join("registries.d/default.yaml"),
+        format!("docker:\n  {host}:\n    use-sigstore-attachments: true\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("any.json"),
+        r#"{"default":[{"type":"insecureAcceptAnything"}]}"#,
+    )
+    .unwrap();
+}
+
+/// skopeo's arguments to copy the signature of `signed` in `repository` onto the tag
+/// where the signature of `other` is looked up: an image changed after signing.
+fn signature_onto(repository: &str, signed: &str, other: &str) -> Vec<String> {
+    let tag = |digest: &str| format!("sha256-{}.sig", digest.trim_start_matches("sha256:"));
+    [
+        "copy",
+        "--src-tls-verify=false",
+        "--dest-tls-verify=false",
+        "--preserve-digests",
+    ]
+    .into_iter()
+    .map(String::from)
+    .chain([
+        format!("docker://{repository}:{}", tag(signed)),
+        format!("docker://{repository}:{}", tag(other)),
+    ])
+    .collect()
+}
+
 fn skopeo(dir: &Path, policy: &str, args: &[&str]) -> Output {
     Command::new("skopeo")
         .arg("--policy")
@@ -201,29 +236,12 @@ fn signatures_interoperate_with_sigstore_rs_and_containers_image() {
 
     // The signature of the first image copied onto the second's tag (an image changed
     // after signing): refused by both, as signed over another digest.
-    std::fs::create_dir_all(d.join("registries.d")).unwrap();
-    std::fs::write(
-        d.join("registries.d/default.yaml"),
-        format!("docker:\n  {host}:\n    use-sigstore-attachments: true\n"),
-    )
-    .unwrap();
-    std::fs::write(
-        d.join("any.json"),
-        r#"{"default":[{"type":"insecureAcceptAnything"}]}"#,
-    )
-    .unwrap();
-    let tag = |digest: &str| format!("sha256-{}.sig", digest.trim_start_matches("sha256:"));
+    skopeo_config(d, &host);
+    let moved = signature_onto(&format!("{host}/nodes/a"), &digest, &unsigned);
     let o = skopeo(
         d,
         "any.json",
-        &[
-            "copy",
-            "--src-tls-verify=false",
-            "--dest-tls-verify=false",
-            "--preserve-digests",
-            &format!("docker://{host}/nodes/a:{}", tag(&digest)),
-            &format!("docker://{host}/nodes/a:{}", tag(&unsigned)),
-        ],
+        &moved.iter().map(String::as_str).collect::<Vec<_>>(),
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(sigstore_rs(&cosign, &unsigned_ref, &release), Some(1));
@@ -363,28 +381,11 @@ fn skopeos_sigstore_policy_and_nodeimg_judge_each_others_signatures() {
     );
     let unsigned = push(&layout(d, "b", "b"), &format!("{host}/nodes/a:v2"), None);
     let altered = push(&layout(d, "c", "c"), &format!("{host}/nodes/a:v3"), None);
-    std::fs::create_dir_all(d.join("registries.d")).unwrap();
-    std::fs::write(
-        d.join("registries.d/default.yaml"),
-        format!("docker:\n  {host}:\n    use-sigstore-attachments: true\n"),
-    )
-    .unwrap();
-    std::fs::write(
-        d.join("any.json"),
-        r#"{"default":[{"type":"insecureAcceptAnything"}]}"#,
-    )
-    .unwrap();
-    let sig_tag = |digest: &str| format!("sha256-{}.sig", digest.trim_start_matches("sha256:"));
+    skopeo_config(d, &host);
+    let moved = signature_onto(&format!("{host}/nodes/a"), &signed, &altered);
     let o = skopeo.run(
         "any.json",
-        &[
-            "copy",
-            "--src-tls-verify=false",
-            "--dest-tls-verify=false",
-            "--preserve-digests",
-            &format!("docker://{host}/nodes/a:{}", sig_tag(&signed)),
-            &format!("docker://{host}/nodes/a:{}", sig_tag(&altered)),
-        ],
+        &moved.iter().map(String::as_str).collect::<Vec<_>>(),
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 

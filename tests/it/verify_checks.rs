@@ -1198,6 +1198,7 @@ fn every_check_has_a_passing_and_a_failing_fixture() {
         "system.partition.mounted", // partitions
         "image.signature",          // trust_node
         "image.config",             // trust_node
+        "image.applied",            // a_node_without_the_image_names_image_applied_as_the_root
         // AMD RAS: the MI300X fixture in gpu_faults.
         "gpu.ras.events",
         "gpu.ras.errors",
@@ -1220,6 +1221,7 @@ fn every_check_has_a_passing_and_a_failing_fixture() {
         "system.partition.mounted",    // partitions
         "image.signature",             // trust_node
         "image.config",                // trust_node
+        "image.applied",               // a_node_without_the_image_names_image_applied_as_the_root
         "gpu.ras.events",              // gpu_faults
         "gpu.ras.errors",              // gpu_faults
         "gpu.ras.bad-pages",           // gpu_faults
@@ -1885,6 +1887,58 @@ fn checks_of_missing_gpus_are_blocked_by_gpu_count() {
         .find(|r| r.id() == "gpu.ecc.volatile-uncorrectable" && r.verdict == Verdict::Fail)
         .unwrap();
     assert_eq!(ecc.blocked_by, None, "{ecc:?}");
+}
+
+/// A machine the image was never applied to: the kernel parameters it sets do not hold
+/// there, and verify says once, as the root, that the image's files are absent, instead of
+/// one `os.sysctl` failure per parameter with evidence citing a file that is not there.
+#[test]
+fn a_node_without_the_image_names_image_applied_as_the_root() {
+    use nodeimg::verify::checks::blocked;
+    let f = Fixture::healthy();
+    f.tree.attr("/proc/sys/kernel/panic", "0");
+    f.tree.attr("/proc/sys/vm/overcommit_memory", "0");
+    let results = f.results();
+    let applied = results
+        .iter()
+        .find(|r| r.id() == "image.applied")
+        .unwrap_or_else(|| panic!("no image.applied: {results:#?}"));
+    assert_eq!(applied.verdict, Verdict::Fail);
+    assert!(
+        applied
+            .observed
+            .contains("/etc/nodeimg/blueprint.lock.json")
+            && applied.observed.contains("/etc/sysctl.d/90-nodeimg.conf"),
+        "{}",
+        applied.observed
+    );
+    let sysctls: Vec<&CheckResult> = results
+        .iter()
+        .filter(|r| r.id() == "os.sysctl" && r.verdict != Verdict::Pass)
+        .collect();
+    assert_eq!(sysctls.len(), 2, "{sysctls:#?}");
+    for r in &sysctls {
+        assert_eq!(r.blocked_by, Some("image.applied"), "{}", r.name());
+    }
+    let roots: Vec<&str> = blocked::roots(&results).map(|r| r.id()).collect();
+    assert_eq!(roots, ["image.applied"]);
+    assert!(
+        nodeimg::verify::checks::remedy::of(applied.spec).contains("nodeimg apply"),
+        "the remedy is to apply the image"
+    );
+
+    // With the image's files on the node, a parameter that does not hold is its own root.
+    f.tree.file("/etc/nodeimg/blueprint.lock.json", "{}");
+    f.tree
+        .file("/etc/sysctl.d/90-nodeimg.conf", "kernel.panic = 10\n");
+    let results = f.results();
+    let applied = results.iter().find(|r| r.id() == "image.applied").unwrap();
+    assert_eq!(applied.verdict, Verdict::Pass, "{}", applied.observed);
+    let roots: Vec<&str> = blocked::roots(&results).map(|r| r.id()).collect();
+    assert_eq!(roots, ["os.sysctl", "os.sysctl"]);
+    // A healthy node is not asked.
+    let results = Fixture::healthy().results();
+    assert!(!results.iter().any(|r| r.id() == "image.applied"));
 }
 
 /// ACS is judged against the blueprint's use: bare metal wants the redirect off on the

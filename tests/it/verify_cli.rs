@@ -783,3 +783,70 @@ fn failed_boot_verify_prints_a_working_break_glass_command() {
         text(&out.stderr)
     );
 }
+
+/// A passing run keeps its record beside `--record` as the node's last good one; a later
+/// failing run names what changed since (a BIOS downgrade) and which checks passed then, in
+/// the text, the summary and the JSON, and leaves the last good record as it was.
+#[test]
+fn a_failing_node_names_what_changed_since_its_last_good_record() {
+    let node = Node::healthy();
+    let xml = node.path("smi.xml");
+    let record = node.path("record.yaml");
+    let out = node.verify(&["--nvidia-smi-xml", &xml, "--record", &record]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    let kept = node.path("record.last-good.yaml");
+    let good = std::fs::read_to_string(&kept).unwrap_or_else(|e| panic!("{kept}: {e}"));
+    assert!(good.contains("1.3.2"), "{good}");
+
+    node.tree.attr("/sys/class/dmi/id/bios_version", "1.0.7");
+    let out = node.verify(&["--nvidia-smi-xml", &xml, "--record", &record]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let report = text(&out.stdout);
+    assert!(
+        report.contains(&format!("Since the last passing record ({kept}")),
+        "{report}"
+    );
+    assert!(report.contains("changed: BIOS 1.3.2 → 1.0.7"), "{report}");
+    assert!(
+        report.contains("passed then: firmware.bios.version"),
+        "{report}"
+    );
+    let out = node.verify(&[
+        "--nvidia-smi-xml",
+        &xml,
+        "--format",
+        "summary",
+        "--record",
+        &record,
+    ]);
+    let summary = text(&out.stdout);
+    assert!(
+        summary.contains(
+            "since the last good record: BIOS 1.3.2 → 1.0.7; passed then: firmware.bios.version"
+        ),
+        "{summary}"
+    );
+    let out = node.verify(&[
+        "--nvidia-smi-xml",
+        &xml,
+        "--format",
+        "json",
+        "--record",
+        &record,
+    ]);
+    let json = parse(&out.stdout);
+    let since = &json["since_last_good"];
+    assert_eq!(
+        since["changed"],
+        serde_json::json!(["BIOS 1.3.2 → 1.0.7"]),
+        "{since}"
+    );
+    assert_eq!(
+        since["failing_since"],
+        serde_json::json!(["firmware.bios.version"]),
+        "{since}"
+    );
+    // The failing runs replaced the record, never the last good one.
+    assert_eq!(std::fs::read_to_string(&kept).unwrap(), good);
+    assert!(std::fs::read_to_string(&record).unwrap().contains("1.0.7"));
+}

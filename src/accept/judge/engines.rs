@@ -83,31 +83,7 @@ fn steps(ctx: &mut Ctx<'_>, family: &str, steps: &[(&Path, &Step)], names: &[&st
             vec![at(path, step.line)],
         );
         let (fpath, first) = (found[0].0, found[0].1);
-        if let Some(s) = first.seconds {
-            ctx.figure(
-                format!("{family}.{name}.seconds"),
-                s,
-                "s",
-                false,
-                at(fpath, first.line),
-            );
-        }
-        for (metric, value) in &first.metrics {
-            let (unit, higher) = match metric.as_str() {
-                m if m.ends_with("_ms") => ("ms", false),
-                m if m.contains("tflops") => ("TFLOPS", true),
-                m if m.contains("gbps") => ("GB/s", true),
-                "tokens_per_second" => ("tokens/s", true),
-                _ => ("", true),
-            };
-            ctx.figure(
-                format!("{family}.{name}.{metric}"),
-                *value,
-                unit,
-                higher,
-                at(fpath, first.line),
-            );
-        }
+        super::framework::step_figures(ctx, family, name, fpath, first);
     }
 }
 

@@ -106,27 +106,7 @@ pub(super) fn framework(
         );
         // Figures from the first reporter of each step.
         let (fpath, first) = (found[0].0, found[0].1);
-        if let Some(s) = first.seconds {
-            ctx.figure(
-                format!("framework.{name}.seconds"),
-                s,
-                "s",
-                false,
-                at(fpath, first.line),
-            );
-        }
-        for (metric, value) in &first.metrics {
-            let lower = metric.ends_with("seconds")
-                || metric.ends_with("_ms")
-                || metric.contains("latency");
-            ctx.figure(
-                format!("framework.{name}.{metric}"),
-                *value,
-                metric_unit(metric),
-                !lower,
-                at(fpath, first.line),
-            );
-        }
+        step_figures(ctx, "framework", name, fpath, first);
         let entry = record::FrameworkStep {
             name: (*name).to_owned(),
             status: format!("{:?}", step.status).to_lowercase(),
@@ -155,6 +135,32 @@ pub(super) fn framework(
     )
 }
 
+/// A probe step's figures, `FAMILY.STEP.seconds` and `FAMILY.STEP.METRIC`,
+/// from the report of `step` in `path`: times and latencies are better
+/// lower, rates better higher.
+pub(super) fn step_figures(ctx: &mut Ctx<'_>, family: &str, name: &str, path: &Path, step: &Step) {
+    if let Some(s) = step.seconds {
+        ctx.figure(
+            format!("{family}.{name}.seconds"),
+            s,
+            "s",
+            false,
+            at(path, step.line),
+        );
+    }
+    for (metric, value) in &step.metrics {
+        let lower =
+            metric.ends_with("seconds") || metric.ends_with("_ms") || metric.contains("latency");
+        ctx.figure(
+            format!("{family}.{name}.{metric}"),
+            *value,
+            metric_unit(metric),
+            !lower,
+            at(path, step.line),
+        );
+    }
+}
+
 fn metric_unit(metric: &str) -> &'static str {
     if metric.ends_with("seconds") {
         "s"
@@ -164,6 +170,8 @@ fn metric_unit(metric: &str) -> &'static str {
         "TFLOPS"
     } else if metric.contains("gbps") || metric.contains("busbw") {
         "GB/s"
+    } else if metric == "tokens_per_second" {
+        "tokens/s"
     } else {
         ""
     }

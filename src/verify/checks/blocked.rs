@@ -14,12 +14,27 @@
 //! A blocked result keeps its verdict: the node fails as before (fail closed, same exit
 //! code, same record); reports lead with the roots and name the root on each dependent.
 
-use super::catalog::{gpu, gpudirect, network, pcie, runtime};
+use super::catalog::{gpu, gpudirect, image, network, os, pcie, runtime};
 use super::{CheckResult, Spec, Verdict};
+
+/// The checks that read back a file the image renders (or a setting only it makes):
+/// while the image's files are absent (`image.applied`), their failures are its.
+pub static IMAGE_FILE_READERS: &[&Spec] = &[
+    &os::ARG_REQUIRED,
+    &os::ARG_IMPLIED,
+    &os::HUGEPAGES,
+    &os::SYSCTL,
+    &runtime::MEMLOCK,
+];
+
+/// Roots whose failure explains every dependent, whatever its subject: an absent image
+/// explains each kernel parameter that does not hold.
+static WHOLE: &[&Spec] = &[&image::APPLIED];
 
 /// (root, what cannot be judged while it fails). Order matters where rows chain: a root
 /// that is itself a dependent of an earlier row resolves to that row's root.
 pub static DEPENDS: &[(&Spec, &[&Spec])] = &[
+    (&image::APPLIED, IMAGE_FILE_READERS),
     (
         &gpu::COUNT,
         &[
@@ -145,7 +160,8 @@ pub fn mark(results: &mut [CheckResult]) {
 
 /// Whether a failed `root` explains `dependent`'s not passing.
 fn explains(root: &CheckResult, dependent: &CheckResult) -> bool {
-    dependent.verdict == Verdict::Error
+    WHOLE.iter().any(|w| std::ptr::eq(*w, root.spec))
+        || dependent.verdict == Verdict::Error
         || dependent.subject.is_none()
         || (root.subject.is_some() && root.subject == dependent.subject)
 }

@@ -234,9 +234,12 @@ checks! {
         FREE_INODES = "host.fs.free-inodes",     "free inodes above the kubelet's hard eviction threshold",        Critical, OsMemoryDisk, Service,    InService, health;
         CACHE_WATERMARK = "host.fs.cache-watermark", "the model cache's file system below system.cache.highWatermark", Warning, OsMemoryDisk, Service, InService, health;
     }
-    /// The image the node runs, as apply kept it: signed by a key the blueprint trusts,
-    /// and the configuration on disk the signed one. Only with `security.imageTrust`.
+    /// The image the node runs: its configuration is on the node at all (`image.applied`,
+    /// recorded when a check that reads the image's files did not pass); as apply kept it,
+    /// signed by a key the blueprint trusts, and the configuration on disk the signed one
+    /// (only with `security.imageTrust`).
     image {
+        APPLIED   = "image.applied",   "the image's configuration is on this node (its lock and rendered files)", Critical, Image, Service, Host, -;
         SIGNATURE = "image.signature", "the running image is signed by a key of security.imageTrust",   Critical, Image, Service, Host, -;
         CONFIG    = "image.config",    "the lock, matrix and trust keys on disk are the signed image's", Critical, Image, Service, Host, -;
     }

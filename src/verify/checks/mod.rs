@@ -236,6 +236,10 @@ pub fn evaluate_remembering(
     let preinstalled = authority != Some(DriverAuthority::Operator);
     let mut results = out.into_vec();
     results.retain(|result| selection.includes(result.spec, preinstalled));
+    // Last, over the selected results: whether their failures are the image's absence.
+    if selection.includes(&catalog::image::APPLIED, preinstalled) {
+        image::applied(facts, &mut results);
+    }
     if let Some(memory) = &input.memory {
         let reboots = memory.reboots();
         for result in results.iter_mut().filter(|r| r.verdict != Verdict::Pass) {

@@ -353,6 +353,10 @@ pub static REMEDIES: &[(&str, &str)] = &[
         "The partition is not mounted where its data goes: check the image's mount unit (`systemctl status` of the .mount), the device, and the file system.",
     ),
     (
+        "image.applied",
+        "The image's lock or rendered files are absent: this node was not built from the image, or the image was not applied here, so the checks that read its files (blocked by image.applied) say nothing about the image. Apply it (`nodeimg apply IMAGE --in-place`, or `--root` in the image pipeline) or reimage the node, then verify again; to judge a machine that is not meant to run the image, expect these failures.",
+    ),
+    (
         "image.signature",
         "The running image is not signed by a key the blueprint trusts: apply a signed image (or roll back to the previous one).",
     ),

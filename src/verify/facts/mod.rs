@@ -5,6 +5,7 @@
 //! collected. One concept per module; this one only orders the collection.
 
 pub mod amd_ras;
+pub mod applied;
 pub mod attribute;
 pub mod bmc;
 pub mod boot_security;
@@ -95,6 +96,8 @@ pub struct Facts {
     pub kernel_log: Option<Fact<kernel_log::KernelLog>>,
     /// The image `apply` kept, judged with the node's trust keys.
     pub image: Fact<image::RunningImage>,
+    /// Which of the files every image writes this machine lacks.
+    pub applied: Fact<applied::Applied>,
     /// `/proc/sys/kernel/random/boot_id`: which boot the kernel log is of.
     pub boot_id: Fact<String>,
     /// Fabric Manager's log; `None` when the file does not exist.
@@ -200,6 +203,7 @@ pub fn collect(host: &dyn Host, options: &CollectOptions) -> Facts {
         } else {
             Fact::unknown("the kept image was not read: no selected check needs it")
         };
+        let applied = applied::collect(host);
         let (pci_devices, gpus) = runtime::joined(gpus);
         let pcie_acs = pcie_acs::collect(host, &pci_devices);
         Facts {
@@ -232,6 +236,7 @@ pub fn collect(host: &dyn Host, options: &CollectOptions) -> Facts {
             sysctls,
             kernel_log,
             image,
+            applied,
             boot_id,
             fabric_manager_log,
         }

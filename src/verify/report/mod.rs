@@ -10,6 +10,7 @@ pub mod json;
 pub mod junit;
 pub mod prometheus;
 pub mod record;
+pub mod since;
 pub mod summary;
 pub mod tap;
 pub mod text;
@@ -87,6 +88,10 @@ pub struct Report {
     pub break_glass: Option<String>,
     pub counts: Counts,
     pub results: Vec<CheckResult>,
+    /// What changed since the node's last passing record (a failing run with `--record`
+    /// beside one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub since_last_good: Option<since::SinceLastGood>,
 }
 
 impl Report {
@@ -134,6 +139,7 @@ impl Report {
             break_glass: if blocked { break_glass } else { None },
             counts,
             results,
+            since_last_good: None,
         }
     }
 

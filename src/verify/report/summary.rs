@@ -34,7 +34,7 @@ pub fn render(report: &Report) -> String {
     match report.outcome {
         Outcome::Pass => format!("PASS {total}/{total} checks (phase {})\n", report.phase),
         Outcome::Fail | Outcome::Overridden => format!(
-            "{} {}/{total}, {worst}: {} (phase {})\n",
+            "{} {}/{total}, {worst}: {}{} (phase {})\n",
             if report.outcome == Outcome::Fail {
                 "FAIL"
             } else {
@@ -42,6 +42,11 @@ pub fn render(report: &Report) -> String {
             },
             blocking.len(),
             names.join(", "),
+            report
+                .since_last_good
+                .as_ref()
+                .map(|s| format!("; since the last good record: {}", s.line()))
+                .unwrap_or_default(),
             report.phase
         ),
     }

@@ -64,6 +64,23 @@ pub fn render(report: &Report) -> String {
     if let Some(reason) = &report.break_glass {
         let _ = writeln!(out, "  break-glass: {}", safe(reason));
     }
+    if let Some(since) = &report.since_last_good {
+        let _ = writeln!(
+            out,
+            "\nSince the last passing record ({}, {}):",
+            safe(&since.record),
+            safe(&since.created_at)
+        );
+        if since.changed.is_empty() {
+            let _ = writeln!(out, "  nothing in the software or firmware changed");
+        }
+        for change in &since.changed {
+            let _ = writeln!(out, "  changed: {}", safe(change));
+        }
+        for check in &since.failing_since {
+            let _ = writeln!(out, "  passed then: {}", safe(check));
+        }
+    }
     // The roots first: what to fix, and how many failures each one explains.
     let roots: Vec<&CheckResult> = blocked::roots(&report.results).collect();
     if !roots.is_empty() && roots.len() < report.results.iter().filter(|r| r.blocks()).count() {
