@@ -12,7 +12,7 @@
 
 use nodeimg::blueprint::model::rollout::Budget;
 use nodeimg::diff::impact::Impact;
-use nodeimg::rollout::faults::{self, Class, Faults};
+use nodeimg::rollout::faults::{self, Class, Faults, What};
 use nodeimg::rollout::plan::{self, Settings};
 use nodeimg::rollout::simulate::{self, Durations, Failures, Image, Input, Shape};
 use proptest::prelude::*;
@@ -244,4 +244,83 @@ proptest! {
             prop_assert!(hi - lo <= 1, "{:?}", sizes);
         }
     }
+}
+
+/// The shrunk case `cc 417c3ef7…`: nine nodes in one zone, budget one node, device faults
+/// at 2.65 per node per day and `maxUnhealthy` 2. Node 3 breaks while two others are
+/// remediated, so NodeHealthCheck holds it back and its wave leaves it out; days later the
+/// ladder's reboot clears it while it still runs the previous image. Readmission judges it
+/// against its wave's image, so it returns only after a repair reimaged it: a completed
+/// rollout leaves on the previous image only the nodes still held back.
+#[test]
+fn a_node_its_wave_left_out_returns_only_on_its_waves_image() {
+    let input = Input {
+        shape: Shape {
+            nodes: 9,
+            zones: 1,
+            nodes_per_rack: 2,
+            skus: 1,
+        },
+        settings: Settings {
+            canaries_per_sku: 1,
+            budget: Budget::Nodes(1),
+            max_wave_size: None,
+        },
+        impact: Impact::Reboot,
+        durations: Durations::default(),
+        failures: Failures {
+            apply: 0.004122732379006419,
+            accept: 0.021715666186812588,
+            canary: false,
+        },
+        faults: Faults {
+            rates: [
+                (Class::Transient, 1.2358395302704601),
+                (Class::DriverDaemon, 0.0),
+                (Class::Device, 2.6486885232408293),
+                (Class::Link, 0.0),
+            ]
+            .into_iter()
+            .collect(),
+            max_unhealthy: 2,
+            restart_window: 60.0,
+            reboot_timeout: 696.3476330052845,
+            restart_clears: 0.0,
+            reboot_clears: 0.0,
+            repair_clears: 0.2,
+            repair_attempts: 1,
+            max_reboots: 1,
+            ladder_window: 422330.9116144139,
+            reboot_clears_hardware: 0.31556820531076585,
+        },
+        trace: true,
+        seed: 18069414883935876142,
+    };
+    let r = simulate::run(&input);
+    assert!(r.halted.is_none(), "{:?}", r.halted);
+    // Node 3 was held back and never upgraded by its wave, then rebooted by the ladder.
+    let of = |n: usize| r.trace.iter().filter(move |s| s.node == n).map(|s| s.what);
+    assert!(
+        of(3).any(|w| matches!(w, What::Waits(_))),
+        "{:?}",
+        of(3).collect::<Vec<_>>()
+    );
+    assert!(!of(3).any(|w| w == What::Upgrade));
+    assert!(of(3).any(|w| w == What::Reboot));
+    // Every node its wave left out is in service again only after a repair reimaged it.
+    for n in 0..input.shape.nodes {
+        if of(n).any(|w| w == What::Upgrade) {
+            continue;
+        }
+        let mut reimaged = false;
+        for w in of(n) {
+            match w {
+                What::Repaired => reimaged = true,
+                What::InService => assert!(reimaged, "node {n}: {:?}", of(n).collect::<Vec<_>>()),
+                _ => {}
+            }
+        }
+    }
+    assert_ne!(r.final_images["gpu-00003"], Image::Old);
+    assert!(r.old <= r.remediation.held_back, "{} old", r.old);
 }

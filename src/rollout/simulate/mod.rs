@@ -16,10 +16,14 @@
 //! Faults strike nodes in service. A wave waits for a node of its own that is in automatic
 //! recovery (a daemon restart, the one reboot of a driver fault, or the recovery ladder's
 //! reboots of a hardware fault: bounded by the blueprint's windows and `maxReboots`), and
-//! leaves out a node in the repair queue: the repair reimages it with the image its wave
-//! targets, and acceptance decides its return. The rollout's budget counts the nodes the
-//! rollout takes; the peaks with faults are reported beside it. After the last wave no new
-//! fault arrives and the remediations under way run to their end (`settled_seconds`).
+//! leaves out a node in the repair queue or held back by NodeHealthCheck: the repair
+//! reimages it with the image its wave targets, and acceptance decides its return. A node
+//! left out that a later reboot clears still runs the previous image; acceptance judges a
+//! node against the image its wave targets, so it is refused and goes to repair too (a
+//! completed rollout leaves on the previous image only the nodes still held back). The
+//! rollout's budget counts the nodes the rollout takes; the peaks with faults are reported
+//! beside it. After the last wave no new fault arrives and the remediations under way run
+//! to their end (`settled_seconds`).
 //!
 //! The event queue is `queue.rs`, the fleet model (the synthetic fleet, each node's state,
 //! the unavailable nodes per domain) `fleet.rs`, and the two policies it simulates

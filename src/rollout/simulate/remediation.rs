@@ -6,7 +6,9 @@
 //! within the ladder's window, then (as verify on the node then asks for service) the
 //! repair queue; a driver reboot that did not clear it goes there too; NodeHealthCheck
 //! holds remediations back while more than `maxUnhealthy` of its nodes are unhealthy, and
-//! a node returns to service only after acceptance passes again.
+//! a node returns to service only after acceptance passes again, judged against the image
+//! its wave targets: one its wave left out and a reboot cleared on the previous image is
+//! refused and queued for repair, whose reimage brings the wave's image.
 
 use super::Sim;
 use super::fleet::{Health, Image};
@@ -110,7 +112,15 @@ impl Sim<'_> {
                 } else {
                     f.reboot_clears
                 };
-                if self.rng.chance(p) {
+                let cleared = self.rng.chance(p);
+                if cleared && self.missed_its_wave(i) {
+                    // Cleared, but still on the previous image after its wave left it out
+                    // (held back by NodeHealthCheck then): readmission judges it against
+                    // the image its wave targets and refuses it. It stays out, and the
+                    // repair queue's reimage brings it to its wave's image.
+                    self.note(i, What::AcceptFailed);
+                    self.queue_repair(i);
+                } else if cleared {
                     self.note(i, What::Accepted);
                     if self.nodes.image[i] == Image::UnacceptedNew {
                         self.nodes.image[i] = Image::AcceptedNew;

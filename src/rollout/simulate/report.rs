@@ -64,7 +64,8 @@ pub struct Remediation {
     pub longest_wait_seconds: f64,
     /// Nodes a wave waited for (in automatic recovery when the wave started).
     pub waited_by_wave: usize,
-    /// Nodes a wave left out (in repair): upgraded by their repair.
+    /// Nodes a wave left out (in repair, or held back by NodeHealthCheck): upgraded by
+    /// their repair, unless still held back when the run ends.
     pub left_out_by_wave: usize,
     /// Most nodes out of service for faults at once, fleet-wide.
     pub peak_out_of_service: usize,

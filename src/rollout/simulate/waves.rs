@@ -20,6 +20,15 @@ impl Sim<'_> {
         }
     }
 
+    /// Node `i` is on the previous image though its wave has started and does not wait
+    /// for it: the wave left it out (out for a fault it did not recover from by then), and
+    /// only a reimage brings it to the image the wave targets.
+    pub(super) fn missed_its_wave(&self, i: usize) -> bool {
+        self.nodes.image[i] == Image::Old
+            && self.target(i) == Image::UnacceptedNew
+            && !self.wave_waits[i]
+    }
+
     pub(super) fn one_done(&mut self, gate: f64) {
         self.pending -= 1;
         if self.pending == 0 {
