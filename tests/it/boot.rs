@@ -1474,8 +1474,30 @@ fn boot_disk_steps_by_apply_and_the_static_check_of_the_root() {
     );
 }
 
+/// A `key=value` argument the running kernel's command line carries (a container node
+/// reads the host's), so an image that requires it has reboot impact and still passes
+/// verify.
+fn carried_kernel_arg() -> String {
+    let cmdline = std::fs::read_to_string("/proc/cmdline").unwrap();
+    cmdline
+        .split_whitespace()
+        .take_while(|t| *t != "--")
+        .find(|t| {
+            t.split_once('=').is_some_and(|(k, v)| {
+                !["root", "BOOT_IMAGE", "initrd", "init", "rdinit"].contains(&k)
+                    && !k.is_empty()
+                    && !v.is_empty()
+                    && k.bytes()
+                        .all(|b| b.is_ascii_lowercase() || b == b'_' || b == b'.')
+                    && v.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+            })
+        })
+        .unwrap_or_else(|| panic!("no plain key=value argument in /proc/cmdline: {cmdline}"))
+        .to_owned()
+}
+
 /// Boot assessment, the good path: an image applied in place with reboot impact (a
-/// further forbidden kernel argument; the node's command line does not carry it, so
+/// further required kernel argument, one the running command line already carries, so
 /// verify passes) boots once on trial; verify passes, boot-complete.target is reached
 /// after it, and nodeimg-boot-bless.service runs after the target and ends the trial.
 /// The order is read back from systemd's own timestamps.
@@ -1492,8 +1514,8 @@ fn boot_a_good_boot_of_an_image_on_trial_blesses_it_after_verify() {
     );
     push(
         &mut next,
-        &["boot", "kernelArgs", "forbidden"],
-        Value::from("nodeimg.boot_test=forbidden"),
+        &["boot", "kernelArgs", "required"],
+        Value::from(carried_kernel_arg()),
     );
     let layout = build_layout(&next, node.dir.path(), "next");
     staged_for_reboot(&node.root(), &layout);
