@@ -89,7 +89,7 @@ pub enum Command {
         after_help = "Examples:\n  nodeimg build blueprints/h100-sxm-ubuntu.yaml -o out/h100\n  SOURCE_DATE_EPOCH=1764374400 nodeimg build --format json bp.yaml -o out/\n  nodeimg build --check-repro bp.yaml -o out/\n  nodeimg build --compression gzip --tag 2026.11.1-gzip bp.yaml -o out/"
     )]
     Build(BuildArgs),
-    /// A blueprint repository's review surface: golden/<name>/ holds each blueprint's rendered files, modes and image digests.
+    /// A blueprint repository's review surface: golden/NAME/ holds each blueprint's rendered files, modes and image digests.
     #[command(
         long_about = "Write (`update`) or compare (`check`) the golden folder of each blueprint: \
 DIR/<metadata.name>/ holds the rendered tree (`layer/`, `cluster/`), `modes.txt` (file modes and \

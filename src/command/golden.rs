@@ -1,5 +1,5 @@
 //! `nodeimg golden check|update BLUEPRINT… [--dir DIR]`: a blueprint repository's review
-//! surface (see [`crate::golden`]). `update` writes DIR/<name>/ for each blueprint;
+//! surface (see [`crate::golden`]). `update` writes DIR/NAME/ for each blueprint;
 //! `check` exits 1 naming each file that differs, with the first lines of its unified
 //! diff, 0 when every folder is as rendered, 2 when a blueprint or a folder cannot be used.
 
