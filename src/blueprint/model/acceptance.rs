@@ -19,11 +19,17 @@ pub struct Acceptance {
     pub images: Images,
     /// Tests that must run for the node to be accepted; default: every test that applies
     /// to the node (RDMA and multi-node tests with RDMA NICs, nvbandwidth and DCGM on
-    /// NVIDIA, NCCL/RCCL with two or more GPUs).
+    /// NVIDIA, the test runner on AMD where its image is given, NCCL/RCCL with two or more
+    /// GPUs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tests: Option<Vec<Test>>,
     #[serde(default)]
     pub dcgm: Dcgm,
+    /// The AMD GPU Operator's test runner (RVS): the recipe its acceptance Job and its
+    /// unhealthy-GPU watch run. Left out of the lock while it is the default, so that
+    /// blueprints without AMD GPUs keep their identity.
+    #[serde(default, skip_serializing_if = "TestRunner::is_default")]
+    pub test_runner: TestRunner,
     #[serde(default)]
     pub multi_node: MultiNode,
     #[serde(default)]
@@ -70,6 +76,10 @@ pub struct Images {
     /// nvbandwidth.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nvbandwidth: Option<String>,
+    /// The AMD GPU Operator's test runner (`rocm/test-runner`, RVS inside): the layer 4
+    /// diagnostic on AMD GPUs, and the image of the DeviceConfig's `testRunner`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test_runner: Option<String>,
     /// perftest (`ib_write_bw`) built with GPU memory support.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub perftest: Option<String>,
@@ -139,6 +149,8 @@ pub enum Test {
     Dcgm,
     /// Layer 4: nvbandwidth.
     Nvbandwidth,
+    /// Layer 4: the AMD GPU Operator's test runner (an RVS recipe on every GPU).
+    TestRunner,
     /// Layer 4: single-node NCCL/RCCL all-reduce on every GPU.
     Nccl,
     /// Layer 4: `ib_write_bw` on every RDMA rail.
@@ -157,11 +169,12 @@ pub enum Test {
 }
 
 impl Test {
-    pub const ALL: [Test; 11] = [
+    pub const ALL: [Test; 12] = [
         Test::Kubernetes,
         Test::Smoke,
         Test::Dcgm,
         Test::Nvbandwidth,
+        Test::TestRunner,
         Test::Nccl,
         Test::Rdma,
         Test::MultiNodeNccl,
@@ -177,6 +190,7 @@ impl Test {
             Test::Smoke => "smoke",
             Test::Dcgm => "dcgm",
             Test::Nvbandwidth => "nvbandwidth",
+            Test::TestRunner => "test-runner",
             Test::Nccl => "nccl",
             Test::Rdma => "rdma",
             Test::MultiNodeNccl => "multi-node-nccl",
@@ -204,6 +218,51 @@ impl Default for Dcgm {
     fn default() -> Self {
         Dcgm {
             level: default_level(),
+        }
+    }
+}
+
+/// The test runner's test case (its ConfigMap's `TestCases[0]`, ROCm/gpu-operator
+/// `docs/test/auto-unhealthy-device-test.md`, v1.2.2): the defaults are the runner's own.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TestRunner {
+    /// The RVS recipe (`docs/test/appendix-test-recipe.md`: `gst_single`, `iet_single`,
+    /// `pebb_single`, `pbqt_single`, `babel`, ... on MI300X).
+    #[serde(default = "default_recipe")]
+    pub recipe: String,
+    /// Iterations of the recipe per run.
+    #[serde(default = "default_iterations")]
+    pub iterations: u32,
+    /// Limit of one iteration, seconds; a run past it reports `TestTimedOut`.
+    #[serde(default = "default_timeout_seconds")]
+    pub timeout_seconds: u32,
+}
+
+fn default_recipe() -> String {
+    "gst_single".to_owned()
+}
+
+fn default_iterations() -> u32 {
+    1
+}
+
+fn default_timeout_seconds() -> u32 {
+    600
+}
+
+impl TestRunner {
+    pub fn is_default(&self) -> bool {
+        *self == TestRunner::default()
+    }
+}
+
+impl Default for TestRunner {
+    fn default() -> Self {
+        TestRunner {
+            recipe: default_recipe(),
+            iterations: default_iterations(),
+            timeout_seconds: default_timeout_seconds(),
         }
     }
 }
@@ -393,6 +452,27 @@ impl Acceptance {
                 format!("{} is not a DCGM level (1-4)", self.dcgm.level),
             ));
         }
+        let r = &self.test_runner;
+        if r.recipe.is_empty()
+            || !r
+                .recipe
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+        {
+            out.push((
+                "acceptance.testRunner.recipe".into(),
+                format!(
+                    "`{}` is not an RVS recipe name (lower case, digits, `_`)",
+                    r.recipe
+                ),
+            ));
+        }
+        if r.iterations == 0 || r.timeout_seconds == 0 {
+            out.push((
+                "acceptance.testRunner".into(),
+                "iterations and timeoutSeconds are positive integers".into(),
+            ));
+        }
         if self.multi_node.nodes < 2 {
             out.push((
                 "acceptance.multiNode.nodes".into(),
@@ -525,6 +605,7 @@ impl Acceptance {
             ("collectives", &i.collectives),
             ("dcgm", &i.dcgm),
             ("nvbandwidth", &i.nvbandwidth),
+            ("testRunner", &i.test_runner),
             ("perftest", &i.perftest),
             ("fio", &i.fio),
             ("jax", &i.jax),

@@ -62,6 +62,10 @@ pub fn check(bp: &RawBlueprint, out: &mut Collector<'_>) {
             Test::Dcgm | Test::Nvbandwidth if vendor != Some(Vendor::Nvidia) => {
                 Some("runs on NVIDIA GPUs only")
             }
+            Test::TestRunner if vendor != Some(Vendor::Amd) => Some("runs on AMD GPUs only"),
+            Test::TestRunner if a.images.test_runner.is_none() => {
+                Some("needs the test runner's image (acceptance.images.testRunner)")
+            }
             Test::Rdma | Test::MultiNodeNccl if !rdma => {
                 Some("needs RDMA NICs (network.nics with rdma: true)")
             }
