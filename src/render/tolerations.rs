@@ -40,10 +40,12 @@ pub const SITES: &[Site] = &[
     Site { file: "amd-gpu-operator-values.yaml", component: "AMD node labeller", path: &["deviceConfig", "spec", "devicePlugin", "nodeLabellerTolerations"] },
     Site { file: "amd-gpu-operator-values.yaml", component: "AMD metrics exporter", path: &["deviceConfig", "spec", "metricsExporter", "tolerations"] },
     Site { file: "amd-gpu-operator-values.yaml", component: "AMD driver (KMM)", path: &["deviceConfig", "spec", "driver", "tolerations"] },
+    Site { file: "amd-gpu-operator-values.yaml", component: "AMD test runner", path: &["deviceConfig", "spec", "testRunner", "tolerations"] },
     Site { file: "amd-deviceconfig.yaml", component: "AMD device plugin", path: &["spec", "devicePlugin", "devicePluginTolerations"] },
     Site { file: "amd-deviceconfig.yaml", component: "AMD node labeller", path: &["spec", "devicePlugin", "nodeLabellerTolerations"] },
     Site { file: "amd-deviceconfig.yaml", component: "AMD metrics exporter", path: &["spec", "metricsExporter", "tolerations"] },
     Site { file: "amd-deviceconfig.yaml", component: "AMD driver (KMM)", path: &["spec", "driver", "tolerations"] },
+    Site { file: "amd-deviceconfig.yaml", component: "AMD test runner", path: &["spec", "testRunner", "tolerations"] },
 ];
 
 /// One DaemonSet that does not tolerate one of the node's taints.

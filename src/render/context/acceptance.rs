@@ -57,6 +57,12 @@ pub struct Acceptance<'a> {
     pub storage: Option<StorageRun<'a>>,
     /// The inference engine check, when `acceptance.inference` is declared.
     pub inference: Option<InferenceRun<'a>>,
+    /// The AMD test runner's `config.json` for its `MANUAL` trigger (the acceptance Job).
+    pub test_runner_config: String,
+    /// The RVS recipe it runs.
+    pub test_runner_recipe: &'a str,
+    /// Where it writes its logs, in the container and on the node.
+    pub test_runner_logs: &'static str,
     /// Which workloads are rendered.
     pub runs: Runs,
 }
@@ -125,6 +131,8 @@ pub struct Runs {
     pub smoke: bool,
     pub dcgm: bool,
     pub nvbandwidth: bool,
+    /// The AMD GPU Operator's test runner (RVS), layer 4 on AMD.
+    pub test_runner: bool,
     pub nccl: bool,
     pub rdma: bool,
     pub multi_node_nccl: bool,
@@ -141,6 +149,7 @@ impl Acceptance<'_> {
         r.smoke
             || r.dcgm
             || r.nvbandwidth
+            || r.test_runner
             || r.nccl
             || r.rdma
             || r.multi_node_nccl
@@ -219,6 +228,12 @@ pub(super) fn of(s: &Spec) -> Option<Acceptance<'_>> {
         smoke: gpus > 0 && wanted(Test::Smoke) && has(&a.images.framework),
         dcgm: nvidia && wanted(Test::Dcgm) && has(&a.images.dcgm),
         nvbandwidth: nvidia && wanted(Test::Nvbandwidth) && has(&a.images.nvbandwidth),
+        test_runner: gpu
+            .as_ref()
+            .is_some_and(|g| g.vendor == Vendor::Amd.as_str())
+            && gpus > 0
+            && wanted(Test::TestRunner)
+            && has(&a.images.test_runner),
         nccl: gpus >= 2 && wanted(Test::Nccl) && has(&a.images.collectives),
         rdma: gpus > 0 && rails > 0 && wanted(Test::Rdma) && has(&a.images.perftest),
         // nccl-tests start their ranks with MPI: the MPI Operator runs them.
@@ -278,6 +293,12 @@ pub(super) fn of(s: &Spec) -> Option<Acceptance<'_>> {
             size_gib: st.size_gib,
             runtime_seconds: st.runtime_seconds,
         }),
+        test_runner_config: super::test_runner::config_json(
+            &a.test_runner,
+            super::test_runner::MANUAL,
+        ),
+        test_runner_recipe: &a.test_runner.recipe,
+        test_runner_logs: super::amd::TEST_RUNNER_LOGS,
         runs,
     })
 }

@@ -15,6 +15,13 @@
 //! signing Secrets when Secure Boot enforces module signing, and
 //! tolerations for the node's taints on every DaemonSet (the operator sets
 //! none by default: `internal/plugin/plugin.go`).
+//!
+//! Where the acceptance names the test runner's image and the operator runs the metrics
+//! exporter (whose GPU health the runner watches), the spec enables `testRunner` (in the
+//! CRD from v1.2.0): a DaemonSet that runs the blueprint's RVS recipe on a GPU the
+//! exporter reports unhealthy, configured by its own ConfigMap
+//! (`cluster/amd-test-runner-config.yaml`), logs kept on the node under
+//! [`TEST_RUNNER_LOGS`], results as Kubernetes events.
 
 use crate::blueprint::Spec;
 use serde::Serialize;
@@ -25,6 +32,10 @@ use crate::blueprint::model::*;
 
 /// The namespace the AMD GPU Operator's documentation installs into.
 pub const NAMESPACE: &str = "kube-amd-gpu";
+
+/// Where the test runner writes its compressed logs, in its container and on the node
+/// (the CRD's default for both, stated so the node's path is on record).
+pub const TEST_RUNNER_LOGS: &str = "/var/log/amd-test-runner";
 
 /// The label the chart's default NFD rule sets on AMD GPU nodes.
 const GPU_LABEL: &str = "feature.node.kubernetes.io/amd-gpu";
@@ -38,6 +49,15 @@ pub struct Amd {
     pub name: String,
     /// The DeviceConfig `spec`.
     pub spec: Value,
+    /// The test runner's ConfigMap (name, `config.json` for its unhealthy-GPU watch),
+    /// when the spec enables it.
+    pub test_runner: Option<TestRunnerConfig>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TestRunnerConfig {
+    pub name: String,
+    pub config: String,
 }
 
 pub(super) fn of(s: &Spec, tolerations: &[Toleration]) -> Option<Amd> {
@@ -69,7 +89,30 @@ pub(super) fn of(s: &Spec, tolerations: &[Toleration]) -> Option<Amd> {
         }
         driver.insert("tolerations".into(), tol.clone());
     }
-    let spec = json!({
+    let name = "nodeimg-".to_string() + s.metadata.name.as_str();
+    let image = s
+        .acceptance
+        .as_ref()
+        .and_then(|acc| acc.images.test_runner.as_ref());
+    let test_runner = image
+        .filter(|_| {
+            manages(OperatorComponent::MetricsExporter) && o.version.numbers() >= vec![1, 2]
+        })
+        .map(|image| {
+            let settings = s
+                .acceptance
+                .as_ref()
+                .map(|acc| acc.test_runner.clone())
+                .unwrap_or_default();
+            (
+                image,
+                TestRunnerConfig {
+                    name: name.clone() + "-test-runner",
+                    config: super::test_runner::config_json(&settings, super::test_runner::AUTO),
+                },
+            )
+        });
+    let mut spec = json!({
         "driver": driver,
         "devicePlugin": {
             "enableNodeLabeller": manages(OperatorComponent::DevicePlugin),
@@ -82,10 +125,21 @@ pub(super) fn of(s: &Spec, tolerations: &[Toleration]) -> Option<Amd> {
         },
         "selector": {GPU_LABEL: "true"},
     });
+    if let Some((image, config)) = &test_runner {
+        spec["testRunner"] = json!({
+            "enable": true,
+            "image": image,
+            "config": {"name": config.name},
+            "logsLocation": {"mountPath": TEST_RUNNER_LOGS, "hostPath": TEST_RUNNER_LOGS},
+            "tolerations": tol,
+            "upgradePolicy": {"upgradeStrategy": "RollingUpdate", "maxUnavailable": 1},
+        });
+    }
     Some(Amd {
         chart_renders_deviceconfig: o.version.numbers() >= vec![1, 4],
         namespace: NAMESPACE,
-        name: "nodeimg-".to_string() + s.metadata.name.as_str(),
+        name,
         spec,
+        test_runner: test_runner.map(|(_, c)| c),
     })
 }

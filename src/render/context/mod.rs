@@ -29,6 +29,7 @@ mod security;
 mod shm;
 mod startup;
 mod system;
+mod test_runner;
 mod tolerations;
 mod toolkit;
 

@@ -5,7 +5,8 @@
 //!
 //! One table, [`PARTS`]: the failed part, the health checks whose failure points at it,
 //! and the workloads that load it — DCGM diagnostics (level 3 by default) and the
-//! single-node collective for a GPU (RCCL alone on AMD, which has no DCGM), nvbandwidth
+//! single-node collective for a GPU (the operator's test runner with its RVS recipe, and
+//! RCCL, on AMD, which has no DCGM), nvbandwidth
 //! and single-node NCCL for NVLink and NVSwitch (RCCL over xGMI on AMD), nvbandwidth's
 //! host copies and DCGM for a PCIe link, `ib_write_bw` (the RDMA pair) for a rail. The workloads are
 //! the acceptance ones (`cluster/acceptance/`, the same images and judges), placed on the
@@ -35,7 +36,7 @@ pub struct Part {
 
 #[rustfmt::skip]
 pub const PARTS: &[Part] = &[
-    Part { part: "gpu",       checks: &["gpu.xid", "gpu.ecc.", "gpu.row-remap.", "gpu.retired-pages", "gpu.recovery", "gpu.count", "gpu.clocks.", "gpu.temperature.", "gpu.ras.", "gpu.render-nodes", "gpu.event.unknown"], workloads: &["dcgm", "nccl"] },
+    Part { part: "gpu",       checks: &["gpu.xid", "gpu.ecc.", "gpu.row-remap.", "gpu.retired-pages", "gpu.recovery", "gpu.count", "gpu.clocks.", "gpu.temperature.", "gpu.ras.", "gpu.render-nodes", "gpu.event.unknown"], workloads: &["dcgm", "test-runner", "nccl"] },
     Part { part: "gpu-links", checks: &["gpu.sxid", "gpu.fabric.", "gpu.fabric-manager.", "gpu.nvswitch."], workloads: &["nvbandwidth", "nccl"] },
     Part { part: "pcie",   checks: &["gpu.pcie.", "pcie.aer."], workloads: &["nvbandwidth", "dcgm"] },
     Part { part: "rail",   checks: &["nic.", "gpu.nic."], workloads: &["rdma"] },
@@ -72,6 +73,7 @@ pub fn of<'a>(acceptance: Option<&Acceptance<'a>>, remediation: bool) -> Option<
     let renders = |w: &str| match w {
         "dcgm" => a.runs.dcgm,
         "nvbandwidth" => a.runs.nvbandwidth,
+        "test-runner" => a.runs.test_runner,
         "nccl" => a.runs.nccl,
         "rdma" => a.runs.rdma,
         _ => false,
@@ -136,7 +138,7 @@ mod tests {
             );
             for w in p.workloads {
                 assert!(
-                    ["dcgm", "nvbandwidth", "nccl", "rdma"].contains(w),
+                    ["dcgm", "test-runner", "nvbandwidth", "nccl", "rdma"].contains(w),
                     "{}: {w}",
                     p.part
                 );
