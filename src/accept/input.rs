@@ -20,6 +20,7 @@ use super::power::{self, Samples};
 use super::probe::{self, Step};
 use super::proftester::{self, FieldRun};
 pub use super::recognise::{Format, recognise};
+use super::test_runner::{self, RunnerEvent};
 use super::topo::{self, Topology};
 use crate::k8s::{self, Node, Pod, RuntimeClass};
 use crate::line_error::LineError;
@@ -53,6 +54,8 @@ pub enum Output {
     Power(Samples),
     /// dcgm-exporter's metrics page: the pod each GPU is allocated to.
     Exporter(Scrape),
+    /// The AMD GPU Operator's test runner: one event per recipe run.
+    TestRunner(Vec<RunnerEvent>),
 }
 
 /// One input file and what it held.
@@ -185,6 +188,7 @@ pub fn parse(format: Format, text: &str, name: &str) -> Result<Output, LineError
         Format::KubernetesRuntimeClasses => {
             Output::RuntimeClasses(k8s::runtime_class::parse(text)?)
         }
+        Format::TestRunnerEvents => Output::TestRunner(test_runner::parse(text)?),
         Format::Probe => Output::Probe(probe::parse(text)?),
         Format::Nccl => Output::Nccl(nccl::parse(text, Some(name))?),
         Format::Proftester => Output::Proftester(proftester::parse(text)?),
@@ -208,7 +212,7 @@ fn load_text(path: &Path, text: &str) -> Result<Input, InputError> {
     let format = recognise(text).ok_or_else(|| {
         InputError::whole(
             path,
-            "not an output nodeimg accept reads (nccl-tests/rccl-tests, dcgmi diag, dcgmproftester, perftest, nvbandwidth, p2pBandwidthLatencyTest, ibstat/ibstatus, nvidia-smi topo -m, nvidia-smi --query-gpu power samples, fio JSON, probe JSON lines, Kubernetes Node, Pod or RuntimeClass JSON)",
+            "not an output nodeimg accept reads (nccl-tests/rccl-tests, dcgmi diag, dcgmproftester, perftest, nvbandwidth, p2pBandwidthLatencyTest, ibstat/ibstatus, nvidia-smi topo -m, nvidia-smi --query-gpu power samples, fio JSON, probe JSON lines, Kubernetes Node, Pod or RuntimeClass JSON, the AMD test runner's events)",
         )
     })?;
     let name = path

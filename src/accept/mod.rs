@@ -1,7 +1,7 @@
 //! Acceptance layers 2–5, after the node joined: read what the acceptance workloads
-//! printed (nccl-tests, DCGM diagnostics, perftest, nvbandwidth, the framework job), judge
-//! it against thresholds from the blueprint's topology and against the node's previous
-//! record, and fill the acceptance record.
+//! printed (nccl-tests, DCGM diagnostics, the AMD test runner's events, perftest,
+//! nvbandwidth, the framework job), judge it against thresholds from the blueprint's
+//! topology and against the node's previous record, and fill the acceptance record.
 //!
 //! One parser per tool format, each a pure function of the text that reports problems by
 //! line; [`input`] reads files, recognises their format and adds the file name.
@@ -28,5 +28,6 @@ pub mod recognise;
 pub mod regression;
 pub mod report;
 pub mod storage;
+pub mod test_runner;
 pub mod threshold;
 pub mod topo;

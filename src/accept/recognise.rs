@@ -23,6 +23,8 @@ pub enum Format {
     KubernetesNodes,
     KubernetesPods,
     KubernetesRuntimeClasses,
+    /// `kubectl get events -o json` with the AMD GPU Operator's test runner's events.
+    TestRunnerEvents,
     Probe,
     Nccl,
     DcgmText,
@@ -45,6 +47,7 @@ impl Format {
             Format::KubernetesNodes => "Kubernetes Node",
             Format::KubernetesPods => "Kubernetes Pods",
             Format::KubernetesRuntimeClasses => "Kubernetes RuntimeClasses",
+            Format::TestRunnerEvents => "AMD test runner events",
             Format::Probe => "probe JSON lines",
             Format::Nccl => "nccl-tests/rccl-tests",
             Format::DcgmText => "dcgmi diag table",
@@ -257,7 +260,7 @@ pub fn recognise(text: &str) -> Option<Format> {
     seen.decide_text()
 }
 
-/// A Kubernetes Node, Pod or RuntimeClass, a list of them, or a bare label map.
+/// A Kubernetes Node, Pod, RuntimeClass or Event, a list of them, or a bare label map.
 fn kubernetes(text: &str) -> Option<Format> {
     let value = serde_json::from_str::<serde_json::Value>(text).ok()?;
     let kind = value.get("kind").and_then(|k| k.as_str());
@@ -273,6 +276,9 @@ fn kubernetes(text: &str) -> Option<Format> {
         (Some("Pod" | "PodList"), _) | (Some("List"), Some("Pod")) => Some(Format::KubernetesPods),
         (Some("RuntimeClass" | "RuntimeClassList"), _) | (Some("List"), Some("RuntimeClass")) => {
             Some(Format::KubernetesRuntimeClasses)
+        }
+        (Some("Event" | "EventList"), _) | (Some("List"), Some("Event")) => {
+            Some(Format::TestRunnerEvents)
         }
         // A bare label map (`kubectl get node -o json | jq .metadata.labels`).
         (None, _) if value.get("kubernetes.io/hostname").is_some() => Some(Format::KubernetesNodes),
@@ -309,6 +315,10 @@ mod tests {
         assert_eq!(
             recognise("{\"kubernetes.io/hostname\": \"a\"}"),
             Some(Format::KubernetesNodes)
+        );
+        assert_eq!(
+            recognise("{\"kind\": \"List\", \"items\": [{\"kind\": \"Event\"}]}"),
+            Some(Format::TestRunnerEvents)
         );
         assert_eq!(recognise("hello"), None);
         // A marker of a text format inside a JSON document does not make it that format.

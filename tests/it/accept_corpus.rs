@@ -659,7 +659,8 @@ fn every_acceptance_output_is_recognised_by_content() {
                 | Output::Probe(_)
                 | Output::Fio(_)
                 | Output::Power(_)
-                | Output::Exporter(_) => "other",
+                | Output::Exporter(_)
+                | Output::TestRunner(_) => "other",
             };
             assert_eq!(got, want, "{folder}/{name}");
             seen += 1;

@@ -2,7 +2,7 @@
 //!
 //! [`judge`] runs each layer's judge in report order and gathers what they found. One file
 //! per test, grouped by layer: layer 2 is [`cluster`](super::cluster); layer 3 the smoke
-//! Pod (`device.rs`, and `mapping.rs`: its GPUs against the kubelet's allocation); layer 4 `dcgm.rs`, `nvbandwidth.rs`, `nccl.rs`, `rdma.rs`, and the
+//! Pod (`device.rs`, and `mapping.rs`: its GPUs against the kubelet's allocation); layer 4 `dcgm.rs`, `test_runner.rs` (AMD's diagnostic), `nvbandwidth.rs`, `nccl.rs`, `rdma.rs`, and the
 //! rails and storage judges beside this folder ([`rails`](super::rails),
 //! [`storage`](super::storage)); layer 5 `framework.rs` and `engines.rs` (JAX, the
 //! inference engine). They all write through `context.rs` against the resolved
@@ -34,6 +34,7 @@ mod placement;
 mod policy;
 mod power;
 mod rdma;
+mod test_runner;
 
 pub use framework::FRAMEWORK_STEPS;
 pub use nccl::NCCL_MIN_BYTES;
@@ -75,6 +76,10 @@ pub const FINDINGS: &[(&str, &str, &str)] = &[
     ("dcgm.gpus", "interconnect", "DCGM diagnosed every GPU of the blueprint"),
     ("dcgm.<plugin>", "interconnect", "a DCGM plugin passed on every GPU"),
     ("dcgm.proftester", "interconnect", "dcgmproftester's field test passed"),
+    ("test-runner.recipe", "interconnect", "the AMD GPU Operator's test runner ran the blueprint's RVS recipe (acceptance.testRunner.recipe)"),
+    ("test-runner.gpus", "interconnect", "the test runner's latest run of the recipe tested every GPU of the blueprint"),
+    ("test-runner.<action>", "interconnect", "an RVS test action of the recipe succeeded on every GPU (a failure: device, service; link for pebb/pbqt)"),
+    ("test-runner.run", "interconnect", "the run's event says TestPassed (TestTimedOut is incomplete)"),
     ("nvbandwidth.gpus", "interconnect", "nvbandwidth measured every GPU of the blueprint"),
     ("nvbandwidth.host-to-device", "interconnect", "host→GPU copy bandwidth of every GPU"),
     ("nvbandwidth.device-to-host", "interconnect", "GPU→host copy bandwidth of every GPU"),
@@ -117,6 +122,7 @@ pub fn judge(inputs: &[Input], policy: &Policy, blueprint: &Spec, node: Option<&
     let device_container = device::smoke(&mut ctx, inputs);
     mapping::mapping(&mut ctx, inputs);
     let dcgm = dcgm::dcgm(&mut ctx, inputs);
+    test_runner::test_runner(&mut ctx, inputs);
     let (nvbandwidth, nvlink) = nvbandwidth::nvbandwidth(&mut ctx, inputs);
     let nccl = nccl::nccl(&mut ctx, inputs);
     let rdma = rdma::rdma(&mut ctx, inputs);

@@ -1,6 +1,7 @@
 //! Which node an output is from: a single-node NCCL run whose rank ran on another host
 //! (or in a Pod the Pod listing places on another node), probe steps that report
-//! another node, or a dcgm-exporter page labelled with another host, are not this node's and must not be judged for it; `accept` refuses them.
+//! another node, a dcgm-exporter page labelled with another host, or the AMD test runner's
+//! event from another host, are not this node's and must not be judged for it; `accept` refuses them.
 
 use crate::accept::input::{Input, Output};
 use crate::k8s::Pod;
@@ -79,6 +80,19 @@ pub fn foreign(inputs: &[Input], node: &str) -> Vec<String> {
                         "{}: dcgm-exporter's page is node {other}'s, not {node}'s",
                         input.path.display()
                     ));
+                }
+            }
+            // The AMD test runner labels its event with the host it ran on.
+            Output::TestRunner(events) => {
+                for e in events {
+                    if let Some(other) = e.host.as_deref().filter(|h| *h != node) {
+                        out.push(format!(
+                            "{}:{}: the test runner's event `{}` is from {other}, not {node}",
+                            input.path.display(),
+                            e.line,
+                            e.name
+                        ));
+                    }
                 }
             }
             _ => {}

@@ -15,6 +15,8 @@ pub struct Policy {
     pub topology: Topology,
     pub required: BTreeSet<Test>,
     pub dcgm_level: u8,
+    /// The RVS recipe the AMD test runner must have run.
+    pub test_runner_recipe: String,
     pub multi_node_nodes: u32,
     pub gpudirect: bool,
     /// GPUDirect RDMA goes through DMA-BUF (NVIDIA, RDMA NICs, no OFED and so no
@@ -43,6 +45,10 @@ impl Policy {
                     Test::Kubernetes => true,
                     Test::Smoke | Test::Framework => gpus,
                     Test::Dcgm | Test::Nvbandwidth => gpus && nvidia,
+                    Test::TestRunner => {
+                        gpus && topology.vendor == Some(Vendor::Amd)
+                            && settings.images.test_runner.is_some()
+                    }
                     Test::Nccl => gpus && topology.gpus >= 2,
                     Test::Rdma | Test::MultiNodeNccl => gpus && topology.rail_count() > 0,
                     Test::Storage => settings.storage.is_some(),
@@ -78,6 +84,7 @@ impl Policy {
             topology,
             required,
             dcgm_level: settings.dcgm.level,
+            test_runner_recipe: settings.test_runner.recipe.clone(),
             multi_node_nodes: settings.multi_node.nodes,
             tolerance_percent: settings.regression_tolerance_percent,
             inference: (t.inference_tokens_per_second, t.inference_ttft_ms),
