@@ -942,3 +942,130 @@ fn the_smoke_pods_gpus_are_the_ones_the_kubelet_allocated() {
         "{err}"
     );
 }
+
+/// `accept` on the MI300X example with the AMD test runner's events: the documented
+/// event (ROCm/gpu-operator `docs/test/auto-unhealthy-device-test.md`, v1.2.2;
+/// `tests/fixtures/accept/amd-test-runner-events.json`) fails its two failed test actions
+/// as the GPU's fault, to service; the same run passing on all eight GPUs passes; no
+/// event at all is `not-run`, never a pass.
+#[test]
+fn the_amd_test_runners_failed_action_is_a_device_fault() {
+    let dir = tempfile::tempdir().unwrap();
+    let sample = std::fs::read_to_string(
+        crate::support::root().join("tests/fixtures/accept/amd-test-runner-events.json"),
+    )
+    .unwrap();
+    let bp = crate::support::root().join("blueprints/mi300x-rhel.yaml");
+    let run = |events: Option<&str>| -> AcceptanceRecord {
+        let rec = dir.path().join("r.json");
+        let input = dir.path().join("events.json");
+        // Another tool's output, so that a run without events still has an input.
+        let other = dir.path().join("nodes.json");
+        std::fs::write(&other, r#"{"kind": "NodeList", "items": []}"#).unwrap();
+        let mut args = vec![
+            "accept".to_owned(),
+            "--blueprint".to_owned(),
+            bp.to_string_lossy().into_owned(),
+            "--record".to_owned(),
+            rec.to_string_lossy().into_owned(),
+            other.to_string_lossy().into_owned(),
+        ];
+        if let Some(events) = events {
+            std::fs::write(&input, events).unwrap();
+            args.push(input.to_string_lossy().into_owned());
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = nodeimg(&args);
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{}{}",
+            text(&out.stdout),
+            text(&out.stderr)
+        );
+        AcceptanceRecord::parse(&std::fs::read_to_string(&rec).unwrap(), &rec)
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
+    let runner = |r: &AcceptanceRecord| -> Vec<(String, Verdict)> {
+        r.findings
+            .iter()
+            .filter(|f| f.id.starts_with("test-runner."))
+            .map(|f| (f.id.clone(), f.verdict))
+            .collect()
+    };
+
+    let r = run(Some(&sample));
+    let fp32 = failed(&r, "test-runner.gpustress-41000-fp32-false");
+    assert_eq!(fp32.len(), 1, "{:#?}", runner(&r));
+    assert_eq!(fp32[0].fault, FaultClass::Device);
+    assert_eq!(fp32[0].action, nodeimg::fault::Action::Service);
+    assert!(
+        fp32[0].observed.contains("GPU 0 (KFD 35824)"),
+        "{}",
+        fp32[0].observed
+    );
+    assert_eq!(
+        failed(&r, "test-runner.gst-1215Tflops-4K4K8K-rand-fp8").len(),
+        1
+    );
+    assert_eq!(failed(&r, "test-runner.run").len(), 1);
+    // One GPU of eight tested: the others are missing from the results.
+    assert_eq!(failed(&r, "test-runner.gpus").len(), 1);
+    assert!(
+        runner(&r).contains(&(
+            "test-runner.gpustress-3000-dgemm-false".into(),
+            Verdict::Pass
+        )),
+        "{:#?}",
+        runner(&r)
+    );
+
+    // The same run passing on eight GPUs.
+    let gpus: Vec<String> = (0..8).map(|i| (35824 + i).to_string()).collect();
+    let results: Vec<String> = gpus
+        .iter()
+        .map(|k| {
+            format!(
+                r#"\"{k}\":{{\"gpustress-3000-dgemm-false\":\"success\",\"gst-8096-150000-fp16\":\"success\"}}"#
+            )
+        })
+        .collect();
+    let labels: Vec<String> = gpus
+        .iter()
+        .enumerate()
+        .map(|(i, k)| format!(r#""testrunner.amd.com/gpu.kfd.{k}": "{i}","#))
+        .collect();
+    let start = sample.find(r#""message": "[{"#).unwrap();
+    let end = start + sample[start..].find('\n').unwrap();
+    let passing = format!(
+        "{}\"message\": \"[{{\\\"number\\\":1,\\\"suitesResult\\\":{{{}}},\\\"status\\\":\\\"completed\\\"}}]\",{}",
+        &sample[..start],
+        results.join(","),
+        &sample[end..]
+    )
+    .replace("\"TestFailed\"", "\"TestPassed\"")
+    .replace(
+        r#""testrunner.amd.com/gpu.kfd.35824": "0","#,
+        &labels.join("\n"),
+    );
+    let r = run(Some(&passing));
+    let verdicts = runner(&r);
+    assert!(
+        verdicts.len() >= 4 && verdicts.iter().all(|(_, v)| *v == Verdict::Pass),
+        "{verdicts:#?}"
+    );
+
+    // Another recipe than the blueprint's is not its diagnostic.
+    let r = run(Some(&passing.replace("\"gst_single\"", "\"babel\"")));
+    assert_eq!(
+        runner(&r),
+        vec![("test-runner.recipe".to_owned(), Verdict::Incomplete)]
+    );
+
+    // No event: not run.
+    let r = run(None);
+    assert_eq!(
+        runner(&r),
+        vec![("test-runner.recipe".to_owned(), Verdict::NotRun)]
+    );
+}

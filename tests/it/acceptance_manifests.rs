@@ -101,8 +101,8 @@ fn examples_render_the_workloads_that_apply_to_them() {
             ("storage-job.yaml", "Job"),
         ]
     );
-    // AMD: no DCGM, no nvbandwidth; JobSet for the multi-node runs; the blueprint leaves
-    // the multi-node all-reduce out.
+    // AMD: the operator's test runner in place of DCGM, no nvbandwidth; JobSet for the
+    // multi-node runs; the blueprint leaves the multi-node all-reduce out.
     let mi300x = acceptance(&Variant::of("mi300x-rhel"));
     assert_eq!(
         names(&mi300x),
@@ -114,6 +114,8 @@ fn examples_render_the_workloads_that_apply_to_them() {
             ("rdma-pair.yaml", "JobSet"),
             ("scripts.yaml", "ConfigMap"),
             ("smoke-pod.yaml", "Pod"),
+            ("test-runner-access.yaml", "List"),
+            ("test-runner-job.yaml", "Job"),
         ]
     );
     assert!(acceptance(&Variant::of("cpu-minimal")).is_empty());
@@ -226,6 +228,101 @@ fn jobset_engine_is_refused_for_the_multi_node_all_reduce() {
     let dcgm_on_amd = Variant::of("mi300x-rhel").set("acceptance.tests[1]", json!("dcgm"));
     let err = refused(&dcgm_on_amd);
     assert!(err.starts_with("acceptance.tests[1]: "), "{err}");
+    let runner_on_nvidia =
+        Variant::of("h100-sxm-ubuntu").set("acceptance.tests", json!(["test-runner"]));
+    let err = refused(&runner_on_nvidia);
+    assert!(
+        err.starts_with("acceptance.tests[0]: ") && err.contains("AMD GPUs only"),
+        "{err}"
+    );
+}
+
+/// The AMD test runner's Job, the way the runner reads it (ROCm/gpu-operator
+/// `docs/test/manual-test.md`): `TEST_TRIGGER=MANUAL`, its pod, namespace and node from
+/// the downward API, `config.json` in `/etc/test-runner/` with the recipe under the
+/// `MANUAL` trigger, a service account allowed to write events and patch the node, and
+/// every GPU of the node.
+#[test]
+fn the_amd_test_runner_runs_the_blueprints_recipe_on_every_gpu() {
+    let v = Variant::of("mi300x-rhel").set("acceptance.testRunner.recipe", json!("iet_single"));
+    let docs = acceptance(&v);
+    let job = &docs["test-runner-job.yaml"];
+    let spec = &job["spec"]["template"]["spec"];
+    let c = &spec["containers"][0];
+    let env: BTreeMap<&str, &Value> = c["env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["name"].as_str().unwrap(), e))
+        .collect();
+    assert_eq!(env["TEST_TRIGGER"]["value"], "MANUAL");
+    for (name, field) in [
+        ("POD_NAME", "metadata.name"),
+        ("POD_NAMESPACE", "metadata.namespace"),
+        ("NODE_NAME", "spec.nodeName"),
+    ] {
+        assert_eq!(
+            env[name]["valueFrom"]["fieldRef"]["fieldPath"], field,
+            "{name}"
+        );
+    }
+    assert_eq!(c["resources"]["limits"]["amd.com/gpu"], 8);
+    // config.json, from the scripts ConfigMap, where the runner looks for it.
+    let mount = c["volumeMounts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["mountPath"] == "/etc/test-runner/")
+        .expect("the config folder is mounted");
+    let volume = spec["volumes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["name"] == mount["name"])
+        .unwrap();
+    let cm = &volume["configMap"];
+    let scripts = &docs["scripts.yaml"];
+    assert_eq!(cm["name"], scripts["metadata"]["name"]);
+    assert_eq!(cm["items"][0]["path"], "config.json");
+    let key = cm["items"][0]["key"].as_str().unwrap();
+    let config: Value = serde_json::from_str(scripts["data"][key].as_str().unwrap()).unwrap();
+    let case = &config["TestConfig"]["GPU_HEALTH_CHECK"]["TestLocationTrigger"]["global"]["TestParameters"]
+        ["MANUAL"]["TestCases"][0];
+    assert_eq!(case["Recipe"], "iet_single");
+    assert_eq!(case["TimeoutSeconds"], 1200);
+    // The service account may write the result and label the node.
+    let access = &docs["test-runner-access.yaml"]["items"];
+    let sa = &access[0];
+    assert_eq!(sa["kind"], "ServiceAccount");
+    assert_eq!(spec["serviceAccountName"], sa["metadata"]["name"]);
+    assert_eq!(sa["metadata"]["namespace"], job["metadata"]["namespace"]);
+    let rules = &access[1]["rules"];
+    assert!(
+        rules
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["resources"][0] == "events"
+                && r["verbs"].as_array().unwrap().contains(&json!("create")))
+    );
+    assert!(
+        rules
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["resources"][0] == "nodes"
+                && r["verbs"].as_array().unwrap().contains(&json!("patch")))
+    );
+    let binding = &access[2];
+    assert_eq!(binding["roleRef"]["name"], access[1]["metadata"]["name"]);
+    assert_eq!(binding["subjects"][0]["name"], sa["metadata"]["name"]);
+    // Without its image, nothing renders; an unknown recipe name is refused.
+    let bare = Variant::of("mi300x-rhel")
+        .remove("acceptance.images.testRunner")
+        .set("acceptance.tests", json!(["kubernetes", "smoke"]));
+    assert!(!acceptance(&bare).contains_key("test-runner-job.yaml"));
+    let bad = Variant::of("mi300x-rhel").set("acceptance.testRunner.recipe", json!("gst\"}"));
+    assert!(refused(&bad).starts_with("acceptance.testRunner.recipe: "));
 }
 
 /// Every Pod spec of the RDMA workloads (the pair, the multi-node runs), launchers aside,
@@ -1013,7 +1110,19 @@ fn acceptance_manifests_validate_against_their_published_schemas() {
     let mut checked = 0;
     for core in ["v1.34.2-standalone-strict", "v1.36.0-standalone-strict"] {
         for (what, variant) in &variants {
-            for (file, doc) in acceptance(variant).into_iter().chain(readmission(variant)) {
+            // A `List` (kubectl applies its items) is checked item by item.
+            let docs = acceptance(variant)
+                .into_iter()
+                .chain(readmission(variant))
+                .flat_map(|(file, doc)| match doc["items"].as_array() {
+                    Some(items) if doc["kind"] == "List" => items
+                        .iter()
+                        .enumerate()
+                        .map(|(i, item)| (format!("{file} items[{i}]"), item.clone()))
+                        .collect(),
+                    _ => vec![(file, doc)],
+                });
+            for (file, doc) in docs {
                 match validate(core, &doc) {
                     Ok(errors) => {
                         checked += 1;

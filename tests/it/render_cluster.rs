@@ -212,6 +212,60 @@ fn amd_deviceconfig_follows_the_pinned_chart() {
     ));
 }
 
+/// The DeviceConfig's test runner (CRD v1.2.0 `spec.testRunner`): enabled with the
+/// acceptance's image, its ConfigMap named by `config.name` and rendered beside it in the
+/// operator's namespace, the blueprint's recipe under the unhealthy-GPU watch's trigger,
+/// logs kept on the node, and tolerating the node's taint. Only where the operator runs
+/// the metrics exporter, whose GPU health the runner watches.
+#[test]
+fn amd_test_runner_watches_unhealthy_gpus_with_the_blueprints_recipe() {
+    let r = rendered(&example("mi300x-rhel"));
+    let dc = cluster(&r, "amd-deviceconfig.yaml");
+    let tr = &dc["spec"]["testRunner"];
+    assert_eq!(tr["enable"], true);
+    assert!(
+        tr["image"]
+            .as_str()
+            .unwrap()
+            .starts_with("registry.gpu.example.com/amd/test-runner:"),
+        "{tr}"
+    );
+    assert_eq!(tr["logsLocation"]["hostPath"], "/var/log/amd-test-runner");
+    assert!(tolerated(
+        &tr["tolerations"],
+        "amd.com/gpu=present:NoSchedule"
+    ));
+    let cm = cluster(&r, "amd-test-runner-config.yaml");
+    assert_eq!(cm["kind"], "ConfigMap");
+    assert_eq!(cm["metadata"]["name"], tr["config"]["name"]);
+    assert_eq!(cm["metadata"]["namespace"], dc["metadata"]["namespace"]);
+    let config: Value = serde_json::from_str(cm["data"]["config.json"].as_str().unwrap()).unwrap();
+    let case = &config["TestConfig"]["GPU_HEALTH_CHECK"]["TestLocationTrigger"]["global"]["TestParameters"]
+        ["AUTO_UNHEALTHY_GPU_WATCH"]["TestCases"][0];
+    assert_eq!(case["Recipe"], "gst_single");
+    assert_eq!(case["TimeoutSeconds"], 1200);
+    // Chart v1.4 and later: the same spec through the chart's values.
+    let bp = Variant::of("mi300x-rhel")
+        .set("accelerators.operator.version", json!("v1.4.0"))
+        .load();
+    let values = cluster(&rendered(&bp), "amd-gpu-operator-values.yaml");
+    assert_eq!(values["deviceConfig"]["spec"]["testRunner"]["enable"], true);
+    // Without the metrics exporter there is no health to watch: no runner, no ConfigMap.
+    let bp = Variant::of("mi300x-rhel")
+        .set(
+            "accelerators.operator.manages",
+            json!(["driver", "device-plugin"]),
+        )
+        .load();
+    let r = rendered(&bp);
+    assert!(
+        cluster(&r, "amd-deviceconfig.yaml")["spec"]
+            .get("testRunner")
+            .is_none()
+    );
+    assert!(r.cluster.file("amd-test-runner-config.yaml").is_none());
+}
+
 #[test]
 fn shm_is_sized_in_pods_not_on_the_host() {
     let r = rendered(&example("h100-sxm-ubuntu"));
@@ -311,6 +365,25 @@ fn cluster_objects_validate_against_their_crds() {
             assert!(e.is_empty(), "{name}: amd-deviceconfig.yaml: {e:?}");
         }
     }
+    // The test runner against the pinned chart's own CRD (v1.2.0), tightened: a field
+    // that release does not know would be pruned by the API server.
+    let mut pinned = crd_schema(
+        "rocm-gpu-operator/v1.2.0/helm-charts__crds__deviceconfig-crd.yaml",
+        "v1alpha1",
+    );
+    crate::support::k8s_schema::tighten(&mut pinned);
+    let runner = &pinned["properties"]["spec"]["properties"]["testRunner"];
+    let dc = cluster(&rendered(&example("mi300x-rhel")), "amd-deviceconfig.yaml");
+    let tr = &dc["spec"]["testRunner"];
+    assert_eq!(tr["enable"], true);
+    let e = schema_errors(runner, tr);
+    assert!(e.is_empty(), "mi300x-rhel: spec.testRunner (v1.2.0): {e:?}");
+    let mut bad = tr.clone();
+    bad["upgradePolicy"]["upgradeStrategy"] = json!("Sometimes");
+    assert!(!schema_errors(runner, &bad).is_empty());
+    let mut bad = tr.clone();
+    bad["recipe"] = json!("gst_single");
+    assert!(!schema_errors(runner, &bad).is_empty());
     // The validator is not vacuous: wrong types fail.
     let mut bad = cluster(&rendered(&example("h100-sxm-ubuntu")), "shm-policy.yaml");
     bad["spec"]["background"] = json!("no");
