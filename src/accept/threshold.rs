@@ -10,7 +10,8 @@
 //! all-reduce bus bandwidth of `all_reduce_perf` at one large message (8 or 16 GiB) on
 //! all GPUs of one node; `ib_write_bw -s 8388608 --report_gbits` with GPU memory per
 //! rail; nvbandwidth's `host_to_device_memcpy_ce`/`device_to_host_memcpy_ce` and
-//! `device_to_device_memcpy_read_ce` per GPU and per GPU pair.
+//! `device_to_device_memcpy_read_ce` per GPU and per GPU pair. AMD's copy bandwidth
+//! (rocm-bandwidth-test) has its own table, `amd-copy-bandwidth.csv` ([`super::amd_copy`]).
 
 use crate::blueprint::Spec;
 use crate::blueprint::model::{LinkLayer, Vendor};
@@ -30,6 +31,10 @@ pub enum Figure {
     NvbandwidthHostDevice,
     /// nvbandwidth device→device copy per GPU pair, GB/s.
     NvbandwidthDeviceDevice,
+    /// rocm-bandwidth-test host→device and device→host copy per GPU, GB/s.
+    RocmBandwidthHostDevice,
+    /// rocm-bandwidth-test device→device copy per GPU pair, GB/s.
+    RocmBandwidthDeviceDevice,
 }
 
 impl Figure {
@@ -48,6 +53,10 @@ impl Figure {
             Figure::RdmaWrite => "acceptance.thresholds.rdmaWriteGbps",
             Figure::NvbandwidthHostDevice => "acceptance.thresholds.nvbandwidthHostDeviceGBps",
             Figure::NvbandwidthDeviceDevice => "acceptance.thresholds.nvbandwidthDeviceDeviceGBps",
+            Figure::RocmBandwidthHostDevice => "acceptance.thresholds.rocmBandwidthHostDeviceGBps",
+            Figure::RocmBandwidthDeviceDevice => {
+                "acceptance.thresholds.rocmBandwidthDeviceDeviceGBps"
+            }
         }
     }
 }
@@ -149,6 +158,20 @@ pub fn resolve(figure: Figure, topology: &Topology, overridden: Option<f64>) -> 
             value,
             unit: figure.unit(),
             source: format!("blueprint {}", figure.field()),
+        });
+    }
+    let amd = match figure {
+        Figure::RocmBandwidthHostDevice => Some(super::amd_copy::Cells::HostDevice),
+        Figure::RocmBandwidthDeviceDevice => Some(super::amd_copy::Cells::DeviceDevice),
+        _ => None,
+    };
+    if let Some((row, source)) =
+        amd.and_then(|cells| super::amd_copy::find(cells, &topology.model, topology.gpus))
+    {
+        return Some(Threshold {
+            value: row.gbps,
+            unit: figure.unit(),
+            source,
         });
     }
     DEFAULTS

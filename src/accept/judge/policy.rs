@@ -49,6 +49,10 @@ impl Policy {
                         gpus && topology.vendor == Some(Vendor::Amd)
                             && settings.images.test_runner.is_some()
                     }
+                    Test::RocmBandwidth => {
+                        gpus && topology.vendor == Some(Vendor::Amd)
+                            && settings.images.rocm_bandwidth.is_some()
+                    }
                     Test::Nccl => gpus && topology.gpus >= 2,
                     Test::Rdma | Test::MultiNodeNccl => gpus && topology.rail_count() > 0,
                     Test::Storage => settings.storage.is_some(),
@@ -71,6 +75,14 @@ impl Policy {
             (
                 Figure::NvbandwidthDeviceDevice,
                 t.nvbandwidth_device_device_gbps,
+            ),
+            (
+                Figure::RocmBandwidthHostDevice,
+                t.rocm_bandwidth_host_device_gbps,
+            ),
+            (
+                Figure::RocmBandwidthDeviceDevice,
+                t.rocm_bandwidth_device_device_gbps,
             ),
         ];
         let thresholds = overrides

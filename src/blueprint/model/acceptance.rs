@@ -19,8 +19,8 @@ pub struct Acceptance {
     pub images: Images,
     /// Tests that must run for the node to be accepted; default: every test that applies
     /// to the node (RDMA and multi-node tests with RDMA NICs, nvbandwidth and DCGM on
-    /// NVIDIA, the test runner on AMD where its image is given, NCCL/RCCL with two or more
-    /// GPUs).
+    /// NVIDIA, the test runner and rocm-bandwidth-test on AMD where their images are given,
+    /// NCCL/RCCL with two or more GPUs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tests: Option<Vec<Test>>,
     #[serde(default)]
@@ -80,6 +80,10 @@ pub struct Images {
     /// diagnostic on AMD GPUs, and the image of the DeviceConfig's `testRunner`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub test_runner: Option<String>,
+    /// rocm-bandwidth-test (`rocm-bandwidth-test` on its path): host and GPU-to-GPU copy
+    /// bandwidth on AMD GPUs, as nvbandwidth on NVIDIA.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rocm_bandwidth: Option<String>,
     /// perftest (`ib_write_bw`) built with GPU memory support.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub perftest: Option<String>,
@@ -151,6 +155,8 @@ pub enum Test {
     Nvbandwidth,
     /// Layer 4: the AMD GPU Operator's test runner (an RVS recipe on every GPU).
     TestRunner,
+    /// Layer 4: rocm-bandwidth-test (AMD).
+    RocmBandwidth,
     /// Layer 4: single-node NCCL/RCCL all-reduce on every GPU.
     Nccl,
     /// Layer 4: `ib_write_bw` on every RDMA rail.
@@ -169,12 +175,13 @@ pub enum Test {
 }
 
 impl Test {
-    pub const ALL: [Test; 12] = [
+    pub const ALL: [Test; 13] = [
         Test::Kubernetes,
         Test::Smoke,
         Test::Dcgm,
         Test::Nvbandwidth,
         Test::TestRunner,
+        Test::RocmBandwidth,
         Test::Nccl,
         Test::Rdma,
         Test::MultiNodeNccl,
@@ -191,6 +198,7 @@ impl Test {
             Test::Dcgm => "dcgm",
             Test::Nvbandwidth => "nvbandwidth",
             Test::TestRunner => "test-runner",
+            Test::RocmBandwidth => "rocm-bandwidth",
             Test::Nccl => "nccl",
             Test::Rdma => "rdma",
             Test::MultiNodeNccl => "multi-node-nccl",
@@ -434,6 +442,20 @@ pub struct Thresholds {
         rename = "nvbandwidthDeviceDeviceGBps"
     )]
     pub nvbandwidth_device_device_gbps: Option<f64>,
+    /// rocm-bandwidth-test host↔device copy per GPU, GB/s.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        rename = "rocmBandwidthHostDeviceGBps"
+    )]
+    pub rocm_bandwidth_host_device_gbps: Option<f64>,
+    /// rocm-bandwidth-test device→device copy per GPU pair, GB/s.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        rename = "rocmBandwidthDeviceDeviceGBps"
+    )]
+    pub rocm_bandwidth_device_device_gbps: Option<f64>,
     /// The inference engine's generation rate for the fixed prompt, tokens/s (at least).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inference_tokens_per_second: Option<f64>,
@@ -497,6 +519,14 @@ impl Acceptance {
             (
                 "nvbandwidthDeviceDeviceGBps",
                 t.nvbandwidth_device_device_gbps,
+            ),
+            (
+                "rocmBandwidthHostDeviceGBps",
+                t.rocm_bandwidth_host_device_gbps,
+            ),
+            (
+                "rocmBandwidthDeviceDeviceGBps",
+                t.rocm_bandwidth_device_device_gbps,
             ),
         ] {
             if let Some(v) = value.filter(|v| !v.is_finite() || *v <= 0.0) {
@@ -606,6 +636,7 @@ impl Acceptance {
             ("dcgm", &i.dcgm),
             ("nvbandwidth", &i.nvbandwidth),
             ("testRunner", &i.test_runner),
+            ("rocmBandwidth", &i.rocm_bandwidth),
             ("perftest", &i.perftest),
             ("fio", &i.fio),
             ("jax", &i.jax),

@@ -62,7 +62,12 @@ pub fn check(bp: &RawBlueprint, out: &mut Collector<'_>) {
             Test::Dcgm | Test::Nvbandwidth if vendor != Some(Vendor::Nvidia) => {
                 Some("runs on NVIDIA GPUs only")
             }
-            Test::TestRunner if vendor != Some(Vendor::Amd) => Some("runs on AMD GPUs only"),
+            Test::TestRunner | Test::RocmBandwidth if vendor != Some(Vendor::Amd) => {
+                Some("runs on AMD GPUs only")
+            }
+            Test::RocmBandwidth if a.images.rocm_bandwidth.is_none() => {
+                Some("needs the rocm-bandwidth-test image (acceptance.images.rocmBandwidth)")
+            }
             Test::TestRunner if a.images.test_runner.is_none() => {
                 Some("needs the test runner's image (acceptance.images.testRunner)")
             }
