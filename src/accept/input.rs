@@ -20,6 +20,7 @@ use super::power::{self, Samples};
 use super::probe::{self, Step};
 use super::proftester::{self, FieldRun};
 pub use super::recognise::{Format, recognise};
+use super::rocm_bandwidth::{self, RocmBandwidth};
 use super::test_runner::{self, RunnerEvent};
 use super::topo::{self, Topology};
 use crate::k8s::{self, Node, Pod, RuntimeClass};
@@ -56,6 +57,8 @@ pub enum Output {
     Exporter(Scrape),
     /// The AMD GPU Operator's test runner: one event per recipe run.
     TestRunner(Vec<RunnerEvent>),
+    /// rocm-bandwidth-test's copy matrices.
+    RocmBandwidth(RocmBandwidth),
 }
 
 /// One input file and what it held.
@@ -183,6 +186,7 @@ pub fn parse(format: Format, text: &str, name: &str) -> Result<Output, LineError
         Format::DcgmText => Output::Dcgm(dcgm::text::parse(text)?),
         Format::NvbandwidthJson => Output::Nvbandwidth(nvbandwidth::json::parse(text)?),
         Format::NvbandwidthText => Output::Nvbandwidth(nvbandwidth::text::parse(text)?),
+        Format::RocmBandwidth => Output::RocmBandwidth(rocm_bandwidth::parse(text)?),
         Format::KubernetesNodes => Output::Nodes(k8s::node::parse(text)?),
         Format::KubernetesPods => Output::Pods(k8s::pod::parse(text)?),
         Format::KubernetesRuntimeClasses => {
@@ -212,7 +216,7 @@ fn load_text(path: &Path, text: &str) -> Result<Input, InputError> {
     let format = recognise(text).ok_or_else(|| {
         InputError::whole(
             path,
-            "not an output nodeimg accept reads (nccl-tests/rccl-tests, dcgmi diag, dcgmproftester, perftest, nvbandwidth, p2pBandwidthLatencyTest, ibstat/ibstatus, nvidia-smi topo -m, nvidia-smi --query-gpu power samples, fio JSON, probe JSON lines, Kubernetes Node, Pod or RuntimeClass JSON, the AMD test runner's events)",
+            "not an output nodeimg accept reads (nccl-tests/rccl-tests, dcgmi diag, dcgmproftester, perftest, nvbandwidth, rocm-bandwidth-test, p2pBandwidthLatencyTest, ibstat/ibstatus, nvidia-smi topo -m, nvidia-smi --query-gpu power samples, fio JSON, probe JSON lines, Kubernetes Node, Pod or RuntimeClass JSON, the AMD test runner's events)",
         )
     })?;
     let name = path

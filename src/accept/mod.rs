@@ -6,6 +6,7 @@
 //! One parser per tool format, each a pure function of the text that reports problems by
 //! line; [`input`] reads files, recognises their format and adds the file name.
 
+pub mod amd_copy;
 pub mod cluster;
 pub mod complete;
 pub mod dcgm;
@@ -27,6 +28,7 @@ pub mod rails;
 pub mod recognise;
 pub mod regression;
 pub mod report;
+pub mod rocm_bandwidth;
 pub mod storage;
 pub mod test_runner;
 pub mod threshold;

@@ -32,6 +32,8 @@ pub enum Format {
     Perftest,
     P2p,
     NvbandwidthText,
+    /// rocm-bandwidth-test's all-device copy matrices (`-a`, `-A`).
+    RocmBandwidth,
     Ibstat,
     Topology,
     Fio,
@@ -55,6 +57,7 @@ impl Format {
             Format::Perftest => "perftest",
             Format::P2p => "p2pBandwidthLatencyTest",
             Format::NvbandwidthText => "nvbandwidth",
+            Format::RocmBandwidth => "rocm-bandwidth-test",
             Format::Ibstat => "ibstat/ibstatus",
             Format::Topology => "nvidia-smi topo -m",
             Format::Fio => "fio JSON",
@@ -88,6 +91,9 @@ enum Marker {
     P2pBanner,
     Running,
     MemcpyEngine,
+    /// `RocmBandwidthTest Version: `, and the title of its copy matrices.
+    RbtVersion,
+    RbtCopyTitle,
     /// `CA type: ` and `Number of ports: `, the second and third lines of `ibstat`.
     IbstatCa,
     IbstatPorts,
@@ -133,6 +139,8 @@ const MARKERS: &[(&str, Marker)] = &[
     ("memcpy CE", Marker::MemcpyEngine),
     ("memcpy SM", Marker::MemcpyEngine),
     ("nvbandwidth Version", Marker::MemcpyEngine),
+    ("RocmBandwidthTest Version: ", Marker::RbtVersion),
+    ("copy peak bandwidth GB/s", Marker::RbtCopyTitle),
     ("CA type: ", Marker::IbstatCa),
     ("Number of ports: ", Marker::IbstatPorts),
     ("Infiniband device '", Marker::IbstatusDevice),
@@ -208,6 +216,9 @@ impl Seen {
         }
         if self.has(Running) && self.has(MemcpyEngine) {
             return Some(Format::NvbandwidthText);
+        }
+        if self.has(RbtVersion) || self.has(RbtCopyTitle) {
+            return Some(Format::RocmBandwidth);
         }
         if (self.has(IbstatCa) && self.has(IbstatPorts)) || self.has(IbstatusDevice) {
             return Some(Format::Ibstat);

@@ -660,7 +660,8 @@ fn every_acceptance_output_is_recognised_by_content() {
                 | Output::Fio(_)
                 | Output::Power(_)
                 | Output::Exporter(_)
-                | Output::TestRunner(_) => "other",
+                | Output::TestRunner(_)
+                | Output::RocmBandwidth(_) => "other",
             };
             assert_eq!(got, want, "{folder}/{name}");
             seen += 1;

@@ -2,7 +2,7 @@
 //!
 //! [`judge`] runs each layer's judge in report order and gathers what they found. One file
 //! per test, grouped by layer: layer 2 is [`cluster`](super::cluster); layer 3 the smoke
-//! Pod (`device.rs`, and `mapping.rs`: its GPUs against the kubelet's allocation); layer 4 `dcgm.rs`, `test_runner.rs` (AMD's diagnostic), `nvbandwidth.rs`, `nccl.rs`, `rdma.rs`, and the
+//! Pod (`device.rs`, and `mapping.rs`: its GPUs against the kubelet's allocation); layer 4 `dcgm.rs`, `test_runner.rs` (AMD's diagnostic), `nvbandwidth.rs`, `rocm_bandwidth.rs` (AMD's), `nccl.rs`, `rdma.rs`, and the
 //! rails and storage judges beside this folder ([`rails`](super::rails),
 //! [`storage`](super::storage)); layer 5 `framework.rs` and `engines.rs` (JAX, the
 //! inference engine). They all write through `context.rs` against the resolved
@@ -34,6 +34,7 @@ mod placement;
 mod policy;
 mod power;
 mod rdma;
+mod rocm_bandwidth;
 mod test_runner;
 
 pub use framework::FRAMEWORK_STEPS;
@@ -84,6 +85,10 @@ pub const FINDINGS: &[(&str, &str, &str)] = &[
     ("nvbandwidth.host-to-device", "interconnect", "host→GPU copy bandwidth of every GPU"),
     ("nvbandwidth.device-to-host", "interconnect", "GPU→host copy bandwidth of every GPU"),
     ("nvbandwidth.device-to-device", "interconnect", "GPU→GPU copy bandwidth of every pair (NVLink)"),
+    ("rocm-bandwidth.gpus", "interconnect", "rocm-bandwidth-test measured every GPU of the blueprint (AMD)"),
+    ("rocm-bandwidth.host-to-device", "interconnect", "host→GPU copy bandwidth of every GPU, the slowest cell of `rocm-bandwidth-test -a` (amd-copy-bandwidth.csv)"),
+    ("rocm-bandwidth.device-to-host", "interconnect", "GPU→host copy bandwidth of every GPU (amd-copy-bandwidth.csv)"),
+    ("rocm-bandwidth.device-to-device", "interconnect", "GPU→GPU copy bandwidth of every pair over Infinity Fabric (amd-copy-bandwidth.csv)"),
     ("nccl.all-reduce.ranks", "interconnect", "single-node all-reduce ran on every GPU"),
     ("nccl.all-reduce.data", "interconnect", "single-node all-reduce results were validated and correct"),
     ("nccl.all-reduce.busbw", "interconnect", "single-node all-reduce bus bandwidth at 8 GiB or more"),
@@ -124,6 +129,7 @@ pub fn judge(inputs: &[Input], policy: &Policy, blueprint: &Spec, node: Option<&
     let dcgm = dcgm::dcgm(&mut ctx, inputs);
     test_runner::test_runner(&mut ctx, inputs);
     let (nvbandwidth, nvlink) = nvbandwidth::nvbandwidth(&mut ctx, inputs);
+    rocm_bandwidth::rocm_bandwidth(&mut ctx, inputs);
     let nccl = nccl::nccl(&mut ctx, inputs);
     let rdma = rdma::rdma(&mut ctx, inputs);
     let (ports, rails) = crate::accept::rails::judge_ports(&mut ctx, inputs, blueprint);
