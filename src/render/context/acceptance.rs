@@ -133,6 +133,8 @@ pub struct Runs {
     pub nvbandwidth: bool,
     /// The AMD GPU Operator's test runner (RVS), layer 4 on AMD.
     pub test_runner: bool,
+    /// rocm-bandwidth-test, layer 4 on AMD.
+    pub rocm_bandwidth: bool,
     pub nccl: bool,
     pub rdma: bool,
     pub multi_node_nccl: bool,
@@ -150,6 +152,7 @@ impl Acceptance<'_> {
             || r.dcgm
             || r.nvbandwidth
             || r.test_runner
+            || r.rocm_bandwidth
             || r.nccl
             || r.rdma
             || r.multi_node_nccl
@@ -234,6 +237,12 @@ pub(super) fn of(s: &Spec) -> Option<Acceptance<'_>> {
             && gpus > 0
             && wanted(Test::TestRunner)
             && has(&a.images.test_runner),
+        rocm_bandwidth: gpu
+            .as_ref()
+            .is_some_and(|g| g.vendor == Vendor::Amd.as_str())
+            && gpus > 0
+            && wanted(Test::RocmBandwidth)
+            && has(&a.images.rocm_bandwidth),
         nccl: gpus >= 2 && wanted(Test::Nccl) && has(&a.images.collectives),
         rdma: gpus > 0 && rails > 0 && wanted(Test::Rdma) && has(&a.images.perftest),
         // nccl-tests start their ranks with MPI: the MPI Operator runs them.

@@ -6,7 +6,7 @@
 //! One table, [`PARTS`]: the failed part, the health checks whose failure points at it,
 //! and the workloads that load it — DCGM diagnostics (level 3 by default) and the
 //! single-node collective for a GPU (the operator's test runner with its RVS recipe, and
-//! RCCL, on AMD, which has no DCGM), nvbandwidth
+//! RCCL, on AMD, which has no DCGM), nvbandwidth (rocm-bandwidth-test on AMD)
 //! and single-node NCCL for NVLink and NVSwitch (RCCL over xGMI on AMD), nvbandwidth's
 //! host copies and DCGM for a PCIe link, `ib_write_bw` (the RDMA pair) for a rail. The workloads are
 //! the acceptance ones (`cluster/acceptance/`, the same images and judges), placed on the
@@ -37,8 +37,8 @@ pub struct Part {
 #[rustfmt::skip]
 pub const PARTS: &[Part] = &[
     Part { part: "gpu",       checks: &["gpu.xid", "gpu.ecc.", "gpu.row-remap.", "gpu.retired-pages", "gpu.recovery", "gpu.count", "gpu.clocks.", "gpu.temperature.", "gpu.ras.", "gpu.render-nodes", "gpu.event.unknown"], workloads: &["dcgm", "test-runner", "nccl"] },
-    Part { part: "gpu-links", checks: &["gpu.sxid", "gpu.fabric.", "gpu.fabric-manager.", "gpu.nvswitch."], workloads: &["nvbandwidth", "nccl"] },
-    Part { part: "pcie",   checks: &["gpu.pcie.", "pcie.aer."], workloads: &["nvbandwidth", "dcgm"] },
+    Part { part: "gpu-links", checks: &["gpu.sxid", "gpu.fabric.", "gpu.fabric-manager.", "gpu.nvswitch."], workloads: &["nvbandwidth", "rocm-bandwidth", "nccl"] },
+    Part { part: "pcie",   checks: &["gpu.pcie.", "pcie.aer."], workloads: &["nvbandwidth", "rocm-bandwidth", "dcgm"] },
     Part { part: "rail",   checks: &["nic.", "gpu.nic."], workloads: &["rdma"] },
 ];
 
@@ -74,6 +74,7 @@ pub fn of<'a>(acceptance: Option<&Acceptance<'a>>, remediation: bool) -> Option<
         "dcgm" => a.runs.dcgm,
         "nvbandwidth" => a.runs.nvbandwidth,
         "test-runner" => a.runs.test_runner,
+        "rocm-bandwidth" => a.runs.rocm_bandwidth,
         "nccl" => a.runs.nccl,
         "rdma" => a.runs.rdma,
         _ => false,
@@ -138,7 +139,15 @@ mod tests {
             );
             for w in p.workloads {
                 assert!(
-                    ["dcgm", "test-runner", "nvbandwidth", "nccl", "rdma"].contains(w),
+                    [
+                        "dcgm",
+                        "test-runner",
+                        "nvbandwidth",
+                        "rocm-bandwidth",
+                        "nccl",
+                        "rdma"
+                    ]
+                    .contains(w),
                     "{}: {w}",
                     p.part
                 );
