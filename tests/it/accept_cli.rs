@@ -1069,3 +1069,170 @@ fn the_amd_test_runners_failed_action_is_a_device_fault() {
         vec![("test-runner.recipe".to_owned(), Verdict::NotRun)]
     );
 }
+
+/// `rocm-bandwidth-test -a` as its `PrintPerfMatrix` prints it (ROCm/rocm_bandwidth_test
+/// `rocm_bandwidth_test_report.cpp`, commit 6bd5c1a: left-aligned columns of 10 and 12,
+/// a blank line after each row), with its device lines: 2 CPUs then 8 GPUs, every GPU pair
+/// at `d2d` GB/s but GPU 3 → GPU 6 at `slow`, host copies at `h2d`.
+fn rocm_bandwidth_a(h2d: f64, d2d: f64, slow: f64) -> String {
+    let mut out = String::from("\n          RocmBandwidthTest Version: 2.6.0\n\n");
+    out.push_str("          Launch Command is: rocm-bandwidth-test -a\n\n\n");
+    for id in 0..10 {
+        if id < 2 {
+            out.push_str(&format!(
+                "          Device: {id},  AMD EPYC 9654 96-Core Processor\n"
+            ));
+        } else {
+            out.push_str(&format!(
+                "          Device: {id},  AMD Instinct MI300X,  GPU-{:016x},  {:02x}:00.0\n",
+                0x1a2b_3c4d_0000_u64 + id as u64,
+                0x05 + 0x10 * (id - 2)
+            ));
+        }
+    }
+    out.push_str("\n          Unidirectional copy peak bandwidth GB/s\n\n");
+    out.push_str(&format!("{:<10}{:<10}", "", "D/D"));
+    for id in 0..10 {
+        out.push_str(&format!("{id:<12}"));
+    }
+    out.push_str("\n\n");
+    for src in 0..10u32 {
+        out.push_str(&format!("{:<10}{src:<10}", ""));
+        for dst in 0..10u32 {
+            let v = match (src < 2, dst < 2) {
+                (true, true) if src == dst => 0.0,
+                (true, true) => 0.0,
+                (true, false) | (false, true) => h2d,
+                (false, false) if src == dst => 0.0,
+                (false, false) if src == 5 && dst == 8 => slow,
+                (false, false) => d2d,
+            };
+            if v == 0.0 {
+                out.push_str(&format!("{:<12}", "N/A"));
+            } else {
+                out.push_str(&format!("{v:<12.3}"));
+            }
+        }
+        out.push_str("\n\n");
+    }
+    out.push('\n');
+    out
+}
+
+/// `accept` on the MI300X example with rocm-bandwidth-test's matrices: the slowest cell of
+/// each kind against `amd-copy-bandwidth.csv` (Azure NHC's 48/44 GB/s on the same command),
+/// a slow Infinity Fabric pair failing as `link` with the pair named, each minimum recorded
+/// and judged against the previous record; the documented `-A` matrix alone is incomplete.
+#[test]
+fn rocm_bandwidth_is_judged_against_the_mi300x_table_and_the_previous_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let bp = crate::support::root().join("blueprints/mi300x-rhel.yaml");
+    let run = |name: &str, output: &str, previous: Option<&str>| -> AcceptanceRecord {
+        let rec = dir.path().join(format!("{name}.json"));
+        let input = dir.path().join(format!("{name}-rocm-bandwidth.log"));
+        std::fs::write(&input, output).unwrap();
+        let mut args = vec![
+            "accept".to_owned(),
+            "--blueprint".to_owned(),
+            bp.to_string_lossy().into_owned(),
+            "--record".to_owned(),
+            rec.to_string_lossy().into_owned(),
+        ];
+        if let Some(p) = previous {
+            args.push("--previous".to_owned());
+            args.push(
+                dir.path()
+                    .join(format!("{p}.json"))
+                    .to_string_lossy()
+                    .into_owned(),
+            );
+        }
+        args.push(input.to_string_lossy().into_owned());
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = nodeimg(&args);
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{}{}",
+            text(&out.stdout),
+            text(&out.stderr)
+        );
+        AcceptanceRecord::parse(&std::fs::read_to_string(&rec).unwrap(), &rec)
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
+    let finding = |r: &AcceptanceRecord, id: &str| {
+        r.findings
+            .iter()
+            .find(|f| f.id == id)
+            .unwrap_or_else(|| panic!("no {id}: {:#?}", r.findings))
+            .clone()
+    };
+
+    let healthy = run("healthy", &rocm_bandwidth_a(55.2, 57.4, 57.3), None);
+    for id in [
+        "rocm-bandwidth.gpus",
+        "rocm-bandwidth.host-to-device",
+        "rocm-bandwidth.device-to-host",
+        "rocm-bandwidth.device-to-device",
+    ] {
+        assert_eq!(finding(&healthy, id).verdict, Verdict::Pass, "{id}");
+    }
+    let d2d = finding(&healthy, "rocm-bandwidth.device-to-device");
+    assert!(d2d.expected.contains(">= 44 GB/s"), "{}", d2d.expected);
+    assert!(
+        d2d.expected.contains("nd96isr_mi300x_v5.conf"),
+        "{}",
+        d2d.expected
+    );
+    assert_eq!(
+        healthy.figures["rocm-bandwidth.unidirectional.device-to-device.min"].value,
+        57.3
+    );
+
+    // One slow pair: a link fault, named.
+    let slow = run("slow", &rocm_bandwidth_a(55.2, 57.4, 31.0), None);
+    let d2d = finding(&slow, "rocm-bandwidth.device-to-device");
+    assert_eq!(d2d.verdict, Verdict::Fail);
+    assert_eq!(d2d.fault, FaultClass::Link);
+    assert_eq!(d2d.action, nodeimg::fault::Action::RebootNode);
+    assert_eq!(
+        d2d.subject.as_deref(),
+        Some("GPU 3 (device 5) → GPU 6 (device 8)")
+    );
+
+    // 10 % slower Infinity Fabric, above 44 GB/s: a regression against the healthy record.
+    let after = run(
+        "after",
+        &rocm_bandwidth_a(55.2, 51.6, 51.6),
+        Some("healthy"),
+    );
+    assert_eq!(
+        finding(&after, "rocm-bandwidth.device-to-device").verdict,
+        Verdict::Pass
+    );
+    let regression = after
+        .findings
+        .iter()
+        .find(|f| {
+            f.id == "regression"
+                && f.subject.as_deref()
+                    == Some("rocm-bandwidth.unidirectional.device-to-device.min")
+        })
+        .unwrap_or_else(|| panic!("{:#?}", after.findings));
+    assert_eq!(regression.verdict, Verdict::Fail);
+
+    // The bidirectional matrix alone (the documented sample) does not carry the thresholds.
+    let bidir = std::fs::read_to_string(
+        crate::support::root().join("tests/fixtures/accept/rocm-bandwidth-test-A.txt"),
+    )
+    .unwrap();
+    let r = run("bidir", &bidir, None);
+    assert_eq!(
+        finding(&r, "rocm-bandwidth.device-to-device").verdict,
+        Verdict::Incomplete
+    );
+    assert!(
+        r.figures
+            .contains_key("rocm-bandwidth.bidirectional.device-to-device.min")
+    );
+}

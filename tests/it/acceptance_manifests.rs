@@ -101,9 +101,15 @@ fn examples_render_the_workloads_that_apply_to_them() {
             ("storage-job.yaml", "Job"),
         ]
     );
-    // AMD: the operator's test runner in place of DCGM, no nvbandwidth; JobSet for the
+    // AMD: the operator's test runner in place of DCGM, rocm-bandwidth-test in place of
+    // nvbandwidth (`-a`, the matrix the thresholds are defined on, then `-A`); JobSet for the
     // multi-node runs; the blueprint leaves the multi-node all-reduce out.
     let mi300x = acceptance(&Variant::of("mi300x-rhel"));
+    let rbt = &mi300x["rocm-bandwidth-job.yaml"]["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(
+        rbt["command"][2],
+        "rocm-bandwidth-test -a && rocm-bandwidth-test -A"
+    );
     assert_eq!(
         names(&mi300x),
         vec![
@@ -112,6 +118,7 @@ fn examples_render_the_workloads_that_apply_to_them() {
             ("namespace.yaml", "Namespace"),
             ("nccl-job.yaml", "Job"),
             ("rdma-pair.yaml", "JobSet"),
+            ("rocm-bandwidth-job.yaml", "Job"),
             ("scripts.yaml", "ConfigMap"),
             ("smoke-pod.yaml", "Pod"),
             ("test-runner-access.yaml", "List"),
