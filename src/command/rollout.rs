@@ -76,10 +76,23 @@ fn plan_cmd(args: &RolloutPlanArgs, env: &mut Env<'_>) -> Outcome {
         .unusable_at(format_args!("--nodes {}", args.nodes))?;
     let mut nodes =
         crate::k8s::node::parse(&text).unusable_at(format_args!("--nodes {}", args.nodes))?;
+    // The nodes the selector leaves out, by its label: an operator-owned driver bump
+    // reaches them too.
+    let mut left_out: std::collections::BTreeMap<String, usize> = Default::default();
     if let Some(sel) = &args.selector {
         let (k, v) = sel
             .split_once('=')
             .ok_or_else(|| Failure::unusable(format!("--selector `{sel}`: write KEY=VALUE")))?;
+        for n in nodes
+            .iter()
+            .filter(|n| n.labels.get(k).map(String::as_str) != Some(v))
+        {
+            let class = match n.labels.get(k) {
+                Some(other) => format!("{k}={other}"),
+                None => format!("{k} unset"),
+            };
+            *left_out.entry(class).or_default() += 1;
+        }
         nodes.retain(|n| n.labels.get(k).map(String::as_str) == Some(v));
     }
     // Nodes of another hardware class are refused before any wave is planned: an image
@@ -150,7 +163,9 @@ fn plan_cmd(args: &RolloutPlanArgs, env: &mut Env<'_>) -> Outcome {
     plan.operator_driver = crate::rollout::operator_driver::bump(old.blueprint.spec(), new.spec())
         .map(|(from, to)| {
             let waves = plan.waves.iter().map(|w| w.nodes.as_slice());
-            crate::rollout::operator_driver::stage(waves, &from, &to)
+            let mut d = crate::rollout::operator_driver::stage(waves, &from, &to);
+            d.unheld = left_out.clone();
+            d
         });
     if let Some(dir) = &args.output {
         let applier = match rollout.engine.applier.as_deref() {
@@ -345,6 +360,7 @@ fn plan_text(p: &Plan, env: &mut Env<'_>) -> std::io::Result<()> {
             d.done,
             d.to
         )?;
+        writeln!(o, "  {}    {}", s.warning("WARNING"), d.warning(p.nodes()))?;
     }
     let skus: Vec<String> = p.skus.iter().map(|(k, n)| format!("{k} ({n})")).collect();
     writeln!(

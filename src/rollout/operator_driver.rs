@@ -10,8 +10,14 @@
 //! releases its own nodes after its image is applied; the gate then asks each node's
 //! acceptance record for the new driver, so a node the operator did not upgrade (still
 //! held, `upgrade-failed`) halts the rollout as a failed acceptance does.
+//!
+//! One operator release, and so one set of values, serves every node class of the cluster:
+//! `helm upgrade` bumps the driver on every node the operator manages, and the hold covers
+//! only the nodes of this plan. The nodes of `--nodes` that `--selector` left out are
+//! counted by class ([`OperatorDriver::unheld`]) and `rollout plan` warns with them.
 
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 use crate::blueprint::Spec;
 use crate::blueprint::model::{DriverAuthority, Vendor};
@@ -35,6 +41,35 @@ pub struct OperatorDriver {
     pub release: Vec<String>,
     /// The label a node carries once the operator upgraded it.
     pub done: String,
+    /// Nodes of `--nodes` outside the plan (left out by `--selector`), by the selector's
+    /// label (`key=value`, `key unset`): the operator upgrades them too, unheld.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub unheld: BTreeMap<String, usize>,
+}
+
+impl OperatorDriver {
+    /// The warning `rollout plan` prints: the hold covers this plan's nodes only.
+    pub fn warning(&self, held: usize) -> String {
+        let mut w = format!(
+            "one GPU operator release serves every node class: `helm upgrade` with the new \
+             values upgrades the driver on every node the operator manages, and driver-hold.sh \
+             holds only the {held} node(s) of this plan"
+        );
+        if self.unheld.is_empty() {
+            w.push_str("; hold any other class's nodes too, or roll them in the same change");
+        } else {
+            let classes: Vec<String> = self
+                .unheld
+                .iter()
+                .map(|(class, n)| format!("{class}: {n}"))
+                .collect();
+            w.push_str(&format!(
+                "; not held, of --nodes: {} — hold them too ({SKIP_LABEL}=true), or roll them in the same change",
+                classes.join(", ")
+            ));
+        }
+        w
+    }
 }
 
 /// The driver versions (old, new) where the NVIDIA GPU operator owns the driver on both
@@ -58,13 +93,21 @@ pub fn scripts(d: &OperatorDriver) -> Vec<(String, String)> {
     let script = |what: &str, lines: &[String]| {
         format!("#!/bin/sh\n# {what}\nset -e\n{}\n", lines.join("\n"))
     };
+    // Each hold line is `kubectl label node --overwrite NODE... LABEL`.
+    let held: usize = d
+        .hold
+        .iter()
+        .map(|l| l.split_whitespace().count().saturating_sub(5))
+        .sum();
     let mut files = vec![(
         "driver-hold.sh".to_owned(),
         script(
             &format!(
                 "Before `helm upgrade` with the new GPU operator values (driver {} -> {}): \
-                 hold every node of the plan out of the operator's driver upgrades.",
-                d.from, d.to
+                 hold every node of the plan out of the operator's driver upgrades.\n# WARNING: {}",
+                d.from,
+                d.to,
+                d.warning(held)
             ),
             &d.hold,
         ),
@@ -122,6 +165,7 @@ pub fn stage<'a>(
             .map(|nodes| label(nodes, &format!("{SKIP_LABEL}-")))
             .collect(),
         done: format!("{STATE_LABEL}={DONE}"),
+        unheld: BTreeMap::new(),
     }
 }
 

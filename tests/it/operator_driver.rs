@@ -242,3 +242,63 @@ fn a_driver_in_the_image_is_not_staged_through_the_operator() {
     assert_eq!(plan["impact"], "reboot");
     assert!(plan.get("operator_driver").is_none(), "{plan:#}");
 }
+
+/// One GPU operator release serves every class: `helm upgrade` bumps the driver on the
+/// nodes `--selector` left out too, and `rollout plan` says which, by class, in its output
+/// and in driver-hold.sh, which holds only the plan's nodes.
+#[test]
+fn nodes_outside_the_plan_are_named_as_unheld_by_class() {
+    let s = crate::rollout::Setup::new(|v| v, 24);
+    write_operator_blueprint(&s, "old.yaml", "580.105.08", "2026.10.1");
+    write_operator_blueprint(&s, "new.yaml", "580.126.09", "2026.12.1");
+    let mut nodes: Value =
+        serde_json::from_str(&std::fs::read_to_string(s.path("nodes.json")).unwrap()).unwrap();
+    for (i, n) in nodes["items"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .enumerate()
+    {
+        let class = match i {
+            0..16 => Some("h100-sxm"),
+            16..22 => Some("a100"),
+            _ => None,
+        };
+        if let Some(class) = class {
+            n["metadata"]["labels"]["platform.example.com/node-class"] = json!(class);
+        }
+    }
+    std::fs::write(s.path("nodes.json"), nodes.to_string()).unwrap();
+    let out = s.path("out");
+    let o = s.plan(&[
+        "--selector",
+        "platform.example.com/node-class=h100-sxm",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    let warning = text
+        .lines()
+        .find(|l| l.contains("WARNING"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        warning.contains("holds only the 16 node(s) of this plan")
+            && warning.contains("platform.example.com/node-class=a100: 6")
+            && warning.contains("platform.example.com/node-class unset: 2"),
+        "{warning}"
+    );
+    let hold = std::fs::read_to_string(out.join("driver-hold.sh")).unwrap();
+    assert!(hold.contains("# WARNING: one GPU operator release serves every node class"));
+    let held: usize = run_with_kubectl(&out.join("driver-hold.sh"))
+        .iter()
+        .map(|call| call.len() - 4)
+        .sum();
+    assert_eq!(held, 16);
+    let plan: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("plan.json")).unwrap()).unwrap();
+    assert_eq!(
+        plan["operator_driver"]["unheld"],
+        json!({"platform.example.com/node-class unset": 2, "platform.example.com/node-class=a100": 6})
+    );
+}
