@@ -242,6 +242,34 @@ mod tests {
     }
 
     #[test]
+    fn follows_only_resource_paths_on_the_same_service() {
+        let doc = |id: &str| serde_json::json!({"Managers": {"@odata.id": id}});
+        let managers = ["Managers", "@odata.id"];
+        assert_eq!(
+            link(&doc("/redfish/v1/Managers"), &managers).as_deref(),
+            Ok("/redfish/v1/Managers")
+        );
+        for bad in [
+            "https://elsewhere.example/redfish/v1/Managers",
+            "//elsewhere.example/redfish/v1/Managers",
+            "/redfish/v1/../../etc",
+            "/redfish/v1/Managers?$expand=*",
+            "/redfish/v1/Man agers",
+            "/other/v1/Managers",
+        ] {
+            assert!(link(&doc(bad), &managers).is_err(), "{bad}");
+        }
+        assert!(link(&serde_json::json!({"Managers": {}}), &managers).is_err());
+        assert!(
+            link(
+                &serde_json::json!({"Managers": {"@odata.id": 7}}),
+                &managers
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
     fn reads_the_firmware_revision() {
         assert_eq!(parse_mc_info(MC_INFO).as_deref(), Ok("5.10"));
         assert!(parse_mc_info("Device ID : 32\n").is_err());
