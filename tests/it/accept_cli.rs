@@ -450,6 +450,57 @@ fn power_and_clocks_under_load_are_judged_and_recorded() {
     );
 }
 
+/// The peak power rule's share of the limit is the blueprint's where it sets one: the same
+/// record (every GPU at 665 W of 700, 95 %) passes at DCGM's 0.75 and fails at 0.96.
+#[test]
+fn the_peak_power_share_is_the_blueprints_threshold() {
+    let knobs = Knobs {
+        peak_watts: 665.0,
+        ..Knobs::default()
+    };
+    let share = |fraction: Option<&str>| {
+        let blueprint = match fraction {
+            Some(f) => format!(
+                "{BLUEPRINT}acceptance:\n  thresholds:\n    powerPeakFractionOfLimit: {f}\n"
+            ),
+            None => BLUEPRINT.to_owned(),
+        };
+        let bench = Bench::of(&blueprint, &knobs);
+        let out = bench.accept("r.json", &[]);
+        let r = bench.record("r.json");
+        let peaks: Vec<nodeimg::verify::report::record::Finding> = r
+            .findings
+            .into_iter()
+            .filter(|f| f.id == "power.peak")
+            .collect();
+        (out.status.code(), peaks)
+    };
+    let (code, peaks) = share(None);
+    assert_eq!(code, Some(0));
+    assert_eq!(peaks.len(), 8);
+    assert!(peaks.iter().all(|f| f.verdict == Verdict::Pass));
+    assert!(
+        peaks[0].expected.contains(">= 525 W")
+            && peaks[0].expected.contains("target_power_min_ratio"),
+        "{}",
+        peaks[0].expected
+    );
+    let (code, peaks) = share(Some("0.75"));
+    assert_eq!(code, Some(0));
+    assert!(peaks.iter().all(|f| f.verdict == Verdict::Pass));
+    let (code, peaks) = share(Some("0.96"));
+    assert_eq!(code, Some(1));
+    assert_eq!(peaks.len(), 8);
+    assert!(peaks.iter().all(|f| f.verdict == Verdict::Fail));
+    assert!(
+        peaks[0].expected.contains(">= 672 W")
+            && peaks[0].expected.contains("powerPeakFractionOfLimit"),
+        "{}",
+        peaks[0].expected
+    );
+    assert!(peaks[0].observed.contains("95 %"), "{}", peaks[0].observed);
+}
+
 /// JAX and the inference engine, where the blueprint names their images: each JAX step
 /// and the engine's serve step pass or fail like the PyTorch steps (`transient-application`,
 /// restart it), the engine's rate and time to first token are judged against the

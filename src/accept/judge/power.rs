@@ -3,8 +3,9 @@
 //!
 //! - `power.samples`: samples of every GPU of the blueprint were taken (the framework
 //!   Job prints them on NVIDIA and AMD nodes; none is `incomplete`, never a pass).
-//! - `power.peak`: under the matmul load each GPU drew at least [`MIN_PEAK_RATIO`] of its
-//!   enforced power limit — the pass rule of DCGM's targeted power test. A GPU that cannot
+//! - `power.peak`: under the matmul load each GPU drew at least the blueprint's
+//!   `acceptance.thresholds.powerPeakFractionOfLimit` of its enforced power limit, by
+//!   default [`MIN_PEAK_RATIO`] — the pass rule of DCGM's targeted power test. A GPU that cannot
 //!   reach it is held back by its cooling, its power feed or a failing part: `device`,
 //!   check the cooling and power.
 //! - `power.slowdown`: no clock event reason that points at the cooling or the power feed
@@ -212,18 +213,19 @@ pub(super) fn power(ctx: &mut Ctx<'_>, inputs: &[Input]) {
         match limit {
             Some(limit) if limit > 0.0 => {
                 let ratio = peak / limit;
+                let (least, source) = ctx.policy.power_peak;
                 ctx.push(
                     &peak_f,
                     subject,
-                    if ratio >= MIN_PEAK_RATIO {
+                    if ratio >= least {
                         Verdict::Pass
                     } else {
                         Verdict::Fail
                     },
                     format!(
-                        ">= {} W ({} % of the {} W enforced limit, DCGM targeted power's target_power_min_ratio)",
-                        fmt(limit * MIN_PEAK_RATIO),
-                        fmt(MIN_PEAK_RATIO * 100.0),
+                        ">= {} W ({} % of the {} W enforced limit, {source})",
+                        fmt(limit * least),
+                        fmt(least * 100.0),
                         fmt(limit)
                     ),
                     format!(
