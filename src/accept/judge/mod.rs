@@ -97,7 +97,7 @@ pub const FINDINGS: &[(&str, &str, &str)] = &[
     ("gpu-nic.gpus", "interconnect", "nvidia-smi topo -m shows every GPU of the blueprint"),
     ("gpu-nic.pcie-switch", "interconnect", "a GPU shares a PCIe switch (PIX/PXB) with a rail NIC (GPUDirect RDMA declared)"),
     ("gpu-nic.numa", "interconnect", "a GPU has a rail NIC on its NUMA node (not SYS)"),
-    ("power.samples", "interconnect", "nvidia-smi sampled power, clocks and clock event reasons of every GPU beside the framework Job (NVIDIA)"),
+    ("power.samples", "interconnect", "nvidia-smi or amd-smi sampled power, clocks and clock event reasons of every GPU beside the framework Job (and the NCCL and multi-node runs, each node's section named)"),
     ("power.peak", "interconnect", "a GPU drew at least acceptance.thresholds.powerPeakFractionOfLimit of its enforced power limit under the matmul load (default 0.75, DCGM targeted power's ratio)"),
     ("power.slowdown", "interconnect", "no hardware or thermal slowdown or power brake was active on a GPU while loaded"),
     ("framework.<step>", "framework", "a framework step passed (devices, tensor, load, collective, multinode, inference, checkpoint)"),

@@ -1,5 +1,8 @@
 //! Power and clocks under load: the samples nvidia-smi or amd-smi took beside the framework
-//! Job (a sustained matmul on every GPU) and the NCCL Job, per GPU.
+//! Job (a sustained matmul on every GPU), the NCCL Job and the multi-node PyTorch, JAX and
+//! NCCL runs, per GPU. A multi-node log holds a section per node, each named: this node's
+//! are judged as its GPUs, another node's are left to that node's acceptance (and, where
+//! the node being accepted is not known, each node's GPUs are judged under its name).
 //!
 //! - `power.samples`: samples of every GPU of the blueprint were taken (the framework
 //!   Job prints them on NVIDIA and AMD nodes; none is `incomplete`, never a pass).
@@ -24,7 +27,7 @@ use crate::blueprint::model::acceptance::Test;
 use crate::fault::{Action, FaultClass};
 use crate::verify::report::record::{Layer, Verdict};
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// The least fraction of its power limit a GPU must draw under the matmul load: DCGM's
@@ -73,11 +76,28 @@ pub(super) fn power(ctx: &mut Ctx<'_>, inputs: &[Input]) {
         }
         return;
     }
+    // Whose GPUs each set's are: this node's (a section without a name, or with this
+    // node's), another node's of a multi-node run (left to that node's acceptance), or,
+    // when the node being accepted is not known and the sections name several, each
+    // node's own.
+    let named: BTreeSet<&str> = sets.iter().filter_map(|(_, s)| s.node.as_deref()).collect();
+    let mut others: BTreeSet<&str> = BTreeSet::new();
+    let mut owned: Vec<(Option<&str>, &Path, &crate::accept::power::Samples)> = Vec::new();
     for (path, s) in &sets {
+        match (s.node.as_deref(), ctx.node) {
+            (Some(n), Some(me)) if n != me => {
+                others.insert(n);
+            }
+            (Some(n), None) if named.len() > 1 => owned.push((Some(n), path, s)),
+            _ => owned.push((None, path, s)),
+        }
+    }
+    let on = |node: Option<&str>| node.map(|n| format!(" on {n}")).unwrap_or_default();
+    for (node, path, s) in &owned {
         if let Some((line, said)) = &s.error {
             ctx.push(
                 &samples,
-                None,
+                node.map(|n| format!("node {n}")),
                 Verdict::Incomplete,
                 "nvidia-smi's or amd-smi's samples under the power sample section",
                 format!("the sampler printed: {said}"),
@@ -85,12 +105,13 @@ pub(super) fn power(ctx: &mut Ctx<'_>, inputs: &[Input]) {
             );
         }
     }
-    // Every sample per GPU, with its file and load.
-    let mut by_gpu: BTreeMap<u32, Vec<(&Path, Load, &Sample)>> = BTreeMap::new();
-    for (path, s) in &sets {
+    // Every sample per node and GPU, with its file and load.
+    type Taken<'s> = Vec<(&'s Path, Load, &'s Sample)>;
+    let mut by_gpu: BTreeMap<(Option<&str>, u32), Taken<'_>> = BTreeMap::new();
+    for (node, path, s) in &owned {
         for sample in &s.samples {
             by_gpu
-                .entry(sample.index)
+                .entry((*node, sample.index))
                 .or_default()
                 .push((path, s.load, sample));
         }
@@ -99,20 +120,35 @@ pub(super) fn power(ctx: &mut Ctx<'_>, inputs: &[Input]) {
         return;
     }
     let want = ctx.gpus();
-    let seen = by_gpu.len() as u32;
-    let first = by_gpu.values().flatten().next().expect("non-empty");
-    ctx.push(
-        &samples,
-        None,
-        if seen >= want {
-            Verdict::Pass
-        } else {
-            Verdict::Incomplete
-        },
-        format!("{want} GPUs"),
-        format!("{seen} GPUs"),
-        vec![at(first.0, first.2.line)],
-    );
+    let nodes: BTreeSet<Option<&str>> = by_gpu.keys().map(|k| k.0).collect();
+    let left_out = if others.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " (the samples of {} in the multi-node logs are theirs to judge)",
+            others.iter().copied().collect::<Vec<_>>().join(", ")
+        )
+    };
+    for node in nodes {
+        let seen = by_gpu.keys().filter(|k| k.0 == node).count() as u32;
+        let first = by_gpu
+            .iter()
+            .find(|(k, _)| k.0 == node)
+            .and_then(|(_, v)| v.first())
+            .expect("non-empty");
+        ctx.push(
+            &samples,
+            node.map(|n| format!("node {n}")),
+            if seen >= want {
+                Verdict::Pass
+            } else {
+                Verdict::Incomplete
+            },
+            format!("{want} GPUs"),
+            format!("{seen} GPUs{left_out}"),
+            vec![at(first.0, first.2.line)],
+        );
+    }
     let peak_f = f(
         "power.peak",
         "the GPU reached its power limit's share under the matmul load",
@@ -121,8 +157,8 @@ pub(super) fn power(ctx: &mut Ctx<'_>, inputs: &[Input]) {
         "power.slowdown",
         "no hardware or thermal slowdown, no power brake while loaded",
     );
-    for (index, list) in &by_gpu {
-        let subject = Some(format!("GPU {index}"));
+    for ((node, index), list) in &by_gpu {
+        let subject = Some(format!("GPU {index}{}", on(*node)));
         // Slowdown, under any load.
         let bad: Vec<String> = list
             .iter()
@@ -186,7 +222,10 @@ pub(super) fn power(ctx: &mut Ctx<'_>, inputs: &[Input]) {
             continue;
         };
         let mean = powered.iter().map(|x| x.2).sum::<f64>() / powered.len() as f64;
-        let key = |what: &str| format!("power.gpu{index}.{what}");
+        let key = |what: &str| match node {
+            Some(n) => format!("power.{n}.gpu{index}.{what}"),
+            None => format!("power.gpu{index}.{what}"),
+        };
         let ev = at(ppath, psample.line);
         ctx.figure(key("peak_w"), peak, "W", true, ev.clone());
         ctx.figure(key("mean_w"), mean, "W", true, ev.clone());
