@@ -226,6 +226,21 @@ fn jobset_engine_is_refused_for_the_multi_node_all_reduce() {
     let dcgm_on_amd = Variant::of("mi300x-rhel").set("acceptance.tests[1]", json!("dcgm"));
     let err = refused(&dcgm_on_amd);
     assert!(err.starts_with("acceptance.tests[1]: "), "{err}");
+    // TensorRT-LLM on AMD GPUs: refused with its field.
+    let digest = "c".repeat(64);
+    let trtllm_on_amd = Variant::of("mi300x-rhel")
+        .set(
+            "acceptance.images.inference",
+            json!(format!(
+                "registry.gpu.example.com/acceptance/trtllm:1.0.0@sha256:{digest}"
+            )),
+        )
+        .set(
+            "acceptance.inference",
+            json!({"engine": "trtllm", "model": "/models/Qwen2.5-0.5B-Instruct"}),
+        );
+    let err = refused(&trtllm_on_amd);
+    assert!(err.starts_with("acceptance.inference.engine: "), "{err}");
 }
 
 /// Every Pod spec of the RDMA workloads (the pair, the multi-node runs), launchers aside,
@@ -1166,7 +1181,106 @@ fn the_jax_and_inference_jobs_run_their_scripts() {
     let steps = nodeimg::accept::probe::parse(&String::from_utf8_lossy(&out.stdout)).unwrap();
     assert_eq!(steps[0].status, nodeimg::accept::probe::StepStatus::Fail);
     assert!(steps[0].error.as_deref().unwrap().contains("status 7"));
+
+    // TensorRT-LLM: `trtllm-serve MODEL --host --port --tp_size`, the model under the name
+    // its /v1/models lists, judged the same way.
+    let docs = acceptance(&with_engines().set(
+        "acceptance.inference",
+        json!({"engine": "trtllm", "model": "/models/Qwen2.5-0.5B-Instruct"}),
+    ));
+    let inf = docs["inference-job.yaml"]["spec"]["template"]["spec"]["containers"][0].clone();
+    assert_eq!(inf["command"][2], "trtllm");
+    std::fs::write(
+        dir.path().join("serve-check.py"),
+        docs["scripts.yaml"]["data"]["serve-check.py"]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
+    let serve = bin.join("trtllm-serve");
+    std::fs::write(&serve, STAND_IN_TRTLLM).unwrap();
+    std::fs::set_permissions(&serve, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let args: Vec<&str> = inf["command"].as_array().unwrap()[2..]
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    let out = std::process::Command::new("python3")
+        .arg(&check)
+        .args(&args)
+        .env("PATH", &path)
+        .env("NODEIMG_PORT", port.to_string())
+        .env("NODE_NAME", "gpu-node-01")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let steps = nodeimg::accept::probe::parse(&stdout).unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(steps.len(), 1);
+    assert_eq!(steps[0].status, nodeimg::accept::probe::StepStatus::Pass);
+    assert_eq!(steps[0].metrics["tokens"], 11.0);
+    assert!(
+        steps[0].metrics["ttft_ms"] >= 50.0,
+        "{:?}",
+        steps[0].metrics
+    );
 }
+
+/// A stand-in for `trtllm-serve` (TensorRT-LLM 1.0): the model path first, then `--host`,
+/// `--port`, `--tp_size`; it serves the model under its folder's name, lists it on
+/// `/v1/models` and refuses a completion for another name, as its OpenAI server does.
+const STAND_IN_TRTLLM: &str = r#"#!/usr/bin/env python3
+import json, sys, time
+from http.server import BaseHTTPRequestHandler, HTTPServer
+args = sys.argv[1:]
+assert args[0] == "/models/Qwen2.5-0.5B-Instruct", args
+assert args[args.index("--tp_size") + 1] == "8", args
+assert args[args.index("--host") + 1] == "127.0.0.1", args
+port = int(args[args.index("--port") + 1])
+NAME = "Qwen2.5-0.5B-Instruct"
+class H(BaseHTTPRequestHandler):
+    def log_message(self, *a):
+        pass
+    def do_GET(self):
+        if self.path == "/v1/models":
+            body = json.dumps({"object": "list", "data": [{"id": NAME, "object": "model", "created": 0, "owned_by": "tensorrt_llm"}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
+        self.send_response(200 if self.path == "/health" else 404)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if body.get("model") != NAME:
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        assert body["stream"] and body["temperature"] == 0 and body["stream_options"]["include_usage"], body
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.end_headers()
+        time.sleep(0.05)
+        for w in ["2", ",", " 3", ",", " 5", ",", " 7", ",", " 11", ",", " 13"]:
+            chunk = {"id": "cmpl-1", "object": "text_completion", "created": 0, "model": NAME,
+                     "choices": [{"index": 0, "text": w, "logprobs": None, "finish_reason": None}]}
+            self.wfile.write(("data: " + json.dumps(chunk) + "\n\n").encode())
+            self.wfile.flush()
+            time.sleep(0.01)
+        usage = {"id": "cmpl-1", "object": "text_completion", "created": 0, "model": NAME,
+                 "choices": [], "usage": {"prompt_tokens": 12, "total_tokens": 23, "completion_tokens": 11}}
+        self.wfile.write(("data: " + json.dumps(usage) + "\n\ndata: [DONE]\n\n").encode())
+        self.wfile.flush()
+        self.close_connection = True
+HTTPServer(("127.0.0.1", port), H).serve_forever()
+"#;
 
 /// A stand-in for `vllm serve`: checks the arguments the check gives, then answers
 /// `/health` and a streamed `/v1/completions` as vLLM's OpenAI-compatible server does

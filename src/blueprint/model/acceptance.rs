@@ -80,8 +80,9 @@ pub struct Images {
     /// the JAX probe (layer 5).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jax: Option<String>,
-    /// The inference engine's image (vLLM's `vllm/vllm-openai`, SGLang's `lmsysorg/sglang`)
-    /// with the model of `acceptance.inference.model` inside it (layer 5).
+    /// The inference engine's image (vLLM's `vllm/vllm-openai`, SGLang's `lmsysorg/sglang`,
+    /// TensorRT-LLM's `nvcr.io/nvidia/tensorrt-llm/release`) with the model of
+    /// `acceptance.inference.model` inside it (layer 5).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inference: Option<String>,
 }
@@ -115,6 +116,9 @@ pub enum InferenceEngine {
     Vllm,
     /// `python3 -m sglang.launch_server`.
     Sglang,
+    /// TensorRT-LLM's `trtllm-serve` (NVIDIA GPUs only; TensorRT-LLM 1.0 docs,
+    /// `commands/trtllm-serve`).
+    Trtllm,
 }
 
 impl InferenceEngine {
@@ -122,6 +126,7 @@ impl InferenceEngine {
         match self {
             InferenceEngine::Vllm => "vllm",
             InferenceEngine::Sglang => "sglang",
+            InferenceEngine::Trtllm => "trtllm",
         }
     }
 }
