@@ -517,6 +517,23 @@ fn a_multinode_log_is_judged_per_node() {
         slow[0].observed
     );
     assert!(failed(&r, "power.peak").is_empty());
+
+    // Without the node being accepted (no layer-1 record, no Node), each node's GPUs are
+    // judged under its name.
+    std::fs::write(bench.path("alone.log"), log(None, Some(5))).unwrap();
+    let (bp, rec, alone) = (
+        bench.arg("bp.yaml"),
+        bench.arg("alone.json"),
+        bench.arg("alone.log"),
+    );
+    let out = nodeimg(&["accept", "--blueprint", &bp, "--record", &rec, &alone]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let r = bench.record("alone.json");
+    let slow = failed(&r, "power.slowdown");
+    assert_eq!(slow.len(), 1, "{slow:#?}");
+    assert_eq!(slow[0].subject.as_deref(), Some("GPU 5 on gpu-node-17"));
+    assert!(r.figures.contains_key(&format!("power.{NODE}.gpu0.peak_w")));
+    assert_eq!(r.figures["power.gpu-node-17.gpu0.peak_w"].value, 690.0);
 }
 
 /// The peak power rule's share of the limit is the blueprint's where it sets one: the same
