@@ -29,7 +29,7 @@ pub struct Policy {
     pub inference: (Option<f64>, Option<f64>),
     /// The least share of its power limit a GPU must draw under the matmul load, and
     /// where it comes from: `acceptance.thresholds.powerPeakFractionOfLimit`, else DCGM's
-    /// targeted power ratio ([`super::power::MIN_PEAK_RATIO`]).
+    /// targeted power ratio ([`threshold::POWER_PEAK_MIN_RATIO`]).
     pub power_peak: (f64, &'static str),
     thresholds: BTreeMap<Figure, Option<Threshold>>,
 }
@@ -88,7 +88,7 @@ impl Policy {
             power_peak: match t.power_peak_fraction_of_limit {
                 Some(v) => (v, "acceptance.thresholds.powerPeakFractionOfLimit"),
                 None => (
-                    super::power::MIN_PEAK_RATIO,
+                    threshold::POWER_PEAK_MIN_RATIO,
                     "DCGM targeted power's target_power_min_ratio",
                 ),
             },

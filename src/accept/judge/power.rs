@@ -8,8 +8,9 @@
 //!   Job prints them on NVIDIA and AMD nodes; none is `incomplete`, never a pass).
 //! - `power.peak`: under the matmul load each GPU drew at least the blueprint's
 //!   `acceptance.thresholds.powerPeakFractionOfLimit` of its enforced power limit, by
-//!   default [`MIN_PEAK_RATIO`] — the pass rule of DCGM's targeted power test. A GPU that cannot
-//!   reach it is held back by its cooling, its power feed or a failing part: `device`,
+//!   default [`POWER_PEAK_MIN_RATIO`](crate::accept::threshold::POWER_PEAK_MIN_RATIO),
+//!   the pass rule of DCGM's targeted power test. A GPU that cannot reach it is held back
+//!   by its cooling, its power feed or a failing part: `device`,
 //!   check the cooling and power.
 //! - `power.slowdown`: no clock event reason that points at the cooling or the power feed
 //!   (hardware or thermal slowdown, the power brake; on AMD a thermal violation or PROCHOT;
@@ -29,12 +30,6 @@ use crate::verify::report::record::{Layer, Verdict};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-
-/// The least fraction of its power limit a GPU must draw under the matmul load: DCGM's
-/// targeted power test passes a GPU that reaches `target_power_min_ratio` (default 0.75)
-/// of its target, the board's power limit (DCGM diagnostics reference, "Targeted Power
-/// Plugin", parameters; DCGM 4.x).
-pub const MIN_PEAK_RATIO: f64 = 0.75;
 
 /// Samples at or above this fraction of the limit count as loaded for the mean SM clock.
 const LOADED_RATIO: f64 = 0.5;
