@@ -40,15 +40,17 @@ pub fn root() -> PathBuf {
 
 /// The target folder these tests were built in (`CARGO_TARGET_DIR` or `target/`): where
 /// scripts/build-verifier, the SBOM validators and the interop client are built.
-/// Cargo sets `CARGO_TARGET_TMPDIR` for integration tests only; the examples that include
-/// this module (examples/bench_verify.rs, storm_root.rs) fall back to `target/`.
 pub fn target_dir() -> PathBuf {
+    // Cargo gives integration tests their target folder's `tmp`; the examples that
+    // share this module look where cargo would.
     match option_env!("CARGO_TARGET_TMPDIR") {
         Some(tmp) => Path::new(tmp)
             .parent()
             .expect("CARGO_TARGET_TMPDIR is target/tmp")
             .to_path_buf(),
-        None => root().join("target"),
+        None => std::env::var_os("CARGO_TARGET_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| root().join("target")),
     }
 }
 
