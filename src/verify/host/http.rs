@@ -84,10 +84,7 @@ pub fn parse_credentials(text: &str) -> Result<(String, String), String> {
 /// Makes the GET on this machine. `read` reads the credentials and CA files (under the
 /// host's root); its errors name the file, never its content.
 #[cfg(feature = "push")]
-pub fn get(
-    request: &HttpGet,
-    read: ReadFile<'_>,
-) -> Result<HttpResponse, HostError> {
+pub fn get(request: &HttpGet, read: ReadFile<'_>) -> Result<HttpResponse, HostError> {
     let credentials = match &request.basic_auth_file {
         None => None,
         Some(path) => {
@@ -167,10 +164,7 @@ pub fn get(
 }
 
 #[cfg(not(feature = "push"))]
-pub fn get(
-    request: &HttpGet,
-    _read: ReadFile<'_>,
-) -> Result<HttpResponse, HostError> {
+pub fn get(request: &HttpGet, _read: ReadFile<'_>) -> Result<HttpResponse, HostError> {
     Err(error(
         request,
         HostErrorKind::NotRun {
