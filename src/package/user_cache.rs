@@ -197,6 +197,34 @@ impl UserCache {
         })
     }
 
+    /// False when no entry is a layer of this role and compression with
+    /// `entries` entries and a tar of `tar_size` bytes, so that no layer
+    /// with those can be taken from the cache (found without knowing its
+    /// key, which needs the digests of its files). True when one is, or
+    /// the entries cannot be listed.
+    pub fn may_hold(
+        &self,
+        role: LayerRole,
+        compression: Compression,
+        entries: usize,
+        tar_size: u64,
+    ) -> bool {
+        if !self.usable(false) {
+            return false;
+        }
+        let Ok(dir) = fs::read_dir(self.root.join("layers")) else {
+            return fs::symlink_metadata(self.root.join("layers")).is_ok();
+        };
+        dir.flatten().any(|e| {
+            read_entry(&e.path()).is_some_and(|e| {
+                e.role == role
+                    && e.compression == compression
+                    && e.entries == entries
+                    && e.tar_size == tar_size
+            })
+        })
+    }
+
     /// Keeps the layer `info`, whose blob is `blob`, under `key`; then
     /// evicts what is over the bound. Best effort: errors are ignored.
     pub fn put(&self, key: &Digest, info: &LayerInfo, blob: &Path) {
