@@ -59,6 +59,11 @@ impl Prepacked {
     pub fn out(&self) -> &Path {
         &self.out
     }
+
+    /// The layer as packed.
+    pub fn layer(&self) -> &LayerInfo {
+        &self.info
+    }
 }
 
 fn blob_dir(root: &Path) -> PathBuf {

@@ -516,6 +516,77 @@ mod tests {
     }
 
     #[test]
+    fn files_are_hashed_from_the_bytes_packed_and_the_size_is_known_ahead() {
+        let dir = tempfile::tempdir().unwrap();
+        let big: Vec<u8> = (0..3 * HASHED_READ + 77)
+            .map(|i| (i * 7 % 251) as u8)
+            .collect();
+        std::fs::write(dir.path().join("big"), &big).unwrap();
+        std::fs::write(dir.path().join("empty"), b"").unwrap();
+        let disk = |name: &str, size: usize| {
+            EntryKind::File(Content::Disk {
+                path: dir.path().join(name),
+                size: size as u64,
+                stamp: Default::default(),
+                sha256: None,
+            })
+        };
+        let long = format!("{}/{}", "d".repeat(120), "f".repeat(110));
+        let entries = vec![
+            entry("opt", 0o755, EntryKind::Dir),
+            entry(&long, 0o644, disk("big", big.len())),
+            entry("opt/empty", 0o600, disk("empty", 0)),
+            entry(
+                "opt/mem",
+                0o644,
+                EntryKind::File(Content::memory(b"m".to_vec())),
+            ),
+            entry("opt/l", 0o777, EntryKind::Symlink("t/".repeat(60))),
+        ];
+        let date = SourceDate::new(7).unwrap();
+        let mut plain = Buffered::new(Vec::new());
+        write_tar(&entries, date, &mut plain, &mut Silent).unwrap();
+        let plain = plain.into_inner().unwrap();
+        let mut summed = Buffered::new(Vec::new());
+        let sums = write_tar_summing(&entries, date, &mut summed, &mut Silent).unwrap();
+        assert_eq!(summed.into_inner().unwrap(), plain, "the same stream");
+        let sha = |b: &[u8]| -> Sha256Sum { Sha256::digest(b).into() };
+        assert_eq!(
+            sums,
+            [None, Some(sha(&big)), Some(sha(b"")), None, None],
+            "files read from disk are hashed, the rest are not"
+        );
+        assert_eq!(tar_size(&entries, date), plain.len() as u64);
+    }
+
+    #[test]
+    fn a_file_replaced_by_a_fifo_is_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid C string for the duration of the call.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        let e = entry(
+            "f",
+            0o644,
+            EntryKind::File(Content::Disk {
+                path: p.clone(),
+                size: 3,
+                stamp: Default::default(),
+                sha256: None,
+            }),
+        );
+        let mut out = Buffered::new(Vec::new());
+        let err =
+            write_tar_summing(&[e], SourceDate::default(), &mut out, &mut Silent).unwrap_err();
+        let err = err.to_string();
+        assert!(
+            err.contains("no longer a regular file") && err.contains("/f"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn a_file_that_changed_size_is_an_error() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("f");
