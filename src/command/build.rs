@@ -224,7 +224,8 @@ fn pack_first(
             &mut silent
         };
         match package::prepacked::pack(overlay, listing, &opts, &out, progress) {
-            Ok(Some((packed, sums))) => {
+            Ok(Some(mut packed)) => {
+                let sums = packed.take_sums();
                 *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(packed);
                 Ok(Some(sums))
             }

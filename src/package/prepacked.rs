@@ -43,6 +43,8 @@ pub struct Prepacked {
     pub(super) out: PathBuf,
     pub(super) plan: LayerPlan,
     pub(super) info: LayerInfo,
+    /// `sha256:…` of each listing entry that is a file, in listing order.
+    sums: Vec<Option<String>>,
 }
 
 impl std::fmt::Debug for Prepacked {
@@ -64,6 +66,12 @@ impl Prepacked {
     pub fn layer(&self) -> &LayerInfo {
         &self.info
     }
+
+    /// The `sha256:…` of each entry of the listing it was packed from that
+    /// is a file, in listing order (`None` for the others), taken once.
+    pub fn take_sums(&mut self) -> Vec<Option<String>> {
+        std::mem::take(&mut self.sums)
+    }
 }
 
 fn blob_dir(root: &Path) -> PathBuf {
@@ -71,16 +79,16 @@ fn blob_dir(root: &Path) -> PathBuf {
 }
 
 /// Packs the overlay layer of `overlay` (its folder and modes) and
-/// `listing` for a build into `out`, unless a cache may hold it (`None`).
-/// Returns the layer and the `sha256:…` of each listing entry that is a
-/// file, in listing order.
+/// `listing` for a build into `out`, unless a cache may hold it or OUT
+/// cannot be written (`None`; the build then hashes the files, and
+/// reports what is wrong with OUT).
 pub fn pack(
     overlay: &Overlay,
     listing: &[OverlayEntry],
     opts: &BuildOptions,
     out: &Path,
     progress: &mut dyn Progress,
-) -> Result<Option<(Prepacked, Vec<Option<String>>)>, PackageError> {
+) -> Result<Option<Prepacked>, PackageError> {
     let plan = plan::overlay_alone(listing, overlay.modes())?;
     if cached_maybe(&plan, opts, out) {
         return Ok(None);
@@ -112,15 +120,15 @@ pub fn pack(
         .collect();
     let listed = listing
         .iter()
-        .map(|e| by_path.get(e.path.as_str()).map(|s| sum_text(s)))
+        .map(|e| by_path.get(e.path.as_str()).map(sum_text))
         .collect();
-    let packed = Prepacked {
+    Ok(Some(Prepacked {
         staging,
         out: out.to_path_buf(),
         plan,
         info,
-    };
-    Ok(Some((packed, listed)))
+        sums: listed,
+    }))
 }
 
 /// True when a cache this build looks in may hold the overlay layer `plan`.

@@ -451,9 +451,10 @@ fn an_overlay_layer_packed_first_is_the_one_packed_after() {
         let ov = Overlay::new(&src);
         let listing = ov.listing().unwrap();
         let out = dir.path().join(name);
-        let (packed, sums) = package::prepacked::pack(&ov, &listing, &o, &out, &mut Silent)
+        let mut packed = package::prepacked::pack(&ov, &listing, &o, &out, &mut Silent)
             .unwrap()
             .expect("no cache: packed");
+        let sums = packed.take_sums();
         let packed_digest = packed.layer().digest.clone();
         assert_eq!(sums.len(), listing.len());
         for (e, sum) in listing.iter().zip(&sums) {
