@@ -545,6 +545,50 @@ mod tests {
     }
 
     #[test]
+    fn a_reader_reads_the_files_only_when_one_is_unknown_and_its_digests_make_the_id() {
+        use std::sync::atomic::AtomicUsize;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        tree(root);
+        let plain = read(root);
+        let calls = Arc::new(AtomicUsize::new(0));
+        let reader = |calls: &Arc<AtomicUsize>| -> super::super::digests::ReadAll {
+            let calls = Arc::clone(calls);
+            Box::new(move |_, listing| {
+                calls.fetch_add(1, Ordering::Relaxed);
+                Ok(Some(
+                    listing
+                        .iter()
+                        .map(|e| match e.kind {
+                            ScanKind::File { .. } => {
+                                Some(super::super::digest(&std::fs::read(&e.source).unwrap()))
+                            }
+                            _ => None,
+                        })
+                        .collect(),
+                ))
+            })
+        };
+        let d = remembered(None).reading_with(reader(&calls));
+        assert_eq!(cached(root, &d), plain, "the same records and id");
+        assert_eq!(calls.load(Ordering::Relaxed), 1);
+        assert_eq!(d.hashed(), 2, "both files read, by the reader");
+        // What it read is remembered like what the id hashes.
+        let known = remembered(Some(d.to_stored())).reading_with(reader(&calls));
+        assert_eq!(cached(root, &known), plain);
+        assert_eq!(calls.load(Ordering::Relaxed), 1, "all known: not called");
+        // A reader that declines leaves the hashing to the id.
+        let declined = remembered(None).reading_with(Box::new(|_, _| Ok(None)));
+        assert_eq!(cached(root, &declined), plain);
+        assert_eq!(declined.hashed(), 2);
+        // Its error is the id's.
+        let failing =
+            FileDigests::empty().reading_with(Box::new(|_, _| Err("etc/big: gone".into())));
+        let err = OverlayTree::read(root, [], Some(&failing)).unwrap_err();
+        assert!(err.contains("etc/big: gone"), "{err}");
+    }
+
+    #[test]
     fn files_written_just_before_the_build_are_not_remembered() {
         let dir = tempfile::tempdir().unwrap();
         tree(dir.path());
