@@ -154,6 +154,13 @@ pub fn run(args: &BuildArgs, env: &mut Env<'_>) -> Outcome {
     }
     .unusable()?;
     let digest = report.image.manifest.digest.to_string();
+    if let Some(took) = report.sbom_time {
+        let files: usize = report.image.layers.iter().map(|l| l.entries).sum();
+        env.detail(&format!(
+            "sbom: SPDX and CycloneDX over {files} layer entries in {:.1} ms",
+            took.as_secs_f64() * 1e3
+        ));
+    }
     if !args.no_sbom && report.verifier_crates.is_none() {
         env.note(&format!(
             "note: the verifier {} carries no list of its crates (no .dep-v0 section, as nodeimg and cargo auditable embed); the SBOM names it without them",

@@ -185,7 +185,7 @@ pub fn build_with(
     } else {
         Cache::empty()
     };
-    let (image, reused, verifier_crates) = write_layout(
+    let (image, reused, sbom) = write_layout(
         inputs,
         meta,
         opts,
@@ -201,7 +201,8 @@ pub fn build_with(
         provenance: out.join(PROVENANCE_FILE),
         image,
         reused,
-        verifier_crates,
+        verifier_crates: sbom.and_then(|s| s.verifier_crates),
+        sbom_time: sbom.map(|s| s.elapsed),
     })
 }
 
@@ -227,11 +228,20 @@ fn remember_verifier_sums<'a>(
     })
 }
 
+/// What making the SBOM took and found (`--no-sbom`: none).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SbomStep {
+    /// How many crates the verifier's crate list names (`None`: it has none).
+    pub verifier_crates: Option<usize>,
+    /// Gathering the contents and writing both documents and their
+    /// referrers: what the SBOM adds to a build.
+    pub elapsed: std::time::Duration,
+}
+
 /// Writes the whole layout into the folder `root` (empty, or holding only
 /// the blob of the overlay layer `early`, packed from the plan given with
-/// it); returns its summary, the layers taken from `cache`, and how many
-/// crates the verifier's crate list names (`None`: it has none, or no SBOM
-/// was made).
+/// it); returns its summary, the layers taken from `cache`, and the SBOM
+/// step.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn write_layout(
     inputs: Inputs<'_>,
@@ -242,7 +252,7 @@ pub(crate) fn write_layout(
     digests: Option<&FileDigests>,
     mut early: Option<(plan::LayerPlan, LayerInfo)>,
     progress: &mut dyn Progress,
-) -> Result<(ImageSummary, Vec<LayerRole>, Option<usize>), PackageError> {
+) -> Result<(ImageSummary, Vec<LayerRole>, Option<SbomStep>), PackageError> {
     let settled = crate::overlay::settled_before(std::time::SystemTime::now());
     let user_cache = opts.user_cache.as_ref();
     let remembered_sums = remember_verifier_sums(inputs.verifier, user_cache, settled);
@@ -337,8 +347,9 @@ pub(crate) fn write_layout(
     }
     let docs = layout::write_documents(root, &layers, meta, opts.source_date)?;
     let mut referrers = Vec::new();
-    let mut verifier_crates = None;
+    let mut sbom_step = None;
     if let Some(source) = inputs.sbom {
+        let started = std::time::Instant::now();
         let created = opts.source_date.rfc3339();
         let contents = sbom::contents::gather(
             &plans,
@@ -350,9 +361,11 @@ pub(crate) fn write_layout(
             &docs.manifest,
             &docs.config,
         )?;
-        verifier_crates = contents.verifier.crates.as_ref().map(|c| c.packages.len());
+        let verifier_crates = contents.verifier.crates.as_ref().map(|c| c.packages.len());
+        let mut unsynced = output::Unsynced::default();
         for format in sbom::Format::ALL {
             referrers.push(referrer::write(
+                &mut unsynced,
                 &blobs,
                 &docs.manifest,
                 format.media_type(),
@@ -362,6 +375,11 @@ pub(crate) fn write_layout(
                 &created,
             )?);
         }
+        unsynced.sync()?;
+        sbom_step = Some(SbomStep {
+            verifier_crates,
+            elapsed: started.elapsed(),
+        });
     }
     layout::write_index(root, meta, &docs.manifest, &referrers)?;
     let indexed: Vec<_> = keys
@@ -384,5 +402,5 @@ pub(crate) fn write_layout(
         sbom: referrers,
     };
     provenance::write(root, &image)?;
-    Ok((image, reused, verifier_crates))
+    Ok((image, reused, sbom_step))
 }

@@ -99,6 +99,41 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), PackageError> {
     finish_file(&f, path)
 }
 
+/// Files written but not yet flushed, flushed together by [`Unsynced::sync`]:
+/// each `fsync` of a new file on a journalling file system waits for its own
+/// journal commit (tens of milliseconds on a busy disk), and flushes issued
+/// at once share one.
+#[derive(Default)]
+pub struct Unsynced(Vec<(std::path::PathBuf, File)>);
+
+impl Unsynced {
+    /// Writes a whole file with mode 0644, to be flushed by [`Self::sync`].
+    pub fn write_file(&mut self, path: &Path, bytes: &[u8]) -> Result<(), PackageError> {
+        let mut f = File::create(path).map_err(PackageError::io(path))?;
+        f.write_all(bytes).map_err(PackageError::io(path))?;
+        f.set_permissions(fs::Permissions::from_mode(FILE_MODE))
+            .map_err(PackageError::io(path))?;
+        self.0.push((path.to_path_buf(), f));
+        Ok(())
+    }
+
+    /// Flushes every file to disk, all at once (one thread each); the first
+    /// failure is the error.
+    pub fn sync(self) -> Result<(), PackageError> {
+        std::thread::scope(|scope| {
+            let flushes: Vec<_> = self
+                .0
+                .iter()
+                .map(|(path, f)| scope.spawn(move || f.sync_all().map_err(PackageError::io(path))))
+                .collect();
+            flushes
+                .into_iter()
+                .map(|t| t.join().expect("an fsync does not panic"))
+                .collect::<Result<(), _>>()
+        })
+    }
+}
+
 /// Fixes the mode of a written file and flushes it to disk.
 pub fn finish_file(f: &File, path: &Path) -> Result<(), PackageError> {
     f.set_permissions(fs::Permissions::from_mode(FILE_MODE))
@@ -115,6 +150,28 @@ mod tests {
         create_dir(&s.path().join("blobs"))?;
         write_file(&s.path().join("oci-layout"), content)?;
         s.commit()
+    }
+
+    #[test]
+    fn unsynced_files_are_written_with_the_fixed_mode_and_flushed_together() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut unsynced = Unsynced::default();
+        for (name, bytes) in [("a", &b"one"[..]), ("b", b""), ("c", b"three")] {
+            unsynced.write_file(&dir.path().join(name), bytes).unwrap();
+        }
+        unsynced.sync().unwrap();
+        for (name, bytes) in [("a", &b"one"[..]), ("b", b""), ("c", b"three")] {
+            let path = dir.path().join(name);
+            assert_eq!(fs::read(&path).unwrap(), bytes);
+            assert_eq!(
+                fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+                FILE_MODE
+            );
+        }
+        let err = Unsynced::default()
+            .write_file(&dir.path().join("missing/x"), b"x")
+            .unwrap_err();
+        assert!(err.to_string().contains("missing/x"), "{err}");
     }
 
     fn leftovers(parent: &Path) -> Vec<String> {

@@ -67,6 +67,10 @@ pub struct BuildReport {
     /// it carries none, or no SBOM was made).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verifier_crates: Option<usize>,
+    /// How long the SBOM took (`-v` reports it; a clock reading, so never in
+    /// the JSON report, which stays the same for the same inputs).
+    #[serde(skip)]
+    pub sbom_time: Option<std::time::Duration>,
 }
 
 #[derive(Serialize)]

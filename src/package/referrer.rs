@@ -50,8 +50,11 @@ fn oci_digest(d: &Digest) -> Result<oci_spec::image::Digest, PackageError> {
 }
 
 /// Writes `content` and its artifact manifest (subject: the image manifest
-/// `subject`) into `blobs` (`…/blobs/sha256`), and the empty config blob.
+/// `subject`) into `blobs` (`…/blobs/sha256`), and the empty config blob;
+/// the caller flushes them with `unsynced`.
+#[allow(clippy::too_many_arguments)]
 pub fn write(
+    unsynced: &mut output::Unsynced,
     blobs: &Path,
     subject: &BlobRef,
     artifact_type: &str,
@@ -60,8 +63,8 @@ pub fn write(
     content: &[u8],
     created: &str,
 ) -> Result<Written, PackageError> {
-    let empty = write_blob(blobs, EMPTY_JSON)?;
-    let blob = write_blob(blobs, content)?;
+    let empty = write_blob(unsynced, blobs, EMPTY_JSON)?;
+    let blob = write_blob(unsynced, blobs, content)?;
     let mut layer = Descriptor::new(
         MediaType::from(artifact_type),
         blob.size,
@@ -99,7 +102,7 @@ pub fn write(
     Ok(Written {
         artifact_type: artifact_type.to_string(),
         kind: kind.to_string(),
-        manifest: write_blob(blobs, &bytes)?,
+        manifest: write_blob(unsynced, blobs, &bytes)?,
         blob,
     })
 }
@@ -119,11 +122,15 @@ pub fn index_entry(w: &Written) -> Result<Descriptor, PackageError> {
         .map_err(PackageError::spec("referrer descriptor"))
 }
 
-fn write_blob(blobs: &Path, bytes: &[u8]) -> Result<BlobRef, PackageError> {
+fn write_blob(
+    unsynced: &mut output::Unsynced,
+    blobs: &Path,
+    bytes: &[u8],
+) -> Result<BlobRef, PackageError> {
     let digest = Digest::of(bytes);
     let path = blobs.join(digest.hex());
     if !path.exists() {
-        output::write_file(&path, bytes)?;
+        unsynced.write_file(&path, bytes)?;
     }
     Ok(BlobRef {
         digest,

@@ -71,8 +71,7 @@ pub fn build_checked(
     };
 
     let staging = output::Staging::new(out)?;
-    let (image, _, verifier_crates) =
-        with_umask(runs[0].1, || build(runs[0].0, staging.path(), progress))?;
+    let (image, _, sbom) = with_umask(runs[0].1, || build(runs[0].0, staging.path(), progress))?;
     let scratch = tempfile::tempdir().map_err(PackageError::io(&std::env::temp_dir()))?;
     let second = scratch.path().join("second");
     std::fs::create_dir(&second).map_err(PackageError::io(&second))?;
@@ -86,7 +85,8 @@ pub fn build_checked(
             provenance: out.join(PROVENANCE_FILE),
             image,
             reused: Vec::new(),
-            verifier_crates,
+            verifier_crates: sbom.and_then(|s| s.verifier_crates),
+            sbom_time: sbom.map(|s| s.elapsed),
         },
         ReproReport {
             identical: differences.is_empty(),

@@ -12,12 +12,12 @@ use std::process::Command;
 
 use nodeimg::package::sbom::{self, Format};
 
-use crate::support::{nodeimg, root, stderr};
+use crate::support::{nodeimg, root, stderr, target_dir};
 
 fn validators() -> PathBuf {
     let dir = std::env::var_os("NODEIMG_SBOM_VALIDATORS")
         .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("target/sbom-validators"));
+        .unwrap_or_else(|| target_dir().join("sbom-validators"));
     assert!(
         dir.join("bin/pyspdxtools").is_file() && dir.join("bin/python").is_file(),
         "no SBOM validators in {} (.ci/run installs spdx-tools and cyclonedx-python-lib there)",

@@ -46,10 +46,10 @@ fn layout(dir: &Path, name: &str, extra: &str) -> PathBuf {
     out
 }
 
-/// Builds sigstore-rs's cosign client once (`target/interop-cosign`).
+/// Builds sigstore-rs's cosign client once (`interop-cosign` in the target folder).
 fn interop_cosign() -> PathBuf {
     let root = crate::support::root();
-    let target = root.join("target/interop-cosign");
+    let target = crate::support::target_dir().join("interop-cosign");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let o = Command::new(cargo)
         .args([

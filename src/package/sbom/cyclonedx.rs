@@ -232,10 +232,10 @@ pub fn write(c: &Contents<'_>) -> Vec<u8> {
 /// mode, and `generated-from` for a rendered file or `link-target` for a
 /// link), `type` — keys in byte order, as `canonical_json` writes them.
 fn file_component(role: LayerRole, item: &Item<'_>, out: &mut Vec<u8>) {
-    use crate::canonical_json::string;
-    let name = format!("/{}", item.path);
-    out.extend_from_slice(br#"{"bom-ref":"#);
-    string(&format!("file:{name}"), out);
+    use crate::canonical_json::{escaped, string};
+    out.extend_from_slice(br#"{"bom-ref":"file:/"#);
+    escaped(item.path, out);
+    out.push(b'"');
     if let ItemKind::File { sha256, sha1, .. } = &item.kind {
         out.extend_from_slice(br#","hashes":["#);
         if let Some(s1) = sha1 {
@@ -247,28 +247,45 @@ fn file_component(role: LayerRole, item: &Item<'_>, out: &mut Vec<u8>) {
         string(sha256, out);
         out.extend_from_slice(b"}]");
     }
-    out.extend_from_slice(br#","name":"#);
-    string(&name, out);
-    out.extend_from_slice(br#","properties":["#);
-    let property = |key: &str, value: &str, out: &mut Vec<u8>| {
-        out.extend_from_slice(br#"{"name":"#);
-        string(&format!("{PROPERTY_PREFIX}{key}"), out);
-        out.extend_from_slice(br#","value":"#);
-        string(value, out);
+    out.extend_from_slice(br#","name":"/"#);
+    escaped(item.path, out);
+    out.extend_from_slice(br#"","properties":["#);
+    let property = |key: &str, value: &[u8], out: &mut Vec<u8>| {
+        out.extend_from_slice(br#"{"name":""#);
+        escaped(PROPERTY_PREFIX, out);
+        escaped(key, out);
+        out.extend_from_slice(br#"","value":"#);
+        out.extend_from_slice(value);
         out.push(b'}');
     };
-    property("layer", role.as_str(), out);
+    let mut value = Vec::new();
+    string(role.as_str(), &mut value);
+    property("layer", &value, out);
     out.push(b',');
-    property("mode", &format!("{:04o}", item.mode), out);
+    // `"0644"`, as `{:04o}` writes it; written by hand for the permission
+    // bits every layer entry has.
+    let m = item.mode;
+    if m <= 0o7777 {
+        let digit = |shift: u32| b'0' + ((m >> shift) & 7) as u8;
+        property(
+            "mode",
+            &[b'"', digit(9), digit(6), digit(3), digit(0), b'"'],
+            out,
+        );
+    } else {
+        property("mode", format!("\"{m:04o}\"").as_bytes(), out);
+    }
     match &item.kind {
         ItemKind::File { .. } if role == LayerRole::Config => {
             out.push(b',');
-            property("generated-from", "blueprint", out);
+            property("generated-from", br#""blueprint""#, out);
         }
         ItemKind::File { .. } => {}
         ItemKind::Symlink { target } => {
             out.push(b',');
-            property("link-target", target, out);
+            value.clear();
+            string(target, &mut value);
+            property("link-target", &value, out);
         }
     }
     out.extend_from_slice(br#"],"type":"file"}"#);
@@ -332,12 +349,9 @@ mod tests {
                 ItemKind::Symlink { target: "../y\\z" },
             ),
         ];
-        for (role, path, kind) in items {
-            let item = Item {
-                path,
-                mode: 0o4755,
-                kind,
-            };
+        let modes = [0o4755, 0o644, 0, 0o7777, 0o100644];
+        for ((role, path, kind), mode) in items.into_iter().zip(modes.into_iter().cycle()) {
+            let item = Item { path, mode, kind };
             let mut out = Vec::new();
             file_component(role, &item, &mut out);
             let expected = crate::canonical_json::value_to_vec(&as_value(role, &item));
@@ -345,6 +359,18 @@ mod tests {
                 String::from_utf8(out).unwrap(),
                 String::from_utf8(expected).unwrap()
             );
+        }
+        for mode in modes {
+            let item = Item {
+                path: "etc/x",
+                mode,
+                kind: file(None),
+            };
+            let mut out = Vec::new();
+            file_component(LayerRole::Overlay, &item, &mut out);
+            let expected =
+                crate::canonical_json::value_to_vec(&as_value(LayerRole::Overlay, &item));
+            assert_eq!(out, expected, "mode {mode:o}");
         }
     }
 }

@@ -38,6 +38,15 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// The target folder these tests were built in (`CARGO_TARGET_DIR` or `target/`): where
+/// scripts/build-verifier, the SBOM validators and the interop client are built.
+pub fn target_dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .expect("CARGO_TARGET_TMPDIR is target/tmp")
+        .to_path_buf()
+}
+
 /// The example blueprints.
 pub const EXAMPLES: &[&str] = &["h100-sxm-ubuntu", "mi300x-rhel", "cpu-minimal"];
 
@@ -115,7 +124,7 @@ pub fn npd_health_monitor(values_yaml: &str) -> serde_json::Value {
 pub fn static_verifier() -> PathBuf {
     let path = std::env::var_os("NODEIMG_STATIC_VERIFIER")
         .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("target/static/x86_64-unknown-linux-gnu/release/nodeimg"));
+        .unwrap_or_else(|| target_dir().join("static/x86_64-unknown-linux-gnu/release/nodeimg"));
     assert!(
         path.is_file(),
         "{} is missing: run scripts/build-verifier (or set NODEIMG_STATIC_VERIFIER)",
