@@ -227,14 +227,22 @@ fn load_text(path: &Path, text: &str) -> Result<Input, InputError> {
 }
 
 /// One file: its output and, where a Job printed power samples after its workload's
-/// output ([`power::SECTION`]), those samples as a second input of the same file, with
-/// the load they were taken under.
+/// output ([`power::SECTION`]), those samples as further inputs of the same file (one per
+/// section: a multi-node run's log has one per node), with the load they were taken under.
 pub fn load_with_samples(path: &Path) -> Result<Vec<Input>, InputError> {
     let text = read(path)?;
     let main = load_text(path, &text)?;
     let load = match &main.output {
         Output::Power(_) => None,
-        Output::Probe(_) => Some(power::Load::Gemm),
+        // The framework Job's matmul load; the multi-node PyTorch and JAX runs are not.
+        Output::Probe(steps)
+            if steps
+                .iter()
+                .any(|s| s.suite == probe::Suite::Framework && s.name == "load") =>
+        {
+            Some(power::Load::Gemm)
+        }
+        Output::Probe(_) => Some(power::Load::Framework),
         Output::Nccl(_) => Some(power::Load::Nccl),
         _ => Some(power::Load::Unknown),
     };
@@ -247,12 +255,10 @@ pub fn load_with_samples(path: &Path) -> Result<Vec<Input>, InputError> {
         err
     })?;
     let mut out = vec![main];
-    if let Some(samples) = samples {
-        out.push(Input {
-            path: path.to_owned(),
-            output: Output::Power(samples),
-        });
-    }
+    out.extend(samples.into_iter().map(|samples| Input {
+        path: path.to_owned(),
+        output: Output::Power(samples),
+    }));
     Ok(out)
 }
 

@@ -16,6 +16,13 @@ use crate::blueprint::Spec;
 use crate::blueprint::model::{LinkLayer, Vendor};
 use serde::Serialize;
 
+/// The least fraction of its power limit a GPU must draw under the matmul load unless
+/// the blueprint sets `acceptance.thresholds.powerPeakFractionOfLimit`: DCGM's targeted
+/// power test passes a GPU that reaches `target_power_min_ratio` (default 0.75) of its
+/// target, the board's power limit (DCGM diagnostics reference, "Targeted Power Plugin",
+/// parameters; DCGM 4.x). AMD publishes no such figure: the same default applies.
+pub const POWER_PEAK_MIN_RATIO: f64 = 0.75;
+
 /// A measured figure with a threshold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]

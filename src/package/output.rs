@@ -128,8 +128,7 @@ impl Unsynced {
                 .collect();
             flushes
                 .into_iter()
-                .map(|t| t.join().expect("an fsync does not panic"))
-                .collect::<Result<(), _>>()
+                .try_for_each(|t| t.join().expect("an fsync does not panic"))
         })
     }
 }

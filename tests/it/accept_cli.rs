@@ -450,6 +450,143 @@ fn power_and_clocks_under_load_are_judged_and_recorded() {
     );
 }
 
+/// A multi-node run's log holds a section of power samples per node, each named: this
+/// node's GPUs are judged from its own (slowdown; the peak only under the single-node matmul
+/// load), another node's throttling is left to that node's acceptance.
+#[test]
+fn a_multinode_log_is_judged_per_node() {
+    let log = |this: Option<usize>, other: Option<usize>| {
+        let step = "{\"nodeimg\": \"probe/v1\", \"suite\": \"framework\", \"step\": \"multinode\", \"status\": \"pass\", \"seconds\": 41.0, \"rank\": 0, \"world_size\": 16, \"metrics\": {\"step_seconds\": 0.82}}\n";
+        let section = |node: &str, watts: f64, hot: Option<usize>| {
+            fixture::power_samples(watts, hot).replacen(
+                "# nodeimg power samples",
+                &format!("# nodeimg power samples node={node}"),
+                1,
+            )
+        };
+        format!(
+            "{step}{}{}",
+            section(NODE, 300.0, this),
+            section("gpu-node-17", 690.0, other)
+        )
+    };
+    // The other node's GPU 5 in thermal slowdown: not this node's fault. 300 W under the
+    // training run is not judged against the limit.
+    let bench = Bench::new(&Knobs::default());
+    std::fs::write(
+        bench.path("outputs/framework-multinode.log"),
+        log(None, Some(5)),
+    )
+    .unwrap();
+    let out = bench.accept("r.json", &[]);
+    let r = bench.record("r.json");
+    assert_eq!(out.status.code(), Some(0), "{:#?}", r.findings);
+    assert!(failed(&r, "power.slowdown").is_empty());
+    assert!(failed(&r, "power.peak").is_empty());
+    let samples: Vec<_> = r
+        .findings
+        .iter()
+        .filter(|f| f.id == "power.samples")
+        .collect();
+    assert_eq!(samples.len(), 1, "{samples:#?}");
+    assert_eq!(samples[0].verdict, Verdict::Pass);
+    assert!(
+        samples[0].observed.contains("gpu-node-17"),
+        "{}",
+        samples[0].observed
+    );
+    // The peak stays the matmul load's (the framework Job's 688.4 W), not the training run's.
+    assert_eq!(r.figures["power.gpu5.peak_w"].value, 688.4);
+
+    // This node's GPU 2 in thermal slowdown during the multi-node run fails it.
+    let bench = Bench::new(&Knobs::default());
+    std::fs::write(
+        bench.path("outputs/framework-multinode.log"),
+        log(Some(2), None),
+    )
+    .unwrap();
+    assert_eq!(bench.accept("r.json", &[]).status.code(), Some(1));
+    let r = bench.record("r.json");
+    let slow = failed(&r, "power.slowdown");
+    assert_eq!(slow.len(), 1, "{slow:#?}");
+    assert_eq!(slow[0].subject.as_deref(), Some("GPU 2"));
+    assert!(
+        slow[0].observed.contains("framework-multinode.log:")
+            && slow[0].observed.contains("hw_thermal_slowdown"),
+        "{}",
+        slow[0].observed
+    );
+    assert!(failed(&r, "power.peak").is_empty());
+
+    // Without the node being accepted (no layer-1 record, no Node), each node's GPUs are
+    // judged under its name.
+    std::fs::write(bench.path("alone.log"), log(None, Some(5))).unwrap();
+    let (bp, rec, alone) = (
+        bench.arg("bp.yaml"),
+        bench.arg("alone.json"),
+        bench.arg("alone.log"),
+    );
+    let out = nodeimg(&["accept", "--blueprint", &bp, "--record", &rec, &alone]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let r = bench.record("alone.json");
+    let slow = failed(&r, "power.slowdown");
+    assert_eq!(slow.len(), 1, "{slow:#?}");
+    assert_eq!(slow[0].subject.as_deref(), Some("GPU 5 on gpu-node-17"));
+    assert!(r.figures.contains_key(&format!("power.{NODE}.gpu0.peak_w")));
+    assert_eq!(r.figures["power.gpu-node-17.gpu0.peak_w"].value, 690.0);
+}
+
+/// The peak power rule's share of the limit is the blueprint's where it sets one: the same
+/// record (every GPU at 665 W of 700, 95 %) passes at DCGM's 0.75 and fails at 0.96.
+#[test]
+fn the_peak_power_share_is_the_blueprints_threshold() {
+    let knobs = Knobs {
+        peak_watts: 665.0,
+        ..Knobs::default()
+    };
+    let share = |fraction: Option<&str>| {
+        let blueprint = match fraction {
+            Some(f) => format!(
+                "{BLUEPRINT}acceptance:\n  thresholds:\n    powerPeakFractionOfLimit: {f}\n"
+            ),
+            None => BLUEPRINT.to_owned(),
+        };
+        let bench = Bench::of(&blueprint, &knobs);
+        let out = bench.accept("r.json", &[]);
+        let r = bench.record("r.json");
+        let peaks: Vec<nodeimg::verify::report::record::Finding> = r
+            .findings
+            .into_iter()
+            .filter(|f| f.id == "power.peak")
+            .collect();
+        (out.status.code(), peaks)
+    };
+    let (code, peaks) = share(None);
+    assert_eq!(code, Some(0));
+    assert_eq!(peaks.len(), 8);
+    assert!(peaks.iter().all(|f| f.verdict == Verdict::Pass));
+    assert!(
+        peaks[0].expected.contains(">= 525 W")
+            && peaks[0].expected.contains("target_power_min_ratio"),
+        "{}",
+        peaks[0].expected
+    );
+    let (code, peaks) = share(Some("0.75"));
+    assert_eq!(code, Some(0));
+    assert!(peaks.iter().all(|f| f.verdict == Verdict::Pass));
+    let (code, peaks) = share(Some("0.96"));
+    assert_eq!(code, Some(1));
+    assert_eq!(peaks.len(), 8);
+    assert!(peaks.iter().all(|f| f.verdict == Verdict::Fail));
+    assert!(
+        peaks[0].expected.contains(">= 672 W")
+            && peaks[0].expected.contains("powerPeakFractionOfLimit"),
+        "{}",
+        peaks[0].expected
+    );
+    assert!(peaks[0].observed.contains("95 %"), "{}", peaks[0].observed);
+}
+
 /// JAX and the inference engine, where the blueprint names their images: each JAX step
 /// and the engine's serve step pass or fail like the PyTorch steps (`transient-application`,
 /// restart it), the engine's rate and time to first token are judged against the

@@ -226,6 +226,21 @@ fn jobset_engine_is_refused_for_the_multi_node_all_reduce() {
     let dcgm_on_amd = Variant::of("mi300x-rhel").set("acceptance.tests[1]", json!("dcgm"));
     let err = refused(&dcgm_on_amd);
     assert!(err.starts_with("acceptance.tests[1]: "), "{err}");
+    // TensorRT-LLM on AMD GPUs: refused with its field.
+    let digest = "c".repeat(64);
+    let trtllm_on_amd = Variant::of("mi300x-rhel")
+        .set(
+            "acceptance.images.inference",
+            json!(format!(
+                "registry.gpu.example.com/acceptance/trtllm:1.0.0@sha256:{digest}"
+            )),
+        )
+        .set(
+            "acceptance.inference",
+            json!({"engine": "trtllm", "model": "/models/Qwen2.5-0.5B-Instruct"}),
+        );
+    let err = refused(&trtllm_on_amd);
+    assert!(err.starts_with("acceptance.inference.engine: "), "{err}");
 }
 
 /// Every Pod spec of the RDMA workloads (the pair, the multi-node runs), launchers aside,
@@ -271,9 +286,13 @@ fn rdma_pods_reach_the_rails_the_way_the_blueprint_says() {
         assert_eq!(spec["dnsPolicy"], "ClusterFirstWithHostNet", "{at}");
         let c = &spec["containers"][0];
         assert_eq!(c["securityContext"]["privileged"], true, "{at}");
+        // sshd, started by the power sampler's worker form on the GPU workers.
+        let command = c["command"].as_array().unwrap();
         assert_eq!(
-            c["command"],
-            json!(["/usr/sbin/sshd", "-De", "-p", "2222"]),
+            command[command.len() - 4..],
+            json!(["/usr/sbin/sshd", "-De", "-p", "2222"])
+                .as_array()
+                .unwrap()[..],
             "{at}"
         );
     }
@@ -596,6 +615,246 @@ fn run_sampled(
     }
 }
 
+/// The multi-node PyTorch, JAX and NCCL runs, through the MPI Operator and the JobSet
+/// controller, run each node's workload under the sampler, and their logs hold one section
+/// per node, named. The rendered commands run here with stand-ins: `nvidia-smi` (node-b's
+/// GPU 1 in hardware slowdown), the workloads, and an `mpirun` that starts each rank with
+/// its host's own /tmp (a folder per host) and its MPI local rank.
+#[test]
+#[ignore = "needs sh (the commands the multi-node Pods run)"]
+fn the_multinode_runs_sample_power_on_every_node() {
+    use nodeimg::accept::input::{Output, load_with_samples};
+    use nodeimg::accept::power::Load;
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let table = dir.path().join("nccl-tests.out");
+    std::fs::write(&table, accept_fixture::nccl(&["gpu-a", "gpu-b"], 8, 480.0)).unwrap();
+    let query = format!("--query-gpu={}", nodeimg::accept::power::QUERY.join(","));
+    let stand_ins = [
+        (
+            "nvidia-smi",
+            format!(
+                "#!/bin/sh\n[ \"$1\" = \"{query}\" ] || {{ echo \"bad arguments: $*\"; exit 2; }}\n\
+node=${{NODE_NAME:-$(cat \"$NODEIMG_NODE_FILE\")}}\n\
+echo 'timestamp, index, power.draw [W], enforced.power.limit [W], clocks_throttle_reasons.hw_slowdown'\n\
+slow='Not Active'; [ \"$node\" = node-b ] && slow=Active\n\
+while :; do echo \"2026/12/05 14:02:11.601, 0, 690.00 W, 700.00 W, Not Active\"; echo \"2026/12/05 14:02:11.601, 1, 610.00 W, 700.00 W, $slow\"; sleep 0.1; done\n"
+            ),
+        ),
+        (
+            "torchrun",
+            "#!/bin/sh\nsleep 0.4\necho '{\"nodeimg\": \"probe/v1\", \"suite\": \"framework\", \"step\": \"multinode\", \"status\": \"pass\", \"seconds\": 3.1, \"rank\": 0, \"world_size\": 16}'\n".to_owned(),
+        ),
+        (
+            "python3",
+            "#!/bin/sh\nsleep 0.4\n[ \"${OMPI_COMM_WORLD_RANK:-0}\" = 0 ] || exit 0\ncase \"$1\" in\n  *probe-jax.py) echo '{\"nodeimg\": \"probe/v1\", \"suite\": \"jax\", \"step\": \"multinode\", \"status\": \"pass\", \"seconds\": 2.0}';;\n  *) echo '{\"nodeimg\": \"probe/v1\", \"suite\": \"framework\", \"step\": \"multinode\", \"status\": \"pass\", \"seconds\": 3.1, \"rank\": 0, \"world_size\": 16}';;\nesac\n".to_owned(),
+        ),
+        (
+            "all_reduce_perf",
+            format!(
+                "#!/bin/sh\nsleep 0.4\n[ \"$OMPI_COMM_WORLD_RANK\" = 0 ] && cat '{}'\nexit 0\n",
+                table.display()
+            ),
+        ),
+        (
+            "mpirun",
+            r#"#!/bin/sh
+# Stand-in: every host of the hostfile runs $PER ranks (one with --host), each host with
+# its own /tmp (a folder of $ROOT), and the -x variables.
+host=
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --allow-run-as-root) shift;;
+    --host) host=$2; shift 2;;
+    -np|--map-by) shift 2;;
+    --mca) shift 3;;
+    -x) export "$2"; shift 2;;
+    *) break;;
+  esac
+done
+per=$PER; [ -n "$host" ] && per=1
+n=0
+for h in ${host:-$(sed 's/ .*//' "$NODEIMG_MPI_HOSTFILE")}; do
+  r=0
+  while [ $r -lt $per ]; do
+    NODEIMG_NODE_FILE=$ROOT/$h/node NODEIMG_POWER_KEEP=$ROOT/$h/power \
+      OMPI_COMM_WORLD_LOCAL_RANK=$r OMPI_COMM_WORLD_RANK=$n "$@" &
+    r=$((r + 1)); n=$((n + 1))
+  done
+done
+wait
+"#
+            .to_owned(),
+        ),
+    ];
+    for (name, body) in &stand_ins {
+        let f = bin.join(name);
+        std::fs::write(&f, body).unwrap();
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    // Runs a rendered command with the scripts ConfigMap's sampler where the Pod mounts it.
+    let run = |docs: &BTreeMap<String, Value>, argv: &Value, env: &[(&str, String)]| {
+        let sh = dir.path().join("sample-power.sh");
+        std::fs::write(
+            &sh,
+            docs["scripts.yaml"]["data"]["sample-power.sh"]
+                .as_str()
+                .unwrap(),
+        )
+        .unwrap();
+        let argv: Vec<String> = argv
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| {
+                let a = a.as_str().unwrap();
+                if a == "/opt/nodeimg/sample-power.sh" {
+                    sh.display().to_string()
+                } else {
+                    a.to_owned()
+                }
+            })
+            .collect();
+        assert_eq!(argv[0], "/bin/sh", "{argv:?}");
+        let out = std::process::Command::new("sh")
+            .args(&argv[1..])
+            .env("PATH", &path)
+            .env("ROOT", dir.path())
+            .env("PER", "2")
+            .env("NODEIMG_MPI_HOSTFILE", dir.path().join("hostfile"))
+            .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+            .output()
+            .expect("sh");
+        assert!(
+            out.status.success(),
+            "{argv:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    };
+    // What accept reads from one log: the workload's output, then each node's samples.
+    let read = |file: &str, log: &[u8], nodes: &[&str], load: Load| {
+        let at = dir.path().join(format!("{file}.log"));
+        std::fs::write(&at, log).unwrap();
+        let said = String::from_utf8_lossy(log);
+        let inputs = load_with_samples(&at).unwrap_or_else(|e| panic!("{file}: {e}\n{said}"));
+        match (&inputs[0].output, load) {
+            (Output::Probe(_), Load::Framework) | (Output::Nccl(_), Load::Nccl) => {}
+            (other, _) => panic!("{file}: {other:?}"),
+        }
+        let sets: Vec<&nodeimg::accept::power::Samples> = inputs[1..]
+            .iter()
+            .map(|i| match &i.output {
+                Output::Power(s) => s,
+                other => panic!("{file}: {other:?}"),
+            })
+            .collect();
+        let named: Vec<&str> = sets.iter().map(|s| s.node.as_deref().unwrap()).collect();
+        assert_eq!(named, nodes, "{file}:\n{said}");
+        for s in &sets {
+            assert_eq!(s.load, load, "{file}");
+            assert!(s.error.is_none(), "{file}: {:?}\n{said}", s.error);
+            let slow = s
+                .samples
+                .iter()
+                .any(|x| x.index == 1 && x.active == ["hw_slowdown"]);
+            assert_eq!(slow, s.node.as_deref() == Some("node-b"), "{file}\n{said}");
+        }
+    };
+
+    // The MPI Operator: the workers keep their node's name, the launcher runs mpirun and
+    // then prints each worker's section in turn.
+    let docs = acceptance(&with_engines());
+    for (file, load) in [
+        ("framework-multinode.yaml", Load::Framework),
+        ("framework-jax-multinode.yaml", Load::Framework),
+        ("nccl-multinode.yaml", Load::Nccl),
+    ] {
+        let job = &docs[file];
+        assert_eq!(job["kind"], "MPIJob", "{file}");
+        let name = job["metadata"]["name"].as_str().unwrap();
+        let ns = job["metadata"]["namespace"].as_str().unwrap();
+        let specs = &job["spec"]["mpiReplicaSpecs"];
+        let hosts: Vec<String> = (0..2)
+            .map(|i| format!("{name}-worker-{i}.{name}.{ns}.svc"))
+            .collect();
+        std::fs::write(
+            dir.path().join("hostfile"),
+            hosts
+                .iter()
+                .map(|h| format!("{h} slots=8\n"))
+                .collect::<String>(),
+        )
+        .unwrap();
+        let worker = &specs["Worker"]["template"]["spec"]["containers"][0];
+        for (host, node) in hosts.iter().zip(["node-a", "node-b"]) {
+            let tmp = dir.path().join(host);
+            let _ = std::fs::remove_dir_all(&tmp);
+            std::fs::create_dir(&tmp).unwrap();
+            // sshd is `true` here: the worker keeps its node's name and starts it.
+            let mut argv = worker["command"].clone();
+            let n = argv.as_array().unwrap().len();
+            argv.as_array_mut().unwrap().truncate(n - 3);
+            argv.as_array_mut().unwrap()[3] = "true".into();
+            run(
+                &docs,
+                &argv,
+                &[
+                    ("NODE_NAME", node.to_owned()),
+                    ("NODEIMG_NODE_FILE", tmp.join("node").display().to_string()),
+                ],
+            );
+        }
+        let launcher = &specs["Launcher"]["template"]["spec"]["containers"][0]["command"];
+        let log = run(&docs, launcher, &[]);
+        read(file, &log, &["node-a", "node-b"], load);
+    }
+
+    // The JobSet controller: each node's Pod runs its workload under the sampler, its log
+    // holds that node's section.
+    let docs = acceptance(
+        &with_engines()
+            .set("acceptance.multiNode.engine", json!("jobset"))
+            .set(
+                "acceptance.tests",
+                json!(["kubernetes", "nccl", "framework", "jax", "inference"]),
+            ),
+    );
+    for file in ["framework-multinode.yaml", "framework-jax-multinode.yaml"] {
+        let job = &docs[file];
+        assert_eq!(job["kind"], "JobSet", "{file}");
+        let c = &job["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"]
+            [0];
+        let env: Vec<&str> = c["env"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["name"].as_str().unwrap())
+            .collect();
+        assert!(env.contains(&"NODE_NAME"), "{file}: {env:?}");
+        for (i, node) in ["node-a", "node-b"].iter().enumerate() {
+            let log = run(
+                &docs,
+                &c["command"],
+                &[
+                    ("NODE_NAME", (*node).to_owned()),
+                    ("JOB_COMPLETION_INDEX", i.to_string()),
+                    ("JAX_COORDINATOR_ADDRESS", "x:1234".to_owned()),
+                    ("JAX_NUM_PROCESSES", "2".to_owned()),
+                ],
+            );
+            read(file, &log, &[node], Load::Framework);
+        }
+    }
+}
+
 /// The JAX and inference Jobs of the H100 example, and their scripts run for real: the
 /// JAX probe refuses an unknown suite before importing JAX (no JAX here), and the
 /// inference check starts a stand-in engine (a small Python server that speaks vLLM's
@@ -694,10 +953,9 @@ fn the_jax_multinode_run_names_its_coordinator_and_process_ids() {
     // Runs `argv` (a Pod's command: /bin/sh -c LINE) with `env`; what the probe would read.
     let run = |argv: &[Value], env: &[(&str, &str)]| -> String {
         let argv: Vec<&str> = argv.iter().map(|v| v.as_str().unwrap()).collect();
-        let at = argv
-            .iter()
-            .position(|a| *a == "/bin/sh")
-            .expect("a shell line");
+        // The shell line, after the power sampler that runs it.
+        let at = argv.iter().position(|a| *a == "-c").expect("a shell line") - 1;
+        assert_eq!(argv[at], "/bin/sh");
         let out = std::process::Command::new("sh")
             .args(&argv[at + 1..])
             .env("PATH", &path)
@@ -742,7 +1000,7 @@ fn the_jax_multinode_run_names_its_coordinator_and_process_ids() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|e| (e["name"].as_str().unwrap(), e["value"].as_str().unwrap()))
+        .filter_map(|e| Some((e["name"].as_str().unwrap(), e["value"].as_str()?)))
         .collect();
     // JobSet names Pod 0 of Job 0 `<jobset>-<replicatedJob>-0-0` under the subdomain `<jobset>`.
     let coordinator = format!("{name}-{}-0-0.{name}:1234", rjob["name"].as_str().unwrap());
@@ -923,7 +1181,106 @@ fn the_jax_and_inference_jobs_run_their_scripts() {
     let steps = nodeimg::accept::probe::parse(&String::from_utf8_lossy(&out.stdout)).unwrap();
     assert_eq!(steps[0].status, nodeimg::accept::probe::StepStatus::Fail);
     assert!(steps[0].error.as_deref().unwrap().contains("status 7"));
+
+    // TensorRT-LLM: `trtllm-serve MODEL --host --port --tp_size`, the model under the name
+    // its /v1/models lists, judged the same way.
+    let docs = acceptance(&with_engines().set(
+        "acceptance.inference",
+        json!({"engine": "trtllm", "model": "/models/Qwen2.5-0.5B-Instruct"}),
+    ));
+    let inf = docs["inference-job.yaml"]["spec"]["template"]["spec"]["containers"][0].clone();
+    assert_eq!(inf["command"][2], "trtllm");
+    std::fs::write(
+        dir.path().join("serve-check.py"),
+        docs["scripts.yaml"]["data"]["serve-check.py"]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
+    let serve = bin.join("trtllm-serve");
+    std::fs::write(&serve, STAND_IN_TRTLLM).unwrap();
+    std::fs::set_permissions(&serve, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let args: Vec<&str> = inf["command"].as_array().unwrap()[2..]
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    let out = std::process::Command::new("python3")
+        .arg(&check)
+        .args(&args)
+        .env("PATH", &path)
+        .env("NODEIMG_PORT", port.to_string())
+        .env("NODE_NAME", "gpu-node-01")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let steps = nodeimg::accept::probe::parse(&stdout).unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(steps.len(), 1);
+    assert_eq!(steps[0].status, nodeimg::accept::probe::StepStatus::Pass);
+    assert_eq!(steps[0].metrics["tokens"], 11.0);
+    assert!(
+        steps[0].metrics["ttft_ms"] >= 50.0,
+        "{:?}",
+        steps[0].metrics
+    );
 }
+
+/// A stand-in for `trtllm-serve` (TensorRT-LLM 1.0): the model path first, then `--host`,
+/// `--port`, `--tp_size`; it serves the model under its folder's name, lists it on
+/// `/v1/models` and refuses a completion for another name, as its OpenAI server does.
+const STAND_IN_TRTLLM: &str = r#"#!/usr/bin/env python3
+import json, sys, time
+from http.server import BaseHTTPRequestHandler, HTTPServer
+args = sys.argv[1:]
+assert args[0] == "/models/Qwen2.5-0.5B-Instruct", args
+assert args[args.index("--tp_size") + 1] == "8", args
+assert args[args.index("--host") + 1] == "127.0.0.1", args
+port = int(args[args.index("--port") + 1])
+NAME = "Qwen2.5-0.5B-Instruct"
+class H(BaseHTTPRequestHandler):
+    def log_message(self, *a):
+        pass
+    def do_GET(self):
+        if self.path == "/v1/models":
+            body = json.dumps({"object": "list", "data": [{"id": NAME, "object": "model", "created": 0, "owned_by": "tensorrt_llm"}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
+        self.send_response(200 if self.path == "/health" else 404)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if body.get("model") != NAME:
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        assert body["stream"] and body["temperature"] == 0 and body["stream_options"]["include_usage"], body
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.end_headers()
+        time.sleep(0.05)
+        for w in ["2", ",", " 3", ",", " 5", ",", " 7", ",", " 11", ",", " 13"]:
+            chunk = {"id": "cmpl-1", "object": "text_completion", "created": 0, "model": NAME,
+                     "choices": [{"index": 0, "text": w, "logprobs": None, "finish_reason": None}]}
+            self.wfile.write(("data: " + json.dumps(chunk) + "\n\n").encode())
+            self.wfile.flush()
+            time.sleep(0.01)
+        usage = {"id": "cmpl-1", "object": "text_completion", "created": 0, "model": NAME,
+                 "choices": [], "usage": {"prompt_tokens": 12, "total_tokens": 23, "completion_tokens": 11}}
+        self.wfile.write(("data: " + json.dumps(usage) + "\n\ndata: [DONE]\n\n").encode())
+        self.wfile.flush()
+        self.close_connection = True
+HTTPServer(("127.0.0.1", port), H).serve_forever()
+"#;
 
 /// A stand-in for `vllm serve`: checks the arguments the check gives, then answers
 /// `/health` and a streamed `/v1/completions` as vLLM's OpenAI-compatible server does

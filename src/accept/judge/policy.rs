@@ -27,6 +27,10 @@ pub struct Policy {
     /// The inference engine's thresholds: tokens/s (at least), time to first token in ms
     /// (at most), from `acceptance.thresholds`.
     pub inference: (Option<f64>, Option<f64>),
+    /// The least share of its power limit a GPU must draw under the matmul load, and
+    /// where it comes from: `acceptance.thresholds.powerPeakFractionOfLimit`, else DCGM's
+    /// targeted power ratio ([`threshold::POWER_PEAK_MIN_RATIO`]).
+    pub power_peak: (f64, &'static str),
     thresholds: BTreeMap<Figure, Option<Threshold>>,
 }
 
@@ -81,6 +85,13 @@ impl Policy {
             multi_node_nodes: settings.multi_node.nodes,
             tolerance_percent: settings.regression_tolerance_percent,
             inference: (t.inference_tokens_per_second, t.inference_ttft_ms),
+            power_peak: match t.power_peak_fraction_of_limit {
+                Some(v) => (v, "acceptance.thresholds.powerPeakFractionOfLimit"),
+                None => (
+                    threshold::POWER_PEAK_MIN_RATIO,
+                    "DCGM targeted power's target_power_min_ratio",
+                ),
+            },
             thresholds,
         }
     }

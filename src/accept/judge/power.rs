@@ -1,11 +1,16 @@
 //! Power and clocks under load: the samples nvidia-smi or amd-smi took beside the framework
-//! Job (a sustained matmul on every GPU) and the NCCL Job, per GPU.
+//! Job (a sustained matmul on every GPU), the NCCL Job and the multi-node PyTorch, JAX and
+//! NCCL runs, per GPU. A multi-node log holds a section per node, each named: this node's
+//! are judged as its GPUs, another node's are left to that node's acceptance (and, where
+//! the node being accepted is not known, each node's GPUs are judged under its name).
 //!
 //! - `power.samples`: samples of every GPU of the blueprint were taken (the framework
 //!   Job prints them on NVIDIA and AMD nodes; none is `incomplete`, never a pass).
-//! - `power.peak`: under the matmul load each GPU drew at least [`MIN_PEAK_RATIO`] of its
-//!   enforced power limit — the pass rule of DCGM's targeted power test. A GPU that cannot
-//!   reach it is held back by its cooling, its power feed or a failing part: `device`,
+//! - `power.peak`: under the matmul load each GPU drew at least the blueprint's
+//!   `acceptance.thresholds.powerPeakFractionOfLimit` of its enforced power limit, by
+//!   default [`POWER_PEAK_MIN_RATIO`](crate::accept::threshold::POWER_PEAK_MIN_RATIO),
+//!   the pass rule of DCGM's targeted power test. A GPU that cannot reach it is held back
+//!   by its cooling, its power feed or a failing part: `device`,
 //!   check the cooling and power.
 //! - `power.slowdown`: no clock event reason that points at the cooling or the power feed
 //!   (hardware or thermal slowdown, the power brake; on AMD a thermal violation or PROCHOT;
@@ -23,14 +28,8 @@ use crate::blueprint::model::acceptance::Test;
 use crate::fault::{Action, FaultClass};
 use crate::verify::report::record::{Layer, Verdict};
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-
-/// The least fraction of its power limit a GPU must draw under the matmul load: DCGM's
-/// targeted power test passes a GPU that reaches `target_power_min_ratio` (default 0.75)
-/// of its target, the board's power limit (DCGM diagnostics reference, "Targeted Power
-/// Plugin", parameters; DCGM 4.x).
-pub const MIN_PEAK_RATIO: f64 = 0.75;
 
 /// Samples at or above this fraction of the limit count as loaded for the mean SM clock.
 const LOADED_RATIO: f64 = 0.5;
@@ -72,11 +71,28 @@ pub(super) fn power(ctx: &mut Ctx<'_>, inputs: &[Input]) {
         }
         return;
     }
+    // Whose GPUs each set's are: this node's (a section without a name, or with this
+    // node's), another node's of a multi-node run (left to that node's acceptance), or,
+    // when the node being accepted is not known and the sections name several, each
+    // node's own.
+    let named: BTreeSet<&str> = sets.iter().filter_map(|(_, s)| s.node.as_deref()).collect();
+    let mut others: BTreeSet<&str> = BTreeSet::new();
+    let mut owned: Vec<(Option<&str>, &Path, &crate::accept::power::Samples)> = Vec::new();
     for (path, s) in &sets {
+        match (s.node.as_deref(), ctx.node) {
+            (Some(n), Some(me)) if n != me => {
+                others.insert(n);
+            }
+            (Some(n), None) if named.len() > 1 => owned.push((Some(n), path, s)),
+            _ => owned.push((None, path, s)),
+        }
+    }
+    let on = |node: Option<&str>| node.map(|n| format!(" on {n}")).unwrap_or_default();
+    for (node, path, s) in &owned {
         if let Some((line, said)) = &s.error {
             ctx.push(
                 &samples,
-                None,
+                node.map(|n| format!("node {n}")),
                 Verdict::Incomplete,
                 "nvidia-smi's or amd-smi's samples under the power sample section",
                 format!("the sampler printed: {said}"),
@@ -84,12 +100,13 @@ pub(super) fn power(ctx: &mut Ctx<'_>, inputs: &[Input]) {
             );
         }
     }
-    // Every sample per GPU, with its file and load.
-    let mut by_gpu: BTreeMap<u32, Vec<(&Path, Load, &Sample)>> = BTreeMap::new();
-    for (path, s) in &sets {
+    // Every sample per node and GPU, with its file and load.
+    type Taken<'s> = Vec<(&'s Path, Load, &'s Sample)>;
+    let mut by_gpu: BTreeMap<(Option<&str>, u32), Taken<'_>> = BTreeMap::new();
+    for (node, path, s) in &owned {
         for sample in &s.samples {
             by_gpu
-                .entry(sample.index)
+                .entry((*node, sample.index))
                 .or_default()
                 .push((path, s.load, sample));
         }
@@ -98,20 +115,35 @@ pub(super) fn power(ctx: &mut Ctx<'_>, inputs: &[Input]) {
         return;
     }
     let want = ctx.gpus();
-    let seen = by_gpu.len() as u32;
-    let first = by_gpu.values().flatten().next().expect("non-empty");
-    ctx.push(
-        &samples,
-        None,
-        if seen >= want {
-            Verdict::Pass
-        } else {
-            Verdict::Incomplete
-        },
-        format!("{want} GPUs"),
-        format!("{seen} GPUs"),
-        vec![at(first.0, first.2.line)],
-    );
+    let nodes: BTreeSet<Option<&str>> = by_gpu.keys().map(|k| k.0).collect();
+    let left_out = if others.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " (the samples of {} in the multi-node logs are theirs to judge)",
+            others.iter().copied().collect::<Vec<_>>().join(", ")
+        )
+    };
+    for node in nodes {
+        let seen = by_gpu.keys().filter(|k| k.0 == node).count() as u32;
+        let first = by_gpu
+            .iter()
+            .find(|(k, _)| k.0 == node)
+            .and_then(|(_, v)| v.first())
+            .expect("non-empty");
+        ctx.push(
+            &samples,
+            node.map(|n| format!("node {n}")),
+            if seen >= want {
+                Verdict::Pass
+            } else {
+                Verdict::Incomplete
+            },
+            format!("{want} GPUs"),
+            format!("{seen} GPUs{left_out}"),
+            vec![at(first.0, first.2.line)],
+        );
+    }
     let peak_f = f(
         "power.peak",
         "the GPU reached its power limit's share under the matmul load",
@@ -120,8 +152,8 @@ pub(super) fn power(ctx: &mut Ctx<'_>, inputs: &[Input]) {
         "power.slowdown",
         "no hardware or thermal slowdown, no power brake while loaded",
     );
-    for (index, list) in &by_gpu {
-        let subject = Some(format!("GPU {index}"));
+    for ((node, index), list) in &by_gpu {
+        let subject = Some(format!("GPU {index}{}", on(*node)));
         // Slowdown, under any load.
         let bad: Vec<String> = list
             .iter()
@@ -185,7 +217,10 @@ pub(super) fn power(ctx: &mut Ctx<'_>, inputs: &[Input]) {
             continue;
         };
         let mean = powered.iter().map(|x| x.2).sum::<f64>() / powered.len() as f64;
-        let key = |what: &str| format!("power.gpu{index}.{what}");
+        let key = |what: &str| match node {
+            Some(n) => format!("power.{n}.gpu{index}.{what}"),
+            None => format!("power.gpu{index}.{what}"),
+        };
         let ev = at(ppath, psample.line);
         ctx.figure(key("peak_w"), peak, "W", true, ev.clone());
         ctx.figure(key("mean_w"), mean, "W", true, ev.clone());
@@ -212,18 +247,19 @@ pub(super) fn power(ctx: &mut Ctx<'_>, inputs: &[Input]) {
         match limit {
             Some(limit) if limit > 0.0 => {
                 let ratio = peak / limit;
+                let (least, source) = ctx.policy.power_peak;
                 ctx.push(
                     &peak_f,
                     subject,
-                    if ratio >= MIN_PEAK_RATIO {
+                    if ratio >= least {
                         Verdict::Pass
                     } else {
                         Verdict::Fail
                     },
                     format!(
-                        ">= {} W ({} % of the {} W enforced limit, DCGM targeted power's target_power_min_ratio)",
-                        fmt(limit * MIN_PEAK_RATIO),
-                        fmt(MIN_PEAK_RATIO * 100.0),
+                        ">= {} W ({} % of the {} W enforced limit, {source})",
+                        fmt(limit * least),
+                        fmt(least * 100.0),
                         fmt(limit)
                     ),
                     format!(

@@ -2,8 +2,9 @@
 //! workload runs: the CSV `nvidia-smi --query-gpu=… --format=csv -lms N` prints, one
 //! header line (`timestamp, index, power.draw [W], …`) and a row per GPU per interval.
 //! The rendered framework and NCCL Jobs start it beside their workload and print its rows
-//! after the workload's own output, under [`SECTION`]; a file of the rows alone is read
-//! too. On AMD nodes the section holds amd-smi's JSON instead ([`amd`]), read into the same
+//! after the workload's own output, under [`SECTION`] (followed by ` node=<name>` where the
+//! Pod knows its node); a file of the rows alone is read too. A multi-node run's log holds
+//! one section per node, the MPI launcher's one after another. On AMD nodes the section holds amd-smi's JSON instead ([`amd`]), read into the same
 //! samples and judged alike.
 //!
 //! Columns are found by their header name, so any field list that includes `index` and
@@ -49,6 +50,8 @@ pub enum Load {
     Gemm,
     /// An nccl-tests/rccl-tests run.
     Nccl,
+    /// A framework run other than the matmul load: the multi-node PyTorch or JAX run.
+    Framework,
     /// Samples alone: the load is not known.
     Unknown,
 }
@@ -77,6 +80,8 @@ pub struct Sample {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Samples {
     pub load: Load,
+    /// The node the samples were taken on, where the section names it.
+    pub node: Option<String>,
     pub samples: Vec<Sample>,
     /// What the sampler printed instead of samples (`nvidia-smi: not found`), when it did.
     pub error: Option<(usize, String)>,
@@ -116,14 +121,15 @@ fn number(field: &str, line: usize, column: &str) -> Result<Option<f64>, LineErr
     Ok(Some(v))
 }
 
-/// The samples of the first sampler table in `text` and every one after it (the header
-/// repeats when the sampler restarts). `Ok(None)` when there is none.
-fn tables(text: &str, from: usize) -> Result<Option<Vec<Sample>>, LineError> {
+/// The samples of the first sampler table in `text` after line `from` and every one after
+/// it up to line `until` (the header repeats when the sampler restarts). `Ok(None)` when
+/// there is none.
+fn tables(text: &str, from: usize, until: usize) -> Result<Option<Vec<Sample>>, LineError> {
     let mut columns: Option<BTreeMap<String, usize>> = None;
     let mut width = 0;
     let mut out = Vec::new();
     let mut found = false;
-    for line in each(text).skip(from) {
+    for line in each(text).skip(from).take(until.saturating_sub(from)) {
         let t = line.text.trim();
         if is_header(t) {
             let names: Vec<&str> = t.split(',').map(name).collect();
@@ -203,7 +209,7 @@ fn tables(text: &str, from: usize) -> Result<Option<Vec<Sample>>, LineError> {
 
 /// The samples of a file that holds the sampler's CSV alone.
 pub fn parse(text: &str) -> Result<Samples, LineError> {
-    let samples = tables(text, 0)?.ok_or_else(|| {
+    let samples = tables(text, 0, usize::MAX)?.ok_or_else(|| {
         LineError::new(
             1,
             "no nvidia-smi --query-gpu header with index and power.draw",
@@ -211,43 +217,64 @@ pub fn parse(text: &str) -> Result<Samples, LineError> {
     })?;
     Ok(Samples {
         load: Load::Unknown,
+        node: None,
         samples,
         error: None,
     })
 }
 
-/// The samples a Job printed under [`SECTION`] after its workload's output, if any:
-/// nvidia-smi's CSV or amd-smi's JSON. A section with neither keeps what the sampler
-/// printed instead (a workload image without `nvidia-smi` or `amd-smi`), for the judge to
-/// report; it is not a damaged file.
-pub fn section(text: &str, load: Load) -> Result<Option<Samples>, LineError> {
-    let Some(start) = each(text).find(|l| l.text.trim() == SECTION) else {
-        return Ok(None);
-    };
-    let found = match tables(text, start.number)? {
-        Some(samples) => Some(samples),
-        None => amd::samples(text, start.number)?,
-    };
-    match found {
-        Some(samples) => Ok(Some(Samples {
-            load,
-            samples,
-            error: None,
-        })),
-        None => {
-            let said = each(text)
-                .skip(start.number)
-                .find(|l| !l.text.trim().is_empty())
-                .map_or((start.number, "nothing".to_owned()), |l| {
-                    (l.number, l.text.trim().chars().take(200).collect())
-                });
-            Ok(Some(Samples {
-                load,
-                samples: Vec::new(),
-                error: Some(said),
-            }))
-        }
+/// The node a section line names: `# nodeimg power samples node=<name>`; `Ok(None)` for
+/// another line, `Ok(Some(None))` for a section without a name.
+fn section_line(text: &str) -> Option<Option<&str>> {
+    let rest = text.trim().strip_prefix(SECTION)?;
+    if rest.is_empty() {
+        return Some(None);
     }
+    let node = rest.strip_prefix(" node=")?.trim();
+    Some((!node.is_empty()).then_some(node))
+}
+
+/// The samples a Job printed under [`SECTION`] after its workload's output, one set per
+/// section (a multi-node log has one per node): nvidia-smi's CSV or amd-smi's JSON. A
+/// section with neither keeps what the sampler printed instead (a workload image without
+/// `nvidia-smi` or `amd-smi`), for the judge to report; it is not a damaged file.
+pub fn section(text: &str, load: Load) -> Result<Vec<Samples>, LineError> {
+    let starts: Vec<(usize, Option<String>)> = each(text)
+        .filter_map(|l| section_line(l.text).map(|n| (l.number, n.map(str::to_owned))))
+        .collect();
+    let mut out = Vec::new();
+    for (i, (start, node)) in starts.iter().enumerate() {
+        let until = starts.get(i + 1).map_or(usize::MAX, |s| s.0 - 1);
+        let found = match tables(text, *start, until)? {
+            Some(samples) => Some(samples),
+            None => amd::samples(text, *start)?,
+        };
+        let set = match found {
+            Some(samples) => Samples {
+                load,
+                node: node.clone(),
+                samples,
+                error: None,
+            },
+            None => {
+                let said = each(text)
+                    .skip(*start)
+                    .take(until.saturating_sub(*start))
+                    .find(|l| !l.text.trim().is_empty())
+                    .map_or((*start, "nothing".to_owned()), |l| {
+                        (l.number, l.text.trim().chars().take(200).collect())
+                    });
+                Samples {
+                    load,
+                    node: node.clone(),
+                    samples: Vec::new(),
+                    error: Some(said),
+                }
+            }
+        };
+        out.push(set);
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -282,17 +309,18 @@ mod tests {
         let log = format!(
             "{{\"nodeimg\": \"probe/v1\", \"suite\": \"framework\", \"step\": \"load\", \"status\": \"pass\"}}\n{SECTION}\n{SAMPLER}"
         );
-        let s = section(&log, Load::Gemm).unwrap().unwrap();
+        let s = &section(&log, Load::Gemm).unwrap()[0];
         assert_eq!((s.load, s.samples.len()), (Load::Gemm, 4));
         assert_eq!(s.samples[0].line, 4);
-        assert_eq!(section("no samples here\n", Load::Nccl).unwrap(), None);
+        assert_eq!(s.node, None);
+        assert_eq!(section("no samples here\n", Load::Nccl).unwrap(), []);
         // A section whose sampler never started keeps what it printed instead.
         let none = section(
             &format!("{SECTION}\nsh: nvidia-smi: not found\n"),
             Load::Gemm,
         )
         .unwrap()
-        .unwrap();
+        .remove(0);
         assert!(none.samples.is_empty());
         assert_eq!(
             none.error,
@@ -311,12 +339,35 @@ mod tests {
             "# out-of-place in-place\n{SECTION}\n{}",
             amd::tests::SAMPLER
         );
-        let s = section(&log, Load::Nccl).unwrap().unwrap();
+        let s = section(&log, Load::Nccl).unwrap().remove(0);
         assert_eq!((s.load, s.samples.len(), s.error), (Load::Nccl, 3, None));
         assert_eq!(s.samples[0].line, 18);
         let none = section(&format!("{SECTION}\nsh: amd-smi: not found\n"), Load::Gemm)
             .unwrap()
-            .unwrap();
+            .remove(0);
         assert_eq!(none.error, Some((2, "sh: amd-smi: not found".to_owned())));
+    }
+
+    /// A multi-node log: one section per node, each named, one after another (the MPI
+    /// launcher's), the second amd-smi's JSON; each is read up to the next.
+    #[test]
+    fn one_section_per_node() {
+        let log = format!(
+            "{{\"nodeimg\": \"probe/v1\", \"suite\": \"framework\", \"step\": \"multinode\", \"status\": \"pass\"}}\n{SECTION} node=gpu-a\n{SAMPLER}{SECTION} node=gpu-b\n{}{SECTION}\nno samples kept on this worker\n",
+            amd::tests::SAMPLER
+        );
+        let sets = section(&log, Load::Framework).unwrap();
+        let seen: Vec<(Option<&str>, usize)> = sets
+            .iter()
+            .map(|s| (s.node.as_deref(), s.samples.len()))
+            .collect();
+        assert_eq!(seen, [(Some("gpu-a"), 4), (Some("gpu-b"), 3), (None, 0)]);
+        assert_eq!(sets[1].samples[0].line, 24);
+        assert_eq!(
+            sets[2].error.as_ref().map(|e| e.1.as_str()),
+            Some("no samples kept on this worker")
+        );
+        assert_eq!(section_line("# nodeimg power samples node="), Some(None));
+        assert_eq!(section_line("# nodeimg power samples nodes"), None);
     }
 }

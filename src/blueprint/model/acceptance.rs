@@ -80,8 +80,9 @@ pub struct Images {
     /// the JAX probe (layer 5).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jax: Option<String>,
-    /// The inference engine's image (vLLM's `vllm/vllm-openai`, SGLang's `lmsysorg/sglang`)
-    /// with the model of `acceptance.inference.model` inside it (layer 5).
+    /// The inference engine's image (vLLM's `vllm/vllm-openai`, SGLang's `lmsysorg/sglang`,
+    /// TensorRT-LLM's `nvcr.io/nvidia/tensorrt-llm/release`) with the model of
+    /// `acceptance.inference.model` inside it (layer 5).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inference: Option<String>,
 }
@@ -115,6 +116,9 @@ pub enum InferenceEngine {
     Vllm,
     /// `python3 -m sglang.launch_server`.
     Sglang,
+    /// TensorRT-LLM's `trtllm-serve` (NVIDIA GPUs only; TensorRT-LLM 1.0 docs,
+    /// `commands/trtllm-serve`).
+    Trtllm,
 }
 
 impl InferenceEngine {
@@ -122,6 +126,7 @@ impl InferenceEngine {
         match self {
             InferenceEngine::Vllm => "vllm",
             InferenceEngine::Sglang => "sglang",
+            InferenceEngine::Trtllm => "trtllm",
         }
     }
 }
@@ -381,6 +386,11 @@ pub struct Thresholds {
     /// The inference engine's time to the first token, ms (at most).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inference_ttft_ms: Option<f64>,
+    /// The least share of its enforced power limit each GPU must draw under the matmul
+    /// load (`power.peak`), above 0 and at most 1; default 0.75, DCGM's targeted power
+    /// `target_power_min_ratio` (AMD publishes no such figure: the same default applies).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power_peak_fraction_of_limit: Option<f64>,
 }
 
 impl Acceptance {
@@ -436,6 +446,17 @@ impl Acceptance {
                     format!("{v} is not a positive number"),
                 ));
             }
+        }
+        if let Some(v) = t
+            .power_peak_fraction_of_limit
+            .filter(|v| !(v.is_finite() && *v > 0.0 && *v <= 1.0))
+        {
+            out.push((
+                "acceptance.thresholds.powerPeakFractionOfLimit".into(),
+                format!(
+                    "{v} is not a fraction of the power limit above 0 and at most 1 (0.75 is 75 %)"
+                ),
+            ));
         }
         if let Some(inf) = &self.inference {
             let m = &inf.model;
@@ -616,6 +637,23 @@ mod tests {
                 .unwrap();
         assert_eq!(bad.problems().len(), 2);
         assert!(serde_json::from_str::<Acceptance>(r#"{"dcgm": {"levle": 2}}"#).is_err());
+        // The peak power share is a fraction: above 0, at most 1.
+        let power = |v: &str| {
+            serde_json::from_str::<Acceptance>(&format!(
+                r#"{{"thresholds": {{"powerPeakFractionOfLimit": {v}}}}}"#
+            ))
+            .unwrap()
+            .problems()
+        };
+        for ok in ["0.5", "0.95", "1"] {
+            assert!(power(ok).is_empty(), "{ok}: {:?}", power(ok));
+        }
+        for bad in ["0", "-0.2", "1.01", "75"] {
+            let p = power(bad);
+            assert_eq!(p.len(), 1, "{bad}");
+            assert_eq!(p[0].0, "acceptance.thresholds.powerPeakFractionOfLimit");
+            assert!(p[0].1.contains(bad), "{}", p[0].1);
+        }
     }
 
     #[test]

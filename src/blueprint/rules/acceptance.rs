@@ -4,7 +4,7 @@
 
 use super::p;
 use crate::blueprint::diagnostic::Collector;
-use crate::blueprint::model::acceptance::{Engine, Test};
+use crate::blueprint::model::acceptance::{Engine, InferenceEngine, Test};
 use crate::blueprint::model::{LinkLayer, NicRole, RawBlueprint, Vendor};
 
 pub fn check(bp: &RawBlueprint, out: &mut Collector<'_>) {
@@ -44,6 +44,18 @@ pub fn check(bp: &RawBlueprint, out: &mut Collector<'_>) {
             &p("acceptance.rdma.networks"),
             "the RoCE rails need an address inside the Pod (RoCE v2 GIDs come from the \
              interface's IP addresses): name a Multus network per rail, or use `hostNetwork: true`",
+        );
+    }
+    // TensorRT-LLM builds for CUDA only: on other GPUs its server never starts.
+    if let Some(inf) = &a.inference
+        && inf.engine == InferenceEngine::Trtllm
+        && vendor != Some(Vendor::Nvidia)
+    {
+        out.error(
+            "acceptance",
+            &p("acceptance.inference.engine"),
+            "`trtllm` (TensorRT-LLM) runs on NVIDIA GPUs only: use `vllm` or `sglang` \
+             (both have ROCm images)",
         );
     }
     for (i, test) in a.tests.iter().flatten().enumerate() {

@@ -3,7 +3,9 @@
 # power, graphics clocks, temperatures and violation (throttle) flags twice a second, after
 # reading each GPU's power cap once, then prints the samples (amd-smi's JSON, one array per
 # call) after the workload's own output, under the line `nodeimg accept` looks for. The
-# workload's exit status is the script's. `--throttle` needs amd-smi from ROCm 6.3 on.
+# workload's exit status is the script's. `--throttle` needs amd-smi from ROCm 6.3 on. The
+# section is tagged with the node's name where the Pod knows it (NODE_NAME).
+{% include "cluster/acceptance/sample-power-modes.sh" %}
 samples=$(mktemp)
 stop=$(mktemp -u)
 (
@@ -20,7 +22,8 @@ rc=$?
 : >"$stop"
 wait "$sampler" 2>/dev/null
 rm -f "$stop"
-echo "# nodeimg power samples"
+[ -n "$keep" ] && exec >"$keep"
+echo "# nodeimg power samples${node:+ node=$node}"
 cat "$samples"
 rm -f "$samples"
 exit "$rc"

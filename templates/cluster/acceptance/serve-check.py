@@ -4,7 +4,7 @@
 # healthy, asks it a fixed prompt once (streamed, greedy), and prints one probe/v1 line
 # (suite "inference", step "serve") with the time to the first token and the generation
 # rate; `nodeimg accept` judges them. Only the standard library: any engine image runs it.
-#   python3 serve-check.py vllm|sglang MODEL GPUS MAX_TOKENS
+#   python3 serve-check.py vllm|sglang|trtllm MODEL GPUS MAX_TOKENS
 import http.client
 import json
 import os
@@ -22,7 +22,14 @@ SERVERS = {
              "--served-model-name", "nodeimg"],
     "sglang": ["python3", "-m", "sglang.launch_server", "--model-path", MODEL, "--port",
                str(PORT), "--tp-size", str(GPUS), "--served-model-name", "nodeimg"],
+    # TensorRT-LLM 1.0 (`trtllm-serve <model> [--tp_size --host --port]`, the PyTorch
+    # backend by default): its server has no served-name option in every release; the
+    # name it serves the model under is asked of /v1/models.
+    "trtllm": ["trtllm-serve", MODEL, "--host", "127.0.0.1", "--port", str(PORT), "--tp_size",
+               str(GPUS)],
 }
+# Engines that serve the model under a name of their own, asked of /v1/models.
+LISTED = {"trtllm"}
 
 
 def emit(status, seconds, **fields):
@@ -57,8 +64,19 @@ def ready(server):
     raise RuntimeError(f"{ENGINE} not healthy after {READY_SECONDS} s")
 
 
+def served_name():
+    if ENGINE not in LISTED:
+        return "nodeimg"
+    c, r = request("GET", "/v1/models")
+    listed = json.loads(r.read() or b"{}")
+    c.close()
+    if r.status != 200 or not listed.get("data"):
+        raise RuntimeError(f"/v1/models answered {r.status} without a model: {listed!r:.300}")
+    return listed["data"][0]["id"]
+
+
 def ask():
-    body = {"model": "nodeimg", "prompt": PROMPT, "max_tokens": MAX_TOKENS, "temperature": 0,
+    body = {"model": served_name(), "prompt": PROMPT, "max_tokens": MAX_TOKENS, "temperature": 0,
             "stream": True, "stream_options": {"include_usage": True}}
     start = time.monotonic()
     c, r = request("POST", "/v1/completions", body, timeout=300)
@@ -98,7 +116,7 @@ def ask():
 
 
 if ENGINE not in SERVERS:
-    sys.exit(f"unknown engine {ENGINE}: vllm or sglang")
+    sys.exit(f"unknown engine {ENGINE}: vllm, sglang or trtllm")
 start = time.monotonic()
 server = subprocess.Popen(SERVERS[ENGINE], stdout=sys.stderr, stderr=sys.stderr)
 status = 0

@@ -41,10 +41,17 @@ pub fn root() -> PathBuf {
 /// The target folder these tests were built in (`CARGO_TARGET_DIR` or `target/`): where
 /// scripts/build-verifier, the SBOM validators and the interop client are built.
 pub fn target_dir() -> PathBuf {
-    Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .parent()
-        .expect("CARGO_TARGET_TMPDIR is target/tmp")
-        .to_path_buf()
+    // Cargo gives integration tests their target folder's `tmp`; the examples that
+    // share this module look where cargo would.
+    match option_env!("CARGO_TARGET_TMPDIR") {
+        Some(tmp) => Path::new(tmp)
+            .parent()
+            .expect("CARGO_TARGET_TMPDIR is target/tmp")
+            .to_path_buf(),
+        None => std::env::var_os("CARGO_TARGET_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| root().join("target")),
+    }
 }
 
 /// The example blueprints.
