@@ -89,12 +89,15 @@ pub fn pack(
     out: &Path,
     progress: &mut dyn Progress,
 ) -> Result<Option<Prepacked>, PackageError> {
-    let plan = plan::overlay_alone(listing, overlay.modes())?;
+    // A path the overlay shares with the verifier, an OUT that cannot be
+    // written or that holds the overlay: left to the build to refuse,
+    // with its own message.
+    let Ok(plan) = plan::overlay_alone(listing, overlay.modes()) else {
+        return Ok(None);
+    };
     if cached_maybe(&plan, opts, out) {
         return Ok(None);
     }
-    // An OUT that cannot be written, or that holds the overlay, is left
-    // to the build to refuse, with its own message.
     if crate::atomic::check_inputs(out, &[overlay.root().to_path_buf()]).is_err() {
         return Ok(None);
     }
