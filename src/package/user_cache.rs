@@ -218,13 +218,11 @@ impl UserCache {
         let Ok(dir) = fs::read_dir(self.root.join("layers")) else {
             return fs::symlink_metadata(self.root.join("layers")).is_ok();
         };
-        let mut read = 0;
-        for e in dir.flatten() {
+        for (read, e) in dir.flatten().enumerate() {
             // Reading them all would cost more than the hashing it saves.
             if read == MAX_ENTRIES_SCANNED {
                 return true;
             }
-            read += 1;
             if read_entry(&e.path()).is_some_and(|e| {
                 e.role == role
                     && e.compression == compression

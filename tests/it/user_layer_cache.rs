@@ -121,7 +121,10 @@ fn a_build_into_a_new_folder_takes_the_layers_packed_before() {
     };
     assert!(!packed_in_pass("b2"), "a warm cache: hashed first");
     std::fs::remove_dir_all(f.cache()).unwrap();
-    assert!(packed_in_pass("b3"), "a cold cache: packed in the same pass");
+    assert!(
+        packed_in_pass("b3"),
+        "a cold cache: packed in the same pass"
+    );
     // The same image as a build that has no cache at all.
     let none = f.build("c", &[("NODEIMG_CACHE_MAX", "0")], &["--no-cache"]);
     assert_eq!(none["reused"], json!([]));
