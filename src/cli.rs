@@ -674,7 +674,8 @@ pub struct SourceArgs {
     /// paths and only when reading this machine; never from a `--root` tree.
     #[arg(long, value_name = "NAME=PATH", value_parser = parse_tool, conflicts_with = "snapshot")]
     pub tool: Vec<(crate::verify::host::Program, PathBuf)>,
-    /// Deadline for each vendor command (nvidia-smi, systemctl, ...), in seconds.
+    /// Deadline for each vendor command (nvidia-smi, systemctl, ...) and each Redfish
+    /// request to the BMC, in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub timeout: u64,
 }

@@ -158,6 +158,13 @@ fn run_once(args: &VerifyArgs, env: &mut Env<'_>) -> Outcome {
             options.sysctls.push(key.clone());
         }
     }
+    // The BMC's Redfish credentials, where the blueprint names them.
+    options.redfish = blueprint
+        .spec()
+        .firmware
+        .as_ref()
+        .and_then(|f| f.bmc.as_ref())
+        .and_then(|b| b.redfish.clone());
     let live = root.is_some();
     let record_evidence = live && args.evidence_on_fail.is_some();
     // The health phase on a live machine remembers its runs (verify::history): the

@@ -734,6 +734,19 @@ fn boot_gpu_node_runs_units_in_order_and_verify_sees_the_generated_spec() {
     for r in &cdi {
         assert_eq!(r["verdict"], "pass", "{r}");
     }
+    // The preinstalled driver's module (the stand-in scripts/boot-test puts where DKMS
+    // would, for the kernel the container shares) was built for the running kernel, as
+    // the root's own modinfo reads it: the one critical check a node without the
+    // memlock limit fails is that limit's.
+    let module: Vec<&serde_json::Value> = report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["id"] == "os.module.kernel-build")
+        .collect();
+    assert_eq!(module.len(), 1, "{report}");
+    assert_eq!(module[0]["verdict"], "pass", "{}", module[0]);
+    assert_eq!(module[0]["subject"], "nvidia", "{}", module[0]);
     if full {
         assert_eq!(report["outcome"], "pass", "{why}");
     } else {

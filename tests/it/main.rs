@@ -68,6 +68,8 @@ mod readme_node;
 mod readme_usage;
 mod real_consumers;
 #[cfg(feature = "push")]
+mod redfish;
+#[cfg(feature = "push")]
 mod registry_pull;
 mod render_cluster;
 mod render_corpus;

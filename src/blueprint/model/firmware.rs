@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::Toggle;
-use crate::blueprint::value::VersionReq;
+use crate::blueprint::value::{AbsPath, VersionReq};
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -13,6 +13,32 @@ pub struct Firmware {
     pub bios: BiosPolicy,
     #[serde(default)]
     pub versions: FirmwareVersions,
+    /// How verify reaches the BMC beyond IPMI.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bmc: Option<BmcAccess>,
+}
+
+/// How verify reads the BMC.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BmcAccess {
+    /// The Redfish service on the host interface (SMBIOS type 42): its Manager's full
+    /// `FirmwareVersion` instead of IPMI's major.minor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redfish: Option<RedfishAccess>,
+}
+
+/// Credentials for the BMC's Redfish service, as files on the node.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RedfishAccess {
+    /// A file on the node whose first line is `USER:PASSWORD` (HTTP Basic auth; a
+    /// read-only Redfish role is enough). Read at each verify, never logged or recorded.
+    pub credentials_file: AbsPath,
+    /// PEM CA certificates the BMC's certificate must chain to (most BMCs' are
+    /// self-signed: name it here); the node's trust store without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_file: Option<AbsPath>,
 }
 
 /// BIOS/UEFI setup settings the node must have.

@@ -120,7 +120,7 @@ checks! {
     /// BIOS policy as the kernel sees its effects, and firmware versions.
     firmware {
         BIOS_VERSION    = "firmware.bios.version",       "BIOS version",                                   Critical, OsMemoryDisk,  Service,       Host,   -;
-        BMC_VERSION     = "firmware.bmc.version",        "BMC firmware revision (IPMI Get Device ID)",     Critical, OsMemoryDisk,  Service,       Host,   -;
+        BMC_VERSION     = "firmware.bmc.version",        "BMC firmware version (Redfish, else IPMI)",      Critical, OsMemoryDisk,  Service,       Host,   -;
         IOMMU           = "firmware.iommu",              "IOMMU mode",                                     Critical, OsMemoryDisk,  Service,       Host,   -;
         SMT             = "firmware.smt",                "simultaneous multithreading",                    Critical, OsMemoryDisk,  Service,       Host,   -;
         SECURE_BOOT     = "firmware.secure-boot",        "UEFI Secure Boot",                               Critical, OsMemoryDisk,  Service,       Host,   -;

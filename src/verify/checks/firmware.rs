@@ -58,9 +58,10 @@ pub fn evaluate(input: &Inputs, out: &mut Results) {
             &Expect::Version(req.clone()),
             &facts
                 .bmc_firmware
+                .version
                 .clone()
-                .version("the BMC firmware revision"),
-            vec!["ipmitool mc info".to_owned()],
+                .version("the BMC firmware version"),
+            vec![facts.bmc_firmware.source.clone()],
         );
     }
     let bios = &firmware.bios;

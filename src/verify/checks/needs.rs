@@ -121,6 +121,9 @@ impl Needs {
         options.image &= self.image;
         options.module_builds &= self.module_builds;
         options.bmc &= self.bmc;
+        if !options.bmc {
+            options.redfish = None;
+        }
         if !self.unit_states {
             options.units.clear();
         }

@@ -70,7 +70,7 @@ pub static REMEDIES: &[(&str, &str)] = &[
     ),
     (
         "firmware.bmc.version",
-        "Update the BMC firmware to the blueprint's version with the vendor's tool (or Redfish UpdateService), or pin the revision the fleet's BMCs report in `ipmitool mc info` (IPMI gives major.minor only). Unreadable: the node has no in-band IPMI (load `ipmi_si` and `ipmi_devintf`, install ipmitool) or the BMC did not answer.",
+        "Update the BMC firmware to the blueprint's version with the vendor's tool (or Redfish UpdateService), or pin the version the fleet's BMCs report: the Manager's `FirmwareVersion` with `firmware.bmc.redfish`, else `ipmitool mc info`'s revision (IPMI gives major.minor only). Unreadable through Redfish: the reason names the step (the SMBIOS type 42 record, the credentials file, the certificate against `caFile`, HTTP 401, the timeout); bring up the host interface's USB NIC (an address in the record's subnet) and give a read-only account. Unreadable through IPMI: load `ipmi_si` and `ipmi_devintf`, install ipmitool, or the BMC did not answer.",
     ),
     (
         "firmware.iommu",

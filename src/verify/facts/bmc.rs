@@ -1,31 +1,161 @@
-//! The BMC's firmware version, from the host through IPMI: `ipmitool mc info` sends the
-//! Get Device ID command over the in-band interface (`/dev/ipmi0`, the `ipmi_si` and
-//! `ipmi_devintf` modules) and prints its answer; the `Firmware Revision` line is the
-//! major.minor revision (IPMI 2.0 §20.1, the minor byte BCD-encoded, which ipmitool prints
-//! as two decimal digits).
+//! The BMC's firmware version, read through the BMC's Redfish service on the host
+//! interface where the blueprint gives credentials for it, else through IPMI.
 //!
-//! Vendors' full BMC versions (`7.00.00.171`, `2.13.3`) have more parts than IPMI's two:
-//! a blueprint pins what the fleet's BMCs report here, and a constraint such as `>=2.13`
-//! compares them. The Redfish host interface would give the full `FirmwareVersion` of
-//! `/redfish/v1/Managers/<id>`, but needs the interface's network and credentials
-//! configured on the node: [`parse_redfish_manager`] reads that document for a caller
-//! that has it.
+//! Redfish (DMTF DSP0266; host interface DSP0270): the SMBIOS type 42 record names the
+//! service's address ([`super::redfish_host_interface`]); verify reads the service root
+//! `/redfish/v1`, its `Managers` collection, the first member, and that Manager's
+//! `FirmwareVersion` — the vendor's full version (`7.00.00.171`, `1.45.455b66-rev4`).
+//! The three documents go into captures (the credentials never do). Where the blueprint
+//! configures Redfish and the machine has the interface, a failed read is the fact's
+//! reason (unknown), not a quiet fall back to IPMI: wrong credentials or a wrong CA should
+//! be seen. Without the interface, IPMI answers and the source says why.
+//!
+//! IPMI: `ipmitool mc info` sends the Get Device ID command over the in-band interface
+//! (`/dev/ipmi0`, the `ipmi_si` and `ipmi_devintf` modules) and prints its answer; the
+//! `Firmware Revision` line is the major.minor revision (IPMI 2.0 §20.1, the minor byte
+//! BCD-encoded, which ipmitool prints as two decimal digits). A blueprint read through
+//! IPMI pins what the fleet's BMCs report there, and a constraint such as `>=2.13`
+//! compares them.
 
+use super::redfish_host_interface::{self, RedfishService};
+use crate::blueprint::model::RedfishAccess;
 use crate::verify::fact::Fact;
+use crate::verify::host::http::{HttpGet, HttpResponse};
 use crate::verify::host::{Host, VendorCommand};
+use serde::Serialize;
+use std::path::PathBuf;
 use std::time::Duration;
 
-/// The firmware revision `ipmitool mc info` reports.
-pub fn collect(host: &dyn Host, timeout: Duration) -> Fact<String> {
+/// Most bytes of one Redfish document (DMTF's mockup Manager is 3 KiB).
+pub const REDFISH_BODY_LIMIT: u64 = 1024 * 1024;
+
+/// The BMC's firmware version and where it was read.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BmcFirmware {
+    pub version: Fact<String>,
+    /// What answered, for the check's evidence (`GET https://…/Managers/BMC`,
+    /// `ipmitool mc info`).
+    pub source: String,
+}
+
+/// The version from Redfish when `redfish` is given and the machine has a Redfish host
+/// interface, else from `ipmitool mc info`.
+pub fn collect(host: &dyn Host, redfish: Option<&RedfishAccess>, timeout: Duration) -> BmcFirmware {
+    let mut why_not_redfish = "the blueprint gives no Redfish credentials".to_owned();
+    if let Some(access) = redfish {
+        match redfish_host_interface::discover(host) {
+            Ok(Some(service)) => return read_redfish(host, &service, access, timeout),
+            Ok(None) => {
+                why_not_redfish = format!(
+                    "no Redfish host interface (no SMBIOS type 42 record in {})",
+                    redfish_host_interface::DMI_ENTRIES
+                )
+            }
+            Err(why) => {
+                return BmcFirmware {
+                    version: Fact::unknown(format!("the Redfish host interface: {why}")),
+                    source: format!("{}/42-*/raw", redfish_host_interface::DMI_ENTRIES),
+                };
+            }
+        }
+    }
     let command = VendorCommand::IpmitoolMcInfo;
-    match host.run(&command, timeout) {
+    let version = match host.run(&command, timeout) {
         Err(e) => Fact::unknown(e.to_string()),
         Ok(output) if output.success() => match parse_mc_info(&output.stdout_text()) {
             Ok(version) => Fact::Known(version),
             Err(why) => Fact::unknown(format!("{command}: {why}")),
         },
         Ok(output) => Fact::unknown(format!("{command}: {}", output.failure_summary())),
+    };
+    BmcFirmware {
+        version,
+        source: format!("{command} ({why_not_redfish})"),
     }
+}
+
+fn read_redfish(
+    host: &dyn Host,
+    service: &RedfishService,
+    access: &RedfishAccess,
+    timeout: Duration,
+) -> BmcFirmware {
+    let origin = service.origin();
+    let get = |path: &str| -> Result<serde_json::Value, String> {
+        let request = HttpGet {
+            url: format!("{origin}{path}"),
+            connect_to: service
+                .hostname
+                .as_ref()
+                .map(|name| (name.clone(), service.address)),
+            basic_auth_file: Some(PathBuf::from(access.credentials_file.as_str())),
+            ca_file: access.ca_file.as_ref().map(|f| PathBuf::from(f.as_str())),
+            timeout,
+            limit: REDFISH_BODY_LIMIT,
+        };
+        let HttpResponse { status, body } = host.get(&request).map_err(|e| e.to_string())?;
+        match status {
+            200 => {}
+            401 | 403 => {
+                return Err(format!(
+                    "{request}: HTTP {status}: the BMC refused the credentials in {}",
+                    access.credentials_file.as_str()
+                ));
+            }
+            _ => return Err(format!("{request}: HTTP {status}")),
+        }
+        serde_json::from_slice(&body).map_err(|e| format!("{request}: not JSON: {e}"))
+    };
+    let mut last = format!("{origin}/redfish/v1");
+    let walk = (|| {
+        let root = get("/redfish/v1")?;
+        let managers = link(&root, &["Managers", "@odata.id"])
+            .map_err(|why| format!("the service root: {why}"))?;
+        last = format!("{origin}{managers}");
+        let collection = get(&managers)?;
+        let first = collection
+            .get("Members")
+            .and_then(|m| m.as_array())
+            .and_then(|m| m.first())
+            .ok_or_else(|| format!("{managers}: no Members: the service lists no Manager"))?;
+        let manager = link(first, &["@odata.id"]).map_err(|why| format!("{managers}: {why}"))?;
+        last = format!("{origin}{manager}");
+        let document = get(&manager)?;
+        parse_redfish_value(&document).map_err(|why| format!("{manager}: {why}"))
+    })();
+    BmcFirmware {
+        version: match walk {
+            Ok(version) => Fact::Known(version),
+            Err(why) => Fact::unknown(format!("Redfish: {why}")),
+        },
+        source: format!("Redfish GET {last} (FirmwareVersion)"),
+    }
+}
+
+/// A resource path from a document's `@odata.id`, refused unless it stays a path on the
+/// same service (`/redfish/v1/…`, no authority, query or `..`).
+fn link(document: &serde_json::Value, keys: &[&str]) -> Result<String, String> {
+    let mut value = document;
+    for key in keys {
+        value = value
+            .get(key)
+            .ok_or_else(|| format!("no {}", keys.join(".")))?;
+    }
+    let path = value
+        .as_str()
+        .ok_or_else(|| format!("{} is not a string", keys.join(".")))?;
+    let fine = |c: char| c.is_ascii_graphic() && !"?#\\%".contains(c);
+    if !path.starts_with("/redfish/v1/")
+        || !path.chars().all(fine)
+        || path.split('/').any(|s| s == "..")
+        || path.len() > 512
+    {
+        return Err(format!(
+            "{} {path:?} is not a resource path on this service",
+            keys.join(".")
+        ));
+    }
+    Ok(path.to_owned())
 }
 
 /// The value of the `Firmware Revision : X.Y` line.
@@ -42,6 +172,10 @@ pub fn parse_mc_info(text: &str) -> Result<String, String> {
 pub fn parse_redfish_manager(json: &str) -> Result<String, String> {
     let value: serde_json::Value =
         serde_json::from_str(json).map_err(|e| format!("not JSON: {e}"))?;
+    parse_redfish_value(&value)
+}
+
+fn parse_redfish_value(value: &serde_json::Value) -> Result<String, String> {
     match value.get("@odata.type").and_then(|t| t.as_str()) {
         Some(kind) if kind.starts_with("#Manager.") => {}
         other => {
@@ -105,6 +239,34 @@ mod tests {
         assert!(parse_redfish_manager(r##"{"@odata.type": "#ComputerSystem.v1_20_0.ComputerSystem", "FirmwareVersion": "1"}"##).is_err());
         assert!(parse_redfish_manager(r##"{"@odata.type": "#Manager.v1_17_0.Manager"}"##).is_err());
         assert!(parse_redfish_manager("<html>").is_err());
+    }
+
+    #[test]
+    fn follows_only_resource_paths_on_the_same_service() {
+        let doc = |id: &str| serde_json::json!({"Managers": {"@odata.id": id}});
+        let managers = ["Managers", "@odata.id"];
+        assert_eq!(
+            link(&doc("/redfish/v1/Managers"), &managers).as_deref(),
+            Ok("/redfish/v1/Managers")
+        );
+        for bad in [
+            "https://elsewhere.example/redfish/v1/Managers",
+            "//elsewhere.example/redfish/v1/Managers",
+            "/redfish/v1/../../etc",
+            "/redfish/v1/Managers?$expand=*",
+            "/redfish/v1/Man agers",
+            "/other/v1/Managers",
+        ] {
+            assert!(link(&doc(bad), &managers).is_err(), "{bad}");
+        }
+        assert!(link(&serde_json::json!({"Managers": {}}), &managers).is_err());
+        assert!(
+            link(
+                &serde_json::json!({"Managers": {"@odata.id": 7}}),
+                &managers
+            )
+            .is_err()
+        );
     }
 
     #[test]

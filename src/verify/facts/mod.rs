@@ -39,6 +39,7 @@ pub mod pci_address;
 pub mod pcie_acs;
 pub mod pcie_link;
 pub mod rdma;
+pub mod redfish_host_interface;
 pub mod rocm_smi;
 pub mod runtime;
 pub mod shm;
@@ -69,8 +70,8 @@ pub struct Facts {
     pub iommu: iommu::Iommu,
     pub boot_security: boot_security::BootSecurity,
     pub dmi: dmi::Dmi,
-    /// The BMC's firmware revision (`ipmitool mc info`).
-    pub bmc_firmware: Fact<String>,
+    /// The BMC's firmware version (Redfish host interface, or `ipmitool mc info`).
+    pub bmc_firmware: bmc::BmcFirmware,
     pub pci_devices: Fact<Vec<pci::PciDevice>>,
     /// ACS of every bridge between the root complex and a GPU or NIC (`config`).
     pub pcie_acs: Fact<Vec<pcie_acs::AcsPort>>,
@@ -129,9 +130,12 @@ pub fn collect(host: &dyn Host, options: &CollectOptions) -> Facts {
         });
         let bmc_firmware = scope.spawn(|| {
             if options.bmc {
-                bmc::collect(host, options.command_timeout)
+                bmc::collect(host, options.redfish.as_ref(), options.command_timeout)
             } else {
-                Fact::unknown("the BMC was not asked: no selected check needs it")
+                bmc::BmcFirmware {
+                    version: Fact::unknown("the BMC was not asked: no selected check needs it"),
+                    source: String::new(),
+                }
             }
         });
         let module_builds = scope.spawn(|| {

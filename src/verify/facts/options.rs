@@ -78,6 +78,9 @@ pub struct CollectOptions {
     pub module_builds: bool,
     /// Ask the BMC for its firmware revision (`ipmitool mc info`).
     pub bmc: bool,
+    /// Read it through the BMC's Redfish host interface with these credentials instead,
+    /// where the machine has one.
+    pub redfish: Option<crate::blueprint::model::RedfishAccess>,
 }
 
 impl Default for CollectOptions {
@@ -106,6 +109,7 @@ impl Default for CollectOptions {
             image: true,
             module_builds: true,
             bmc: true,
+            redfish: None,
         }
     }
 }

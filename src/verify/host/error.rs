@@ -20,6 +20,8 @@ pub enum HostOp {
     Resolve,
     Run,
     KernelLog,
+    /// An HTTPS GET ([`super::http`]).
+    Get,
 }
 
 impl fmt::Display for HostOp {
@@ -31,6 +33,7 @@ impl fmt::Display for HostOp {
             HostOp::Resolve => "resolve",
             HostOp::Run => "run",
             HostOp::KernelLog => "read kernel log",
+            HostOp::Get => "get",
         })
     }
 }

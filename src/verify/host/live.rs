@@ -22,6 +22,7 @@
 use super::Host;
 use super::command::{CommandOutput, Program, VendorCommand};
 use super::error::{HostError, HostErrorKind, HostOp};
+use super::http::{HttpGet, HttpResponse};
 use super::path::{RootedResolver, machine_components};
 use crate::input;
 use std::collections::BTreeMap;
@@ -314,6 +315,32 @@ impl Host for LiveHost {
     fn run(&self, command: &VendorCommand, timeout: Duration) -> Result<CommandOutput, HostError> {
         let invocation = self.invocation(command)?;
         run_with_timeout(&invocation, command, timeout)
+    }
+
+    /// The GET goes out from this machine whatever the root; its credentials and CA files
+    /// are read under the root, bounded, and never recorded.
+    fn get(&self, request: &HttpGet) -> Result<HttpResponse, HostError> {
+        super::http::get(request, &|path, limit| {
+            let bytes = self.read(path).map_err(|e| {
+                super::http::error(
+                    request,
+                    HostErrorKind::Os {
+                        errno: None,
+                        message: e.to_string(),
+                    },
+                )
+            })?;
+            if bytes.len() as u64 > limit {
+                return Err(super::http::error(
+                    request,
+                    HostErrorKind::Os {
+                        errno: None,
+                        message: format!("{}: larger than {limit} bytes", path.display()),
+                    },
+                ));
+            }
+            Ok(bytes)
+        })
     }
 
     fn read_kernel_log(&self) -> Result<String, HostError> {

@@ -2,7 +2,7 @@
 //!
 //! Every fact is read through the [`Host`] trait: read a file, list a directory, read a
 //! link, resolve a path, run one of a fixed set of vendor commands with a timeout, and read
-//! the kernel log. Nothing else in `verify` touches the filesystem or spawns a process, so
+//! the kernel log, and make the one HTTPS GET verify knows ([`http`]). Nothing else in `verify` touches the filesystem or spawns a process, so
 //! the same fact code runs against the live machine ([`LiveHost`], optionally under a root
 //! prefix pointing at a fixture tree), through a [`RecordingHost`] that writes every answer
 //! down (`nodeimg capture`), and against a replayed capture ([`SnapshotHost`]).
@@ -12,6 +12,7 @@
 
 mod command;
 mod error;
+pub mod http;
 mod live;
 mod path;
 mod recorder;
@@ -61,6 +62,9 @@ pub trait Host: Sync {
     /// What the kernel log holds now (`/dev/kmsg`, read without blocking).
     fn read_kernel_log(&self) -> Result<String, HostError>;
 
+    /// Makes one bounded HTTPS GET ([`http::HttpGet`]); any HTTP status is an answer.
+    fn get(&self, request: &http::HttpGet) -> Result<http::HttpResponse, HostError>;
+
     /// A file's content as text, with invalid UTF-8 replaced.
     fn read_text(&self, path: &Path) -> Result<String, HostError> {
         self.read(path)
@@ -86,5 +90,8 @@ impl<H: Host + ?Sized> Host for &H {
     }
     fn read_kernel_log(&self) -> Result<String, HostError> {
         (**self).read_kernel_log()
+    }
+    fn get(&self, request: &http::HttpGet) -> Result<http::HttpResponse, HostError> {
+        (**self).get(request)
     }
 }

@@ -9,6 +9,7 @@
 use super::Host;
 use super::command::{CommandOutput, VendorCommand};
 use super::error::{HostError, HostErrorKind, HostOp};
+use super::http::{HttpGet, HttpResponse};
 use super::recording::{Content, NotCaptured, RecordedOutput, Recording};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -163,6 +164,28 @@ impl<H: Host> Host for RecordingHost<H> {
         let stored = result
             .as_ref()
             .map(RecordedOutput::from)
+            .map_err(Clone::clone);
+        self.with_state(|s| s.recording.commands.insert(target, stored));
+        result
+    }
+
+    /// Kept with the command outputs under `GET URL`: the HTTP status as the exit
+    /// status, the body as stdout. The request's credentials are not part of either.
+    fn get(&self, request: &HttpGet) -> Result<HttpResponse, HostError> {
+        let target = request.to_string();
+        let started = std::time::Instant::now();
+        let result = self.inner.get(request).and_then(|response| {
+            self.admit(HostOp::Get, &target, response.body.len() as u64)
+                .map(|()| response)
+        });
+        let stored = result
+            .as_ref()
+            .map(|response| RecordedOutput {
+                status: Some(i32::from(response.status)),
+                stdout: Content::from(response.body.as_slice()),
+                stderr: Content::from(&[][..]),
+                elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            })
             .map_err(Clone::clone);
         self.with_state(|s| s.recording.commands.insert(target, stored));
         result

@@ -7,6 +7,7 @@
 use super::Host;
 use super::command::{CommandOutput, VendorCommand};
 use super::error::{HostError, HostErrorKind, HostOp};
+use super::http::{HttpGet, HttpResponse};
 use super::recording::Recording;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -76,6 +77,21 @@ impl Host for SnapshotHost {
         match self.recording.commands.get(&key) {
             Some(result) => result.as_ref().map(|o| o.to_output()).map_err(Clone::clone),
             None => Err(missing(HostOp::Run, key)),
+        }
+    }
+
+    fn get(&self, request: &HttpGet) -> Result<HttpResponse, HostError> {
+        let key = request.to_string();
+        match self.recording.commands.get(&key) {
+            Some(Ok(output)) => Ok(HttpResponse {
+                status: output
+                    .status
+                    .and_then(|s| u16::try_from(s).ok())
+                    .unwrap_or(0),
+                body: output.stdout.to_vec(),
+            }),
+            Some(Err(e)) => Err(e.clone()),
+            None => Err(missing(HostOp::Get, key)),
         }
     }
 

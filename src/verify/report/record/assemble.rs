@@ -144,7 +144,7 @@ impl AcceptanceRecord {
                 bios_vendor: dmi.bios_vendor.clone(),
                 bios_version: dmi.bios_version.clone(),
                 bios_date: dmi.bios_date.clone(),
-                bmc: facts.bmc_firmware.clone(),
+                bmc: facts.bmc_firmware.version.clone(),
                 gpu_vbios,
                 nic: nic_firmware,
             },

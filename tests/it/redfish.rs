@@ -1,0 +1,316 @@
+//! The BMC's firmware version through its Redfish service on the host interface: a
+//! machine tree whose SMBIOS type 42 record (built from DSP0270's layout) names a BMC
+//! on loopback, and that BMC a real HTTPS server (rustls, a test CA in
+//! tests/fixtures/redfish/tls) serving DMTF's public-rackmount1 mockup behind Basic
+//! auth. The verifier's own client (reqwest) reads service root → Managers → first
+//! Manager, through the recording host a capture uses; the bad cases (wrong password,
+//! unknown CA, a body past the cap, a BMC that never answers, a truncated record) end
+//! in a reason within the timeout.
+
+use nodeimg::blueprint::model::RedfishAccess;
+use nodeimg::verify::Fact;
+use nodeimg::verify::facts::bmc::{self, BmcFirmware};
+use nodeimg::verify::facts::redfish_host_interface;
+use nodeimg::verify::host::RecordLimits;
+use nodeimg::verify::{Host, RecordingHost, SnapshotHost};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use std::io::{Read, Write};
+use std::net::{IpAddr, Ipv4Addr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::support::fixture_tree::Tree;
+
+const USER: &str = "Administrator";
+const PASSWORD: &str = "s3cret-Redfish-pw";
+const CREDENTIALS: &str = "/etc/nodeimg/redfish-credentials";
+const CA: &str = "/etc/nodeimg/bmc-ca.pem";
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/redfish")
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Bmc {
+    /// The mockup, behind Basic auth.
+    Mockup,
+    /// The Manager's document is 2 MiB.
+    HugeManager,
+    /// Accepts the connection and the TLS handshake, then never answers.
+    Silent,
+}
+
+struct Server {
+    port: u16,
+    /// Request paths with whether their Authorization header was the right one.
+    requests: Arc<Mutex<Vec<(String, bool)>>>,
+}
+
+fn serve(kind: Bmc) -> Server {
+    rustls::crypto::aws_lc_rs::default_provider()
+        .install_default()
+        .ok();
+    let tls = fixtures().join("tls");
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(tls.join("server.pem"))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let key = PrivateKeyDer::from_pem_file(tls.join("server.key")).unwrap();
+    let config = Arc::new(
+        rustls::ServerConfig::builder()
+            .with_no_client_auth()
+            .with_single_cert(certs, key)
+            .unwrap(),
+    );
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let requests = Arc::new(Mutex::new(Vec::new()));
+    let seen = requests.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let (config, seen) = (config.clone(), seen.clone());
+            std::thread::spawn(move || answer(stream, config, kind, &seen));
+        }
+    });
+    Server { port, requests }
+}
+
+fn answer(
+    tcp: TcpStream,
+    config: Arc<rustls::ServerConfig>,
+    kind: Bmc,
+    seen: &Mutex<Vec<(String, bool)>>,
+) {
+    let Ok(connection) = rustls::ServerConnection::new(config) else {
+        return;
+    };
+    let mut tls = rustls::StreamOwned::new(connection, tcp);
+    let mut head = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+        match tls.read(&mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => head.extend_from_slice(&buf[..n]),
+        }
+        if head.len() > 64 * 1024 {
+            return;
+        }
+    }
+    let head = String::from_utf8_lossy(&head).into_owned();
+    let path = head
+        .split_whitespace()
+        .nth(1)
+        .unwrap_or_default()
+        .to_owned();
+    let want = {
+        use base64::Engine;
+        let raw = format!("{USER}:{PASSWORD}");
+        format!(
+            "basic {}",
+            base64::engine::general_purpose::STANDARD.encode(raw)
+        )
+    };
+    let authorized = head.lines().any(|l| {
+        l.split_once(':').is_some_and(|(k, v)| {
+            k.eq_ignore_ascii_case("authorization") && v.trim().eq_ignore_ascii_case(&want)
+        })
+    });
+    seen.lock().unwrap().push((path.clone(), authorized));
+    if kind == Bmc::Silent {
+        std::thread::sleep(Duration::from_secs(60));
+        return;
+    }
+    let mockup = fixtures().join("public-rackmount1");
+    let (status, body) = if !authorized {
+        ("401 Unauthorized", b"{\"error\": \"auth\"}".to_vec())
+    } else {
+        match path.trim_end_matches('/') {
+            "/redfish/v1" => ("200 OK", std::fs::read(mockup.join("index.json")).unwrap()),
+            "/redfish/v1/Managers" => (
+                "200 OK",
+                std::fs::read(mockup.join("Managers/index.json")).unwrap(),
+            ),
+            "/redfish/v1/Managers/BMC" if kind == Bmc::HugeManager => {
+                ("200 OK", vec![b' '; 2 * 1024 * 1024])
+            }
+            "/redfish/v1/Managers/BMC" => (
+                "200 OK",
+                std::fs::read(mockup.join("Managers/BMC/index.json")).unwrap(),
+            ),
+            _ => ("404 Not Found", b"{}".to_vec()),
+        }
+    };
+    let head = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    let _ = tls.write_all(head.as_bytes());
+    let _ = tls.write_all(&body);
+    tls.conn.send_close_notify();
+    let _ = tls.flush();
+}
+
+/// A machine whose type 42 record names the BMC at 127.0.0.1:`port` (as `hostname`),
+/// with the credentials file and the BMC's CA.
+fn machine(port: u16, hostname: &str, password: &str, ca: &str) -> Tree {
+    let tree = Tree::new();
+    tree.dir("/sys/firmware/dmi/entries/0-0");
+    tree.bytes(
+        "/sys/firmware/dmi/entries/42-0/raw",
+        &redfish_host_interface::record(IpAddr::V4(Ipv4Addr::LOCALHOST), port, hostname),
+    );
+    tree.file(CREDENTIALS, &format!("{USER}:{password}\n"));
+    tree.bytes(CA, &std::fs::read(fixtures().join("tls").join(ca)).unwrap());
+    tree
+}
+
+fn access() -> RedfishAccess {
+    serde_json::from_value(serde_json::json!({"credentialsFile": CREDENTIALS, "caFile": CA}))
+        .unwrap()
+}
+
+fn read(host: &dyn Host, timeout: Duration) -> BmcFirmware {
+    bmc::collect(host, Some(&access()), timeout)
+}
+
+fn reason(fact: &Fact<String>) -> String {
+    match fact {
+        Fact::Unknown { reason } => reason.clone(),
+        Fact::Known(v) => panic!("expected no version, got {v}"),
+    }
+}
+
+#[test]
+fn redfish_reads_the_managers_firmware_version_and_captures_the_documents_without_credentials() {
+    let server = serve(Bmc::Mockup);
+    let tree = machine(server.port, "bmc.test", PASSWORD, "ca.pem");
+    let recorder = RecordingHost::new(tree.host(), RecordLimits::default());
+    let firmware = read(&recorder, Duration::from_secs(10));
+    assert_eq!(
+        firmware.version,
+        Fact::Known("1.45.455b66-rev4".to_owned()),
+        "{}",
+        firmware.source
+    );
+    let manager = format!("https://bmc.test:{}/redfish/v1/Managers/BMC", server.port);
+    assert!(firmware.source.contains(&manager), "{}", firmware.source);
+    // Service root, collection, Manager, each with the right credentials.
+    assert_eq!(
+        *server.requests.lock().unwrap(),
+        [
+            ("/redfish/v1".to_owned(), true),
+            ("/redfish/v1/Managers".to_owned(), true),
+            ("/redfish/v1/Managers/BMC".to_owned(), true)
+        ]
+    );
+    // The documents are in the recording under `GET URL`; the credentials nowhere.
+    let recording = recorder.recording();
+    let body = recording.commands[&format!("GET {manager}")]
+        .as_ref()
+        .unwrap();
+    assert_eq!(body.status, Some(200));
+    assert!(
+        String::from_utf8_lossy(&body.stdout).contains("\"FirmwareVersion\": \"1.45.455b66-rev4\"")
+    );
+    assert!(!recording.reads.contains_key(CREDENTIALS));
+    let holds_password = |bytes: &[u8]| {
+        bytes
+            .windows(PASSWORD.len())
+            .any(|w| w == PASSWORD.as_bytes())
+    };
+    for (key, result) in &recording.commands {
+        assert!(!key.contains(PASSWORD));
+        if let Ok(output) = result {
+            assert!(!holds_password(&output.stdout) && !holds_password(&output.stderr));
+        }
+    }
+    for content in recording.reads.values().flatten() {
+        assert!(!holds_password(content));
+    }
+    // A replay of the recording reads the same version, with no BMC.
+    let replay = SnapshotHost::new(recording);
+    assert_eq!(
+        read(&replay, Duration::from_secs(1)).version,
+        Fact::Known("1.45.455b66-rev4".to_owned())
+    );
+}
+
+#[test]
+fn redfish_without_a_hostname_connects_to_the_records_address() {
+    let server = serve(Bmc::Mockup);
+    let tree = machine(server.port, "", PASSWORD, "ca.pem");
+    let firmware = read(&tree.host(), Duration::from_secs(10));
+    assert_eq!(firmware.version, Fact::Known("1.45.455b66-rev4".to_owned()));
+    assert!(
+        firmware.source.contains("https://127.0.0.1:"),
+        "{}",
+        firmware.source
+    );
+}
+
+#[test]
+fn redfish_wrong_password_names_the_credentials_file_not_the_password() {
+    let server = serve(Bmc::Mockup);
+    let tree = machine(server.port, "bmc.test", "not-the-password", "ca.pem");
+    let why = reason(&read(&tree.host(), Duration::from_secs(10)).version);
+    assert!(
+        why.contains("HTTP 401") && why.contains(CREDENTIALS),
+        "{why}"
+    );
+    assert!(!why.contains("not-the-password"), "{why}");
+    assert!(!server.requests.lock().unwrap()[0].1);
+}
+
+#[test]
+fn redfish_a_bmc_certificate_from_another_ca_is_refused() {
+    let server = serve(Bmc::Mockup);
+    let tree = machine(server.port, "bmc.test", PASSWORD, "other-ca.pem");
+    let why = reason(&read(&tree.host(), Duration::from_secs(10)).version);
+    assert!(why.to_lowercase().contains("certificate"), "{why}");
+}
+
+#[test]
+fn redfish_a_body_past_the_cap_is_refused() {
+    let server = serve(Bmc::HugeManager);
+    let tree = machine(server.port, "bmc.test", PASSWORD, "ca.pem");
+    let why = reason(&read(&tree.host(), Duration::from_secs(10)).version);
+    assert!(
+        why.contains("Managers/BMC") && why.contains("larger than 1 MiB"),
+        "{why}"
+    );
+}
+
+#[test]
+fn redfish_a_silent_bmc_times_out() {
+    let server = serve(Bmc::Silent);
+    let tree = machine(server.port, "bmc.test", PASSWORD, "ca.pem");
+    let started = Instant::now();
+    let why = reason(&read(&tree.host(), Duration::from_secs(1)).version);
+    assert!(why.contains("timed out"), "{why}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn redfish_a_truncated_record_is_a_reason_and_no_record_falls_back_to_ipmi() {
+    let tree = machine(9, "bmc.test", PASSWORD, "ca.pem");
+    let raw = std::fs::read(tree.local("/sys/firmware/dmi/entries/42-0/raw")).unwrap();
+    tree.bytes("/sys/firmware/dmi/entries/42-0/raw", &raw[..40]);
+    let firmware = read(&tree.host(), Duration::from_secs(1));
+    let why = reason(&firmware.version);
+    assert!(why.contains("42-0/raw") && why.contains("says"), "{why}");
+    // No type 42 record: IPMI answers (here there is no ipmitool), and says why.
+    std::fs::remove_dir_all(tree.local("/sys/firmware/dmi/entries/42-0")).unwrap();
+    let firmware = read(&tree.host(), Duration::from_secs(1));
+    assert!(
+        firmware.source.starts_with("ipmitool mc info")
+            && firmware.source.contains("no Redfish host interface"),
+        "{}",
+        firmware.source
+    );
+}
