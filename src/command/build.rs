@@ -9,6 +9,7 @@
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 
@@ -16,8 +17,10 @@ use super::prepared::Prepared;
 use super::{Env, Exit, Failure, OrUnusable, Outcome};
 use crate::atomic::{Kind, StagedDir};
 use crate::blueprint::identity::FileDigests;
+use crate::blueprint::identity::digests::ReadAll;
 use crate::blueprint::source;
 use crate::cli::{BuildArgs, Format};
+use crate::package::prepacked::Prepacked;
 use crate::package::verifier::Target;
 use crate::package::{
     self, BuildOptions, ImageMeta, Inputs, Meter, Overlay, Progress, ReproReport, Silent, Verifier,
@@ -34,17 +37,27 @@ struct Report<'a> {
 }
 
 pub fn run(args: &BuildArgs, env: &mut Env<'_>) -> Outcome {
+    let tty = !env.quiet && std::io::stderr().is_terminal();
+    let ahead = args
+        .output
+        .clone()
+        .or_else(|| name_ahead(&args.file).map(|n| default_output(&n)));
     // The overlay file digests the last build into OUT remembered, so an
     // unchanged overlay is not read again for the blueprint id (with
     // `--no-cache` none are reused; this build's are kept all the same).
-    let remembered = args
-        .output
-        .clone()
-        .or_else(|| name_ahead(&args.file).map(|n| default_output(&n)))
-        .filter(|_| !args.no_cache);
+    let remembered = ahead.clone().filter(|_| !args.no_cache);
     let digests = match &remembered {
         Some(out) => package::cache::file_digests(out),
         None => FileDigests::empty(),
+    };
+    // When files must be read for the id and the overlay layer packed
+    // anyway, both happen in one pass (`package::prepacked`).
+    let early: Arc<Mutex<Option<Prepacked>>> = Arc::default();
+    let digests = match (&ahead, options(args)) {
+        (Some(out), Ok(opts)) if !args.check_repro => {
+            digests.reading_with(pack_first(out.clone(), opts, tty, Arc::clone(&early)))
+        }
+        _ => digests,
     };
     let prepared = Prepared::load_with(
         &args.file,
@@ -54,14 +67,20 @@ pub fn run(args: &BuildArgs, env: &mut Env<'_>) -> Outcome {
         env,
     )?;
     let bp = &prepared.blueprint;
+    let prepacked = early.lock().unwrap_or_else(|p| p.into_inner()).take();
     if let Some(tree) = bp.identity().overlay().and_then(|t| t.records()) {
         let files = tree
             .iter()
             .filter(|r| matches!(r.kind, crate::blueprint::identity::RecordKind::File { .. }))
             .count();
         env.detail(&format!(
-            "overlay: {} of {files} file(s) read for the blueprint id, the others unchanged since the last build into {}",
+            "overlay: {} of {files} file(s) read for the blueprint id{}, the others unchanged since the last build into {}",
             digests.hashed(),
+            if prepacked.is_some() {
+                " in the pass that packed the overlay layer"
+            } else {
+                ""
+            },
             remembered.as_deref().map_or("OUT".into(), |p| p.display().to_string())
         ));
     }
@@ -70,10 +89,7 @@ pub fn run(args: &BuildArgs, env: &mut Env<'_>) -> Outcome {
     if let Some(tag) = &args.tag {
         meta.tag = tag.clone();
     }
-    let mut opts = BuildOptions {
-        compression: args.compression,
-        ..BuildOptions::from_env().unusable()?
-    };
+    let opts = options(args).unusable()?;
     let output = args
         .output
         .clone()
@@ -86,7 +102,6 @@ pub fn run(args: &BuildArgs, env: &mut Env<'_>) -> Outcome {
         Some(dir) => Some(StagedDir::new(dir, Kind::Render, &inputs).unusable()?),
         None => None,
     };
-    opts.cache = !args.no_cache;
     let verifier_path = match &args.verifier {
         Some(p) => p.clone(),
         None => std::env::current_exe().map_err(|e| {
@@ -113,7 +128,6 @@ pub fn run(args: &BuildArgs, env: &mut Env<'_>) -> Outcome {
         sbom: (!args.no_sbom).then_some(&sbom_source),
     };
     let (report, repro) = {
-        let tty = !env.quiet && std::io::stderr().is_terminal();
         let mut meter;
         let mut silent = Silent;
         let progress: &mut dyn Progress = if tty {
@@ -126,8 +140,16 @@ pub fn run(args: &BuildArgs, env: &mut Env<'_>) -> Outcome {
             package::build_checked(image, &meta, &opts, &output, progress)
                 .map(|(b, r)| (b, Some(r)))
         } else {
-            package::build_with(image, &meta, &opts, &output, Some(&digests), progress)
-                .map(|b| (b, None))
+            package::build_with(
+                image,
+                &meta,
+                &opts,
+                &output,
+                Some(&digests),
+                prepacked,
+                progress,
+            )
+            .map(|b| (b, None))
         }
     }
     .unusable()?;
@@ -178,6 +200,45 @@ pub fn run(args: &BuildArgs, env: &mut Env<'_>) -> Outcome {
     Ok(match repro {
         Some(r) if !r.identical => Exit::Negative,
         _ => Exit::Ok,
+    })
+}
+
+/// How to build, from the arguments and the environment.
+fn options(args: &BuildArgs) -> Result<BuildOptions, package::PackageError> {
+    Ok(BuildOptions {
+        compression: args.compression,
+        cache: !args.no_cache,
+        ..BuildOptions::from_env()?
+    })
+}
+
+/// Packs the overlay layer for OUT `out` when the blueprint id needs its
+/// files read, returning their digests, and leaves the layer in `slot`
+/// for the build to take; declines when a cache may hold the layer.
+fn pack_first(
+    out: PathBuf,
+    opts: BuildOptions,
+    tty: bool,
+    slot: Arc<Mutex<Option<Prepacked>>>,
+) -> ReadAll {
+    Box::new(move |overlay, listing| {
+        let mut meter;
+        let mut silent = Silent;
+        let progress: &mut dyn Progress = if tty {
+            meter = Meter::new(std::io::stderr());
+            &mut meter
+        } else {
+            &mut silent
+        };
+        match package::prepacked::pack(overlay, listing, &opts, &out, progress) {
+            Ok(Some(mut packed)) => {
+                let sums = packed.take_sums();
+                *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(packed);
+                Ok(Some(sums))
+            }
+            Ok(None) => Ok(None),
+            Err(e) => Err(e.to_string()),
+        }
     })
 }
 

@@ -222,6 +222,12 @@ impl Cache {
         }
     }
 
+    /// True when the index names a layer under `key` (whether its blob is
+    /// still there is found out when it is taken).
+    pub fn has(&self, key: &Digest) -> bool {
+        self.index.layers.iter().any(|e| &e.key == key)
+    }
+
     /// Puts the cached blob for `key` into `blob_dir`, if there is one.
     pub fn take(
         &self,

@@ -17,10 +17,10 @@ use super::digest::{Digest, HashingWriter};
 use super::error::PackageError;
 use super::frames::{self, Packed};
 use super::output;
-use super::plan::{EntryKind, LayerPlan, LayerRole};
+use super::plan::{EntryKind, LayerPlan, LayerRole, Sha256Sum};
 use super::progress::Progress;
 use super::source_date::SourceDate;
-use super::tar_stream::{Buffered, write_tar};
+use super::tar_stream::{Buffered, TarOut, write_tar, write_tar_summing};
 
 const BUF: usize = 1 << 20;
 
@@ -54,7 +54,52 @@ pub fn write_layer(
     blob_dir: &Path,
     progress: &mut dyn Progress,
 ) -> Result<LayerInfo, PackageError> {
+    write(
+        layer,
+        compression,
+        workers,
+        mtime,
+        blob_dir,
+        progress,
+        false,
+    )
+    .map(|(info, _)| info)
+}
+
+/// [`write_layer`], also returning the SHA-256 of each file read from disk,
+/// hashed in the same pass that packs it (in entry order, `None` for the
+/// other entries): the blueprint id needs them, and this way each file is
+/// read once.
+pub fn write_layer_summing(
+    layer: &LayerPlan,
+    compression: Compression,
+    workers: u32,
+    mtime: SourceDate,
+    blob_dir: &Path,
+    progress: &mut dyn Progress,
+) -> Result<(LayerInfo, Vec<Option<Sha256Sum>>), PackageError> {
+    write(layer, compression, workers, mtime, blob_dir, progress, true)
+}
+
+fn write(
+    layer: &LayerPlan,
+    compression: Compression,
+    workers: u32,
+    mtime: SourceDate,
+    blob_dir: &Path,
+    progress: &mut dyn Progress,
+    summing: bool,
+) -> Result<(LayerInfo, Vec<Option<Sha256Sum>>), PackageError> {
     let entries = &layer.entries;
+    let mut sums = Vec::new();
+    let mut tar = |out: &mut dyn TarOut, progress: &mut dyn Progress| {
+        if summing {
+            sums = write_tar_summing(entries, mtime, out, progress)?;
+            Ok(())
+        } else {
+            write_tar(entries, mtime, out, progress)
+        }
+    };
     let files = entries
         .iter()
         .filter(|e| matches!(e.kind, EntryKind::File(_)))
@@ -63,10 +108,8 @@ pub fn write_layer(
     let partial = blob_dir.join(format!(".{}.partial", layer.role.as_str()));
     let mut file = File::create(&partial).map_err(PackageError::io(&partial))?;
     let written = match compression {
-        Compression::Zstd => frames::pack(workers, &mut file, &partial, |out| {
-            write_tar(entries, mtime, out, progress)
-        }),
-        Compression::Gzip => write_gzip(entries, mtime, &mut file, &partial, progress),
+        Compression::Zstd => frames::pack(workers, &mut file, &partial, |out| tar(out, progress)),
+        Compression::Gzip => write_gzip(&mut file, &partial, |out| tar(out, progress)),
     };
     let Packed {
         diff_id,
@@ -85,7 +128,7 @@ pub fn write_layer(
     let blob = blob_dir.join(digest.hex());
     fs::rename(&partial, &blob).map_err(PackageError::io(&blob))?;
     progress.finish(false);
-    Ok(LayerInfo {
+    let info = LayerInfo {
         role: layer.role,
         media_type: compression.media_type(),
         compression,
@@ -95,21 +138,20 @@ pub fn write_layer(
         diff_id,
         tar_size,
         entries: entries.len(),
-    })
+    };
+    Ok((info, sums))
 }
 
 /// The gzip blob: tar → sha256 → gzip → sha256 → file, on this thread.
 fn write_gzip(
-    entries: &[super::plan::PlanEntry],
-    mtime: SourceDate,
     file: &mut File,
     partial: &Path,
-    progress: &mut dyn Progress,
+    produce: impl FnOnce(&mut dyn TarOut) -> Result<(), PackageError>,
 ) -> Result<Packed, PackageError> {
     let io = |e| PackageError::io(partial)(e);
     let sink = HashingWriter::new(BufWriter::with_capacity(BUF, &mut *file));
     let mut tar = Buffered::new(HashingWriter::new(compress::gzip(sink)));
-    write_tar(entries, mtime, &mut tar, progress)?;
+    produce(&mut tar)?;
     let (gzip, diff_id, tar_size) = tar.into_inner().map_err(io)?.finish();
     let (buffered, digest, size) = gzip.finish().map_err(io)?.finish();
     buffered

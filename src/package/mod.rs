@@ -30,6 +30,7 @@ pub mod meta;
 pub mod output;
 pub mod overlay;
 pub mod plan;
+pub mod prepacked;
 pub mod progress;
 pub mod provenance;
 #[cfg(feature = "push")]
@@ -50,6 +51,7 @@ pub mod user_cache;
 pub mod verifier;
 pub mod xxh64;
 
+use std::fs;
 use std::path::Path;
 
 use crate::tree::Tree;
@@ -155,20 +157,29 @@ pub fn build(
     out: &Path,
     progress: &mut dyn Progress,
 ) -> Result<BuildReport, PackageError> {
-    build_with(inputs, meta, opts, out, None, progress)
+    build_with(inputs, meta, opts, out, None, None, progress)
 }
 
 /// [`build`], keeping the overlay file `digests` the blueprint id was
-/// computed with in OUT's cache index for the next build ([`cache::file_digests`]).
+/// computed with in OUT's cache index for the next build ([`cache::file_digests`]),
+/// and taking the overlay layer `prepacked` for `out` when it holds what
+/// the plan's overlay layer does (see [`prepacked`]).
 pub fn build_with(
     inputs: Inputs<'_>,
     meta: &ImageMeta,
     opts: &BuildOptions,
     out: &Path,
     digests: Option<&FileDigests>,
+    prepacked: Option<prepacked::Prepacked>,
     progress: &mut dyn Progress,
 ) -> Result<BuildReport, PackageError> {
-    let staging = output::Staging::new(out)?;
+    // One packed for another OUT goes (with its staging folder) before
+    // this OUT is locked.
+    let prepacked = prepacked.filter(|p| p.out() == out);
+    let (staging, early) = match prepacked {
+        Some(p) => (p.staging, Some((p.plan, p.info))),
+        None => (output::Staging::new(out)?, None),
+    };
     let cache = if opts.cache {
         Cache::open(out)
     } else {
@@ -181,6 +192,7 @@ pub fn build_with(
         staging.path(),
         &cache,
         digests,
+        early,
         progress,
     )?;
     staging.commit()?;
@@ -226,8 +238,11 @@ pub(crate) struct SbomStep {
     pub elapsed: std::time::Duration,
 }
 
-/// Writes the whole layout into the (empty) folder `root`; returns its
-/// summary, the layers taken from `cache`, and the SBOM step.
+/// Writes the whole layout into the folder `root` (empty, or holding only
+/// the blob of the overlay layer `early`, packed from the plan given with
+/// it); returns its summary, the layers taken from `cache`, and the SBOM
+/// step.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn write_layout(
     inputs: Inputs<'_>,
     meta: &ImageMeta,
@@ -235,6 +250,7 @@ pub(crate) fn write_layout(
     root: &Path,
     cache: &Cache,
     digests: Option<&FileDigests>,
+    mut early: Option<(plan::LayerPlan, LayerInfo)>,
     progress: &mut dyn Progress,
 ) -> Result<(ImageSummary, Vec<LayerRole>, Option<SbomStep>), PackageError> {
     let settled = crate::overlay::settled_before(std::time::SystemTime::now());
@@ -267,42 +283,62 @@ pub(crate) fn write_layout(
         let content_key = user_cache
             .filter(|_| p.settled(settled))
             .and_then(|_| cache::content_key(p, opts.compression, opts.source_date));
+        // The overlay layer packed before the id, when the final plan
+        // holds what it was packed from; else its blob goes.
+        let packed = match early.take_if(|(plan, _)| plan.role == p.role) {
+            Some((plan, info)) if plan.same_entries(p) => Some(info),
+            Some((_, info)) => {
+                let blob = blobs.join(info.digest.hex());
+                fs::remove_file(&blob).map_err(PackageError::io(&blob))?;
+                None
+            }
+            None => None,
+        };
         let taken = match (opts.cache, user_cache, &content_key) {
+            _ if packed.is_some() => None,
             (false, ..) => None,
             (true, uc, ck) => cache
                 .take(&key, opts.compression, &blobs)
                 .or_else(|| uc?.take(ck.as_ref()?, p.role, opts.compression, &blobs)),
         };
-        let info = match taken {
-            Some(info) => {
-                reused.push(p.role);
-                let files = p
-                    .entries
-                    .iter()
-                    .filter(|e| matches!(e.kind, plan::EntryKind::File(_)))
-                    .count();
-                progress.start(p.role.as_str(), p.content_bytes(), files as u64);
-                progress.finish(true);
-                info
-            }
-            None => {
-                let info = layer::write_layer(
-                    p,
-                    opts.compression,
-                    opts.zstd_workers,
-                    opts.source_date,
-                    &blobs,
-                    progress,
-                )?;
-                // The verifier read from its file must be the one checked.
-                if p.role == LayerRole::Verifier {
-                    inputs.verifier.still_unchanged()?;
-                }
+        let info = match (packed, taken) {
+            (Some(info), _) => {
                 if let (Some(uc), Some(ck)) = (user_cache, &content_key) {
                     uc.put(ck, &info, &blobs.join(info.digest.hex()));
                 }
                 info
             }
+            (None, taken) => match taken {
+                Some(info) => {
+                    reused.push(p.role);
+                    let files = p
+                        .entries
+                        .iter()
+                        .filter(|e| matches!(e.kind, plan::EntryKind::File(_)))
+                        .count();
+                    progress.start(p.role.as_str(), p.content_bytes(), files as u64);
+                    progress.finish(true);
+                    info
+                }
+                None => {
+                    let info = layer::write_layer(
+                        p,
+                        opts.compression,
+                        opts.zstd_workers,
+                        opts.source_date,
+                        &blobs,
+                        progress,
+                    )?;
+                    // The verifier read from its file must be the one checked.
+                    if p.role == LayerRole::Verifier {
+                        inputs.verifier.still_unchanged()?;
+                    }
+                    if let (Some(uc), Some(ck)) = (user_cache, &content_key) {
+                        uc.put(ck, &info, &blobs.join(info.digest.hex()));
+                    }
+                    info
+                }
+            },
         };
         // A layer holding a file changed too recently to trust its stamp
         // is packed again next time (see `overlay::RACY_MARGIN`).

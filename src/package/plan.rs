@@ -165,6 +165,73 @@ pub fn plan(
     overlay: Option<(&[OverlayEntry], &BTreeMap<String, u32>)>,
     overlay_sums: Option<&[Option<Sha256Sum>]>,
 ) -> Result<Vec<LayerPlan>, PackageError> {
+    let sha256 = verifier.sums()?.sha256;
+    let content = match verifier.bytes() {
+        VerifierBytes::Held(bytes) => Content::Memory {
+            bytes: Arc::clone(bytes),
+            sha256,
+        },
+        VerifierBytes::File { path, size, stamp } => Content::Disk {
+            path: path.to_path_buf(),
+            size,
+            stamp,
+            sha256: Some(sha256),
+        },
+    };
+    layers(config, Some(content), overlay, overlay_sums)
+}
+
+/// The overlay layer as [`plan`] makes it before anything is rendered:
+/// with the verifier's folders and no rendered tree. The rendered tree can
+/// still change it (a folder render also makes takes render's mode, a path
+/// both make is a conflict), so a layer packed from this plan is used only
+/// when the full plan's overlay layer holds the same entries
+/// ([`LayerPlan::same_entries`]).
+pub fn overlay_alone(
+    entries: &[OverlayEntry],
+    explicit_modes: &BTreeMap<String, u32>,
+) -> Result<LayerPlan, PackageError> {
+    layers(&Tree::new(), None, Some((entries, explicit_modes)), None)?
+        .into_iter()
+        .find(|l| l.role == LayerRole::Overlay)
+        .ok_or_else(|| PackageError::Invalid {
+            what: "the overlay".into(),
+            message: "planned no overlay layer".into(),
+        })
+}
+
+impl LayerPlan {
+    /// True when `other` holds the same entries, in the same order, with the
+    /// same paths, modes, kinds and contents, whether or not the SHA-256 of
+    /// a file read from disk is known on either side.
+    pub fn same_entries(&self, other: &LayerPlan) -> bool {
+        let bare = |k: &EntryKind| match k {
+            EntryKind::File(Content::Disk {
+                path, size, stamp, ..
+            }) => EntryKind::File(Content::Disk {
+                path: path.clone(),
+                size: *size,
+                stamp: *stamp,
+                sha256: None,
+            }),
+            other => other.clone(),
+        };
+        self.role == other.role
+            && self.entries.len() == other.entries.len()
+            && self.entries.iter().zip(&other.entries).all(|(a, b)| {
+                a.path == b.path && a.mode == b.mode && bare(&a.kind) == bare(&b.kind)
+            })
+    }
+}
+
+/// [`plan`], with the verifier's file `verifier` (`None`: its folders and
+/// path claimed, the file itself left out).
+fn layers(
+    config: &Tree,
+    verifier: Option<Content>,
+    overlay: Option<(&[OverlayEntry], &BTreeMap<String, u32>)>,
+    overlay_sums: Option<&[Option<Sha256Sum>]>,
+) -> Result<Vec<LayerPlan>, PackageError> {
     // Every path any layer holds: its kind and who produced it.
     let mut seen: BTreeMap<String, (bool, Origin)> = BTreeMap::new();
     // Directory modes after merging.
@@ -204,24 +271,13 @@ pub fn plan(
         });
     }
     claim(&mut seen, NODE_PATH, false, Origin::Verifier, None)?;
-    let sha256 = verifier.sums()?.sha256;
-    let content = match verifier.bytes() {
-        VerifierBytes::Held(bytes) => Content::Memory {
-            bytes: Arc::clone(bytes),
-            sha256,
-        },
-        VerifierBytes::File { path, size, stamp } => Content::Disk {
-            path: path.to_path_buf(),
-            size,
-            stamp,
-            sha256: Some(sha256),
-        },
-    };
-    verifier_entries.push(PlanEntry {
-        path: NODE_PATH.into(),
-        mode: 0o755,
-        kind: EntryKind::File(content),
-    });
+    if let Some(content) = verifier {
+        verifier_entries.push(PlanEntry {
+            path: NODE_PATH.into(),
+            mode: 0o755,
+            kind: EntryKind::File(content),
+        });
+    }
 
     let mut layers = Vec::new();
     if let Some((entries, explicit_modes)) = overlay {

@@ -58,7 +58,16 @@ pub fn build_checked(
             user_cache: None,
             ..opts.clone()
         };
-        write_layout(inputs, meta, &o, root, &Cache::empty(), None, progress)
+        write_layout(
+            inputs,
+            meta,
+            &o,
+            root,
+            &Cache::empty(),
+            None,
+            None,
+            progress,
+        )
     };
 
     let staging = output::Staging::new(out)?;

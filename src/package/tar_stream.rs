@@ -11,16 +11,20 @@
 use std::fs::File;
 use std::io::{self, Read, Write};
 
+use sha2::{Digest as _, Sha256};
 use tar::{EntryType, Header};
 
 use super::error::PackageError;
-use super::plan::{Content, EntryKind, PlanEntry};
-use super::progress::Progress;
+use super::plan::{Content, EntryKind, PlanEntry, Sha256Sum};
+use super::progress::{Progress, Silent};
 use super::source_date::SourceDate;
 
 const BLOCK: usize = 512;
 /// The buffer of [`Buffered`].
 const COPY_BUF: usize = 1 << 20;
+/// The most read at once from a file that is also hashed: small enough to
+/// be hashed while it is still in the processor's cache.
+const HASHED_READ: usize = 256 << 10;
 
 /// Where the tar stream goes: bytes put, and room to read file contents
 /// into directly, so that a file's bytes are copied once, from the page
@@ -97,14 +101,93 @@ pub fn write_tar(
     out: &mut dyn TarOut,
     progress: &mut dyn Progress,
 ) -> Result<(), PackageError> {
-    for e in entries {
-        write_entry(e, mtime, out, progress)?;
+    write_all(entries, mtime, out, progress, None)
+}
+
+/// [`write_tar`], hashing each file read from disk in the same pass, from
+/// the bytes that go into the stream: returns the SHA-256 of every entry
+/// that is such a file, in entry order (`None` for the others).
+pub fn write_tar_summing(
+    entries: &[PlanEntry],
+    mtime: SourceDate,
+    out: &mut dyn TarOut,
+    progress: &mut dyn Progress,
+) -> Result<Vec<Option<Sha256Sum>>, PackageError> {
+    let mut sums = vec![None; entries.len()];
+    write_all(entries, mtime, out, progress, Some(&mut sums))?;
+    Ok(sums)
+}
+
+fn write_all(
+    entries: &[PlanEntry],
+    mtime: SourceDate,
+    out: &mut dyn TarOut,
+    progress: &mut dyn Progress,
+    mut sums: Option<&mut [Option<Sha256Sum>]>,
+) -> Result<(), PackageError> {
+    for (i, e) in entries.iter().enumerate() {
+        let files = match sums.as_deref_mut() {
+            Some(s) => Files::Hash(&mut s[i]),
+            None => Files::Copy,
+        };
+        write_entry(e, mtime, out, progress, files)?;
         if matches!(e.kind, EntryKind::File(_)) {
             progress.advance(0, 1);
         }
     }
     out.put(&[0u8; 2 * BLOCK])
         .map_err(|e| out_err(e, "end of archive"))
+}
+
+/// The size of the tar stream [`write_tar`] writes for `entries`, worked
+/// out without reading any file.
+pub fn tar_size(entries: &[PlanEntry], mtime: SourceDate) -> u64 {
+    let mut count = Count {
+        bytes: 0,
+        scratch: [0; BLOCK],
+    };
+    let mut content = 0;
+    for e in entries {
+        // Counting cannot fail: `Count` takes every byte.
+        let _ = write_entry(e, mtime, &mut count, &mut Silent, Files::Skip);
+        if let EntryKind::File(c) = &e.kind {
+            content += c.size();
+        }
+    }
+    count.bytes + content + 2 * BLOCK as u64
+}
+
+/// What [`write_entry`] does with a file's content.
+enum Files<'a> {
+    /// Puts it into the stream.
+    Copy,
+    /// Puts it into the stream, and its SHA-256 into the slot when it is
+    /// read from disk.
+    Hash(&'a mut Option<Sha256Sum>),
+    /// Leaves it out (the stream is only counted).
+    Skip,
+}
+
+/// A [`TarOut`] that counts what is put.
+struct Count {
+    bytes: u64,
+    scratch: [u8; BLOCK],
+}
+
+impl TarOut for Count {
+    fn put(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.bytes += bytes.len() as u64;
+        Ok(())
+    }
+
+    fn room(&mut self) -> io::Result<&mut [u8]> {
+        Ok(&mut self.scratch)
+    }
+
+    fn filled(&mut self, n: usize) -> io::Result<()> {
+        self.bytes += n as u64;
+        Ok(())
+    }
 }
 
 fn out_err(source: io::Error, what: &str) -> PackageError {
@@ -119,6 +202,7 @@ fn write_entry(
     mtime: SourceDate,
     out: &mut dyn TarOut,
     progress: &mut dyn Progress,
+    files: Files<'_>,
 ) -> Result<(), PackageError> {
     let (name, entry_type, size, link) = match &e.kind {
         EntryKind::Dir => (format!("{}/", e.path), EntryType::Directory, 0, None),
@@ -154,12 +238,18 @@ fn write_entry(
     out.put(header.as_bytes())
         .map_err(|err| out_err(err, &e.path))?;
     if let EntryKind::File(content) = &e.kind {
-        match content {
-            Content::Memory { bytes, .. } => {
+        match (content, files) {
+            (_, Files::Skip) => {}
+            (Content::Memory { bytes, .. }, _) => {
                 out.put(bytes).map_err(|err| out_err(err, &e.path))?;
                 progress.advance(bytes.len() as u64, 0);
             }
-            Content::Disk { path, size, .. } => copy_exact(path, *size, out, progress)?,
+            (Content::Disk { path, size, .. }, Files::Copy) => {
+                copy_exact(path, *size, out, progress, false)?;
+            }
+            (Content::Disk { path, size, .. }, Files::Hash(sum)) => {
+                *sum = copy_exact(path, *size, out, progress, true)?;
+            }
         }
         pad(size, out).map_err(|err| out_err(err, &e.path))?;
     }
@@ -255,21 +345,31 @@ fn pad(len: u64, out: &mut dyn TarOut) -> io::Result<()> {
 
 /// Streams exactly `size` bytes of `path`, read straight into the
 /// stream's buffer; a file that changed size since it was listed is an
-/// error, never a silently short or long entry.
+/// error, never a silently short or long entry. With `hash`, returns the
+/// SHA-256 of the bytes streamed, each piece hashed right after it is read,
+/// while it is still in the processor's cache.
 fn copy_exact(
     path: &std::path::Path,
     size: u64,
     out: &mut dyn TarOut,
     progress: &mut dyn Progress,
-) -> Result<(), PackageError> {
-    let mut f = File::open(path).map_err(PackageError::io(path))?;
+    hash: bool,
+) -> Result<Option<Sha256Sum>, PackageError> {
+    let mut f = open_regular(path)?;
+    let mut hasher = hash.then(Sha256::new);
     let mut left = size;
     while left > 0 {
         let room = out
             .room()
             .map_err(|e| out_err(e, &path.display().to_string()))?;
-        let want = room.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+        let want = room
+            .len()
+            .min(usize::try_from(left).unwrap_or(usize::MAX))
+            .min(if hash { HASHED_READ } else { usize::MAX });
         let n = read_some(&mut f, &mut room[..want]).map_err(PackageError::io(path))?;
+        if let Some(h) = hasher.as_mut() {
+            h.update(&room[..n]);
+        }
         if n == 0 {
             return Err(PackageError::Overlay {
                 path: path.to_path_buf(),
@@ -288,7 +388,26 @@ fn copy_exact(
             message: "the file grew while it was being packaged".into(),
         });
     }
-    Ok(())
+    Ok(hasher.map(|h| h.finalize().into()))
+}
+
+/// Opens the overlay file `path`, which must still be the regular file the
+/// listing saw: not replaced by a link (not followed) or by a FIFO or a
+/// device (opened without blocking, then refused).
+fn open_regular(path: &std::path::Path) -> Result<File, PackageError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(PackageError::io(path))?;
+    if !f.metadata().map_err(PackageError::io(path))?.is_file() {
+        return Err(PackageError::Overlay {
+            path: path.to_path_buf(),
+            message: "is no longer a regular file".into(),
+        });
+    }
+    Ok(f)
 }
 
 /// One `read`, retried when a signal interrupted it.
@@ -394,6 +513,77 @@ mod tests {
         assert_eq!(&pax(&[("a", b"bcd")])[512..520], b"8 a=bcd\n");
         let v = vec![b'v'; 94];
         assert_eq!(&pax(&[("k", &v)])[512..518], b"101 k=");
+    }
+
+    #[test]
+    fn files_are_hashed_from_the_bytes_packed_and_the_size_is_known_ahead() {
+        let dir = tempfile::tempdir().unwrap();
+        let big: Vec<u8> = (0..3 * HASHED_READ + 77)
+            .map(|i| (i * 7 % 251) as u8)
+            .collect();
+        std::fs::write(dir.path().join("big"), &big).unwrap();
+        std::fs::write(dir.path().join("empty"), b"").unwrap();
+        let disk = |name: &str, size: usize| {
+            EntryKind::File(Content::Disk {
+                path: dir.path().join(name),
+                size: size as u64,
+                stamp: Default::default(),
+                sha256: None,
+            })
+        };
+        let long = format!("{}/{}", "d".repeat(120), "f".repeat(110));
+        let entries = vec![
+            entry("opt", 0o755, EntryKind::Dir),
+            entry(&long, 0o644, disk("big", big.len())),
+            entry("opt/empty", 0o600, disk("empty", 0)),
+            entry(
+                "opt/mem",
+                0o644,
+                EntryKind::File(Content::memory(b"m".to_vec())),
+            ),
+            entry("opt/l", 0o777, EntryKind::Symlink("t/".repeat(60))),
+        ];
+        let date = SourceDate::new(7).unwrap();
+        let mut plain = Buffered::new(Vec::new());
+        write_tar(&entries, date, &mut plain, &mut Silent).unwrap();
+        let plain = plain.into_inner().unwrap();
+        let mut summed = Buffered::new(Vec::new());
+        let sums = write_tar_summing(&entries, date, &mut summed, &mut Silent).unwrap();
+        assert_eq!(summed.into_inner().unwrap(), plain, "the same stream");
+        let sha = |b: &[u8]| -> Sha256Sum { Sha256::digest(b).into() };
+        assert_eq!(
+            sums,
+            [None, Some(sha(&big)), Some(sha(b"")), None, None],
+            "files read from disk are hashed, the rest are not"
+        );
+        assert_eq!(tar_size(&entries, date), plain.len() as u64);
+    }
+
+    #[test]
+    fn a_file_replaced_by_a_fifo_is_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid C string for the duration of the call.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        let e = entry(
+            "f",
+            0o644,
+            EntryKind::File(Content::Disk {
+                path: p.clone(),
+                size: 3,
+                stamp: Default::default(),
+                sha256: None,
+            }),
+        );
+        let mut out = Buffered::new(Vec::new());
+        let err =
+            write_tar_summing(&[e], SourceDate::default(), &mut out, &mut Silent).unwrap_err();
+        let err = err.to_string();
+        assert!(
+            err.contains("no longer a regular file") && err.contains("/f"),
+            "{err}"
+        );
     }
 
     #[test]

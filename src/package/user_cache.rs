@@ -62,6 +62,9 @@ pub const ENV_MAX: &str = "NODEIMG_CACHE_MAX";
 pub const DEFAULT_MAX_BYTES: u64 = 4 << 30;
 /// Entries are a few hundred bytes; a larger file is not one of ours.
 const MAX_ENTRY_BYTES: u64 = 4096;
+/// At most this many entries are read to tell whether the cache may hold a
+/// layer ([`UserCache::may_hold`]); with more, it may.
+const MAX_ENTRIES_SCANNED: usize = 4096;
 /// Temporary files older than this are left over by a killed build.
 const STALE_TMP: std::time::Duration = std::time::Duration::from_secs(3600);
 /// A verifier's remembered digests unused this long are removed.
@@ -195,6 +198,41 @@ impl UserCache {
             tar_size: entry.tar_size,
             entries: entry.entries,
         })
+    }
+
+    /// False when no entry is a layer of this role and compression with
+    /// `entries` entries and a tar of `tar_size` bytes, so that no layer
+    /// with those can be taken from the cache (found without knowing its
+    /// key, which needs the digests of its files). True when one is, or
+    /// the entries cannot be listed, or there are too many to read.
+    pub fn may_hold(
+        &self,
+        role: LayerRole,
+        compression: Compression,
+        entries: usize,
+        tar_size: u64,
+    ) -> bool {
+        if !self.usable(false) {
+            return false;
+        }
+        let Ok(dir) = fs::read_dir(self.root.join("layers")) else {
+            return fs::symlink_metadata(self.root.join("layers")).is_ok();
+        };
+        for (read, e) in dir.flatten().enumerate() {
+            // Reading them all would cost more than the hashing it saves.
+            if read == MAX_ENTRIES_SCANNED {
+                return true;
+            }
+            if read_entry(&e.path()).is_some_and(|e| {
+                e.role == role
+                    && e.compression == compression
+                    && e.entries == entries
+                    && e.tar_size == tar_size
+            }) {
+                return true;
+            }
+        }
+        false
     }
 
     /// Keeps the layer `info`, whose blob is `blob`, under `key`; then

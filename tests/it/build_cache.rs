@@ -6,7 +6,8 @@
 //! rewritten with its old size and mtime is read again and changes the id as
 //! a build without any cache does; files written just before a build are
 //! not trusted by their stamps; a tampered digest list is not used; the
-//! overlay is listed once per build (the id's walk is the layer's).
+//! overlay is listed once per build (the id's walk is the layer's); a build
+//! that packs the overlay layer opens each file once.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::CString;
@@ -72,8 +73,28 @@ impl Watch {
     /// folder was opened (to be listed), by path relative to `root` (`""` is
     /// `root` itself).
     fn drain(&self, root: &Path) -> (BTreeSet<String>, BTreeMap<String, usize>) {
+        let (files, listed, _) = self.events(root);
+        (files, listed)
+    }
+
+    /// How many times each file was opened since the last call.
+    fn file_opens(&self, root: &Path) -> BTreeMap<String, usize> {
+        self.events(root).2
+    }
+
+    /// Files opened or read, how many times each folder was opened and how
+    /// many times each file was, since the last call.
+    fn events(
+        &self,
+        root: &Path,
+    ) -> (
+        BTreeSet<String>,
+        BTreeMap<String, usize>,
+        BTreeMap<String, usize>,
+    ) {
         let mut out = BTreeSet::new();
         let mut listed = BTreeMap::new();
+        let mut opened = BTreeMap::new();
         let mut buf = vec![0u8; 64 * 1024];
         loop {
             // SAFETY: `buf` is valid for writes of its length.
@@ -81,7 +102,7 @@ impl Watch {
             if n < 0 {
                 let e = std::io::Error::last_os_error();
                 assert_eq!(e.kind(), std::io::ErrorKind::WouldBlock, "{e}");
-                return (out, listed);
+                return (out, listed, opened);
             }
             let mut at = 0;
             let header = std::mem::size_of::<libc::inotify_event>();
@@ -94,7 +115,11 @@ impl Watch {
                 let name = String::from_utf8_lossy(name.split(|b| *b == 0).next().unwrap());
                 let dir = self.dirs[&ev.wd].strip_prefix(root).unwrap();
                 if ev.mask & libc::IN_ISDIR == 0 && !name.is_empty() {
-                    out.insert(dir.join(&*name).to_string_lossy().into_owned());
+                    let file = dir.join(&*name).to_string_lossy().into_owned();
+                    if ev.mask & libc::IN_OPEN != 0 {
+                        *opened.entry(file.clone()).or_insert(0) += 1;
+                    }
+                    out.insert(file);
                 } else if ev.mask & libc::IN_OPEN != 0 && name.is_empty() {
                     // The folder's own watch: it was opened (a listing).
                     *listed
@@ -216,6 +241,48 @@ fn a_rebuild_reads_no_overlay_file_unless_one_changed() {
     assert_eq!(changed["blueprintId"], fresh["blueprintId"]);
     assert_eq!(changed["manifest"], fresh["manifest"]);
     assert_ne!(changed["blueprintId"], edited["blueprintId"]);
+}
+
+/// A build that packs the overlay layer hashes the files for the blueprint
+/// id in the same pass: each file is opened once, with no cache at all and
+/// with OUT's cache when the overlay changed. The image is the one a build
+/// that hashes first and packs after gives (`--check-repro` does), and the
+/// next build still reads nothing.
+#[test]
+fn a_build_that_packs_the_overlay_opens_each_file_once() {
+    let f = Fixture::new();
+    let ovl = f.path("ovl");
+    let watch = Watch::new(&ovl);
+    let once = |opens: BTreeMap<String, usize>| {
+        assert_eq!(opens.keys().cloned().collect::<BTreeSet<_>>(), all_files());
+        assert!(opens.values().all(|n| *n == 1), "{opens:?}");
+    };
+    std::thread::sleep(nodeimg::overlay::RACY_MARGIN + std::time::Duration::from_millis(200));
+    let cold = f.build("bp.yaml", "cold", &["--no-cache"]);
+    once(watch.file_opens(&ovl));
+    let checked = f.build("bp.yaml", "checked", &["--check-repro"]);
+    let opened_twice = watch.file_opens(&ovl);
+    assert!(opened_twice.values().all(|n| *n >= 2), "{opened_twice:?}");
+    assert_eq!(cold["blueprintId"], checked["blueprintId"]);
+    assert_eq!(cold["manifest"], checked["manifest"]);
+    assert_eq!(cold["layers"], checked["layers"]);
+
+    // The digests read while packing are remembered: a rebuild reads nothing.
+    let again = f.build("bp.yaml", "cold", &[]);
+    assert_eq!(watch.file_opens(&ovl), BTreeMap::new());
+    assert_eq!(again["manifest"], cold["manifest"]);
+
+    // One file changed: OUT's overlay layer cannot be reused, so it is
+    // packed, and every file read once for both.
+    std::fs::write(ovl.join("etc/motd"), "changed\n").unwrap();
+    watch.file_opens(&ovl);
+    let changed = f.build("bp.yaml", "cold", &[]);
+    once(watch.file_opens(&ovl));
+    let fresh = f.build("bp.yaml", "fresh", &["--check-repro"]);
+    watch.file_opens(&ovl);
+    assert_eq!(changed["blueprintId"], fresh["blueprintId"]);
+    assert_eq!(changed["manifest"], fresh["manifest"]);
+    assert_ne!(changed["manifest"], cold["manifest"]);
 }
 
 #[test]

@@ -430,3 +430,72 @@ fn overlay_and_meta_come_from_a_real_blueprint() {
         bp.spec().metadata.version.as_str()
     );
 }
+
+/// The overlay layer packed before the blueprint id exists
+/// (`package::prepacked`): the digests it gives are those of the files'
+/// bytes, and the build takes the layer as it is, the image the one a build
+/// that packs the overlay after gives. When the rendered tree changes what
+/// the layer holds (here a folder render makes with mode 0700), the layer is
+/// packed again and the image is still that one. Nothing is left beside OUT.
+#[test]
+fn an_overlay_layer_packed_first_is_the_one_packed_after() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = overlay_dir(dir.path());
+    let o = opts(Compression::Zstd);
+    for (name, render_folder) in [("same", false), ("folder", true)] {
+        if render_folder {
+            let d = src.join("etc/ssh/sshd_config.d");
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(d.join("extra.conf"), b"X11Forwarding no\n").unwrap();
+        }
+        let ov = Overlay::new(&src);
+        let listing = ov.listing().unwrap();
+        let out = dir.path().join(name);
+        let mut packed = package::prepacked::pack(&ov, &listing, &o, &out, &mut Silent)
+            .unwrap()
+            .expect("no cache: packed");
+        let sums = packed.take_sums();
+        let packed_digest = packed.layer().digest.clone();
+        assert_eq!(sums.len(), listing.len());
+        for (e, sum) in listing.iter().zip(&sums) {
+            let want = e
+                .source
+                .symlink_metadata()
+                .unwrap()
+                .is_file()
+                .then(|| sha256(&std::fs::read(&e.source).unwrap()));
+            assert_eq!(sum, &want, "{}", e.path);
+        }
+        let v = verifier();
+        let config = tree();
+        let inputs = Inputs {
+            config: &config,
+            verifier: &v,
+            overlay: Some(&ov),
+            sbom: None,
+        };
+        let early = package::build_with(inputs, &meta(), &o, &out, None, Some(packed), &mut Silent)
+            .unwrap();
+        let plain = build(
+            &config,
+            Some(&ov),
+            &meta(),
+            &o,
+            &dir.path().join(format!("{name}-plain")),
+        )
+        .unwrap();
+        assert_eq!(early.image.manifest, plain.image.manifest, "{name}");
+        assert_eq!(early.image.layers, plain.image.layers, "{name}");
+        let overlay_layer = &early.image.layer(LayerRole::Overlay).unwrap().digest;
+        assert_eq!(overlay_layer == &packed_digest, !render_folder, "{name}");
+        let blobs: Vec<_> = std::fs::read_dir(out.join("blobs/sha256"))
+            .unwrap()
+            .collect();
+        let plain_blobs: Vec<_> =
+            std::fs::read_dir(dir.path().join(format!("{name}-plain/blobs/sha256")))
+                .unwrap()
+                .collect();
+        assert_eq!(blobs.len(), plain_blobs.len(), "no stray blob");
+        assert_eq!(hidden_entries(dir.path()), Vec::<String>::new());
+    }
+}

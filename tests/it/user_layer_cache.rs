@@ -109,6 +109,22 @@ fn a_build_into_a_new_folder_takes_the_layers_packed_before() {
     let second = f.build("b", &[], &[]);
     assert_eq!(second["reused"], json!(["overlay", "verifier", "config"]));
     assert_eq!(second["manifest"], first["manifest"]);
+    // With no overlay layer of its size in the cache, the files are read
+    // once, in the pass that packs the layer; with one, they are hashed
+    // first and the layer is taken, not packed.
+    let packed_in_pass = |out: &str| {
+        let o = f.run(out, &[], &["-v"]);
+        assert_eq!(o.status.code(), Some(0));
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert!(err.contains("file(s) read for the blueprint id"), "{err}");
+        err.contains("in the pass that packed the overlay layer")
+    };
+    assert!(!packed_in_pass("b2"), "a warm cache: hashed first");
+    std::fs::remove_dir_all(f.cache()).unwrap();
+    assert!(
+        packed_in_pass("b3"),
+        "a cold cache: packed in the same pass"
+    );
     // The same image as a build that has no cache at all.
     let none = f.build("c", &[("NODEIMG_CACHE_MAX", "0")], &["--no-cache"]);
     assert_eq!(none["reused"], json!([]));

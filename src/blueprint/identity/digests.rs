@@ -22,6 +22,12 @@
 //! without an output to keep a cache beside (`validate`, `render`, `diff`,
 //! `explain`) hash the overlay every time.
 //!
+//! A build that is about to pack the overlay layer anyway gives the
+//! digests a [`ReadAll`]: when files are unknown, the identity hands it the
+//! folder's listing, and it packs the layer from that listing, hashing each
+//! file in the same pass, so that every file is read once rather than once
+//! for the id and once more for the layer.
+//!
 //! The list is one text, a line per file (`<sha256 hex> <size> <dev> <ino>
 //! <mtime ns> <ctime ns> <path>`), not a JSON object per file: for an
 //! overlay of many small files, reading, checking and writing objects cost
@@ -32,13 +38,31 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
-use crate::overlay::{Stamp, settled_before};
+use crate::overlay::{Overlay, OverlayEntry, Stamp, settled_before};
+
+/// Reads every file of an overlay (its folder and modes, and the listing
+/// the id is made from) for its SHA-256 (`sha256:…`), in listing order,
+/// `None` for what is not a file; or declines (`Ok(None)`) and leaves the
+/// hashing to the identity. Errors name the file.
+pub type ReadAll = Box<
+    dyn FnOnce(&Overlay, &Arc<[OverlayEntry]>) -> Result<Option<Vec<Option<String>>>, String>
+        + Send,
+>;
+
+/// A [`ReadAll`], until it is used.
+struct Reader(Mutex<Option<ReadAll>>);
+
+impl std::fmt::Debug for Reader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Reader")
+    }
+}
 
 /// The stored list's format; changed whenever the meaning of an entry does.
 pub const FORMAT: &str = "nodeimg overlay file digests v2";
@@ -150,6 +174,7 @@ pub struct FileDigests {
     settled_before: i128,
     learned: Mutex<Vec<Entry>>,
     hashed: AtomicUsize,
+    reader: Reader,
 }
 
 impl FileDigests {
@@ -184,7 +209,24 @@ impl FileDigests {
             settled_before,
             learned: Mutex::new(Vec::new()),
             hashed: AtomicUsize::new(0),
+            reader: Reader(Mutex::new(None)),
         }
+    }
+
+    /// These digests, with `read` to read the overlay's files when any is
+    /// unknown (see the module's documentation).
+    pub fn reading_with(self, read: ReadAll) -> Self {
+        *self.reader.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(read);
+        self
+    }
+
+    /// The [`ReadAll`] given, once.
+    pub(crate) fn take_reader(&self) -> Option<ReadAll> {
+        self.reader
+            .0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
     }
 
     /// The digest of the file at `path` when its identity is the one

@@ -70,7 +70,9 @@ impl OverlayTree {
     /// Reads and hashes the overlay folder `root`; `modes` are the
     /// blueprint's `files.modes` (layer path → mode). With `digests`, a
     /// file whose identity on disk is the one recorded there is not read
-    /// again, and what was hashed is noted in it for the next build.
+    /// again, and what was hashed is noted in it for the next build; when
+    /// some file is not known there and `digests` carry a
+    /// [`ReadAll`](super::digests::ReadAll), it reads the files instead.
     pub fn read(
         root: &Path,
         modes: impl IntoIterator<Item = (String, u32)>,
@@ -96,29 +98,37 @@ impl OverlayTree {
                     .map(str::to_string)
             })
             .collect();
-        let unknown: Vec<(&Path, u64)> = files
-            .iter()
-            .zip(&known)
-            .filter(|(_, k)| k.is_none())
-            .map(|((p, size, _), _)| (*p, *size))
-            .collect();
-        let mut hashed = hash_files(&unknown)?.into_iter();
-        let mut sums = Vec::with_capacity(files.len());
-        for ((p, size, stamp), k) in files.iter().zip(known) {
-            let (sum, read) = match k {
-                Some(sum) => (sum, false),
-                None => (
-                    hashed
-                        .next()
-                        .ok_or_else(|| format!("{}: was not hashed", p.display()))?,
-                    true,
-                ),
-            };
-            if let Some(d) = digests {
-                d.note(p, *size, stamp, &sum, read);
+        let reader = digests
+            .filter(|_| known.iter().any(Option::is_none))
+            .and_then(FileDigests::take_reader);
+        let read_all = match reader {
+            Some(read) => read(&overlay, &scan)?,
+            None => None,
+        };
+        let sums = match read_all {
+            // Every file was read, the known ones too: the digests are
+            // those of the bytes read now.
+            Some(all) => {
+                if all.len() != scan.len() {
+                    return Err(format!("{}: not every file was hashed", root.display()));
+                }
+                let all: Vec<String> = scan
+                    .iter()
+                    .zip(all)
+                    .filter(|(e, _)| matches!(e.kind, ScanKind::File { .. }))
+                    .map(|(e, sum)| {
+                        sum.ok_or_else(|| format!("{}: was not hashed", e.source.display()))
+                    })
+                    .collect::<Result<_, _>>()?;
+                if let Some(d) = digests {
+                    for ((p, size, stamp), sum) in files.iter().zip(&all) {
+                        d.note(p, *size, stamp, sum, true);
+                    }
+                }
+                all
             }
-            sums.push(sum);
-        }
+            None => hash_unknown(&files, known, digests)?,
+        };
         let mut sums = sums.into_iter();
         let mut records = Vec::with_capacity(scan.len());
         for e in scan.iter() {
@@ -170,6 +180,39 @@ impl OverlayTree {
     pub fn listing(&self) -> Option<&Arc<[OverlayEntry]>> {
         self.listing.as_ref()
     }
+}
+
+/// The `sha256:…` of each of `files`: `known` where given, else read now;
+/// each noted in `digests`.
+fn hash_unknown(
+    files: &[(&Path, u64, Stamp)],
+    known: Vec<Option<String>>,
+    digests: Option<&FileDigests>,
+) -> Result<Vec<String>, String> {
+    let unknown: Vec<(&Path, u64)> = files
+        .iter()
+        .zip(&known)
+        .filter(|(_, k)| k.is_none())
+        .map(|((p, size, _), _)| (*p, *size))
+        .collect();
+    let mut hashed = hash_files(&unknown)?.into_iter();
+    let mut sums = Vec::with_capacity(files.len());
+    for ((p, size, stamp), k) in files.iter().zip(known) {
+        let (sum, read) = match k {
+            Some(sum) => (sum, false),
+            None => (
+                hashed
+                    .next()
+                    .ok_or_else(|| format!("{}: was not hashed", p.display()))?,
+                true,
+            ),
+        };
+        if let Some(d) = digests {
+            d.note(p, *size, stamp, &sum, read);
+        }
+        sums.push(sum);
+    }
+    Ok(sums)
 }
 
 /// SHA-256 over the canonical JSON list of `records`, streamed.
@@ -499,6 +542,50 @@ mod tests {
         assert_eq!(third.hashed(), 1);
         assert_eq!(replaced, read(root));
         assert_ne!(replaced.digest(), after.digest());
+    }
+
+    #[test]
+    fn a_reader_reads_the_files_only_when_one_is_unknown_and_its_digests_make_the_id() {
+        use std::sync::atomic::AtomicUsize;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        tree(root);
+        let plain = read(root);
+        let calls = Arc::new(AtomicUsize::new(0));
+        let reader = |calls: &Arc<AtomicUsize>| -> super::super::digests::ReadAll {
+            let calls = Arc::clone(calls);
+            Box::new(move |_, listing| {
+                calls.fetch_add(1, Ordering::Relaxed);
+                Ok(Some(
+                    listing
+                        .iter()
+                        .map(|e| match e.kind {
+                            ScanKind::File { .. } => {
+                                Some(super::super::digest(&std::fs::read(&e.source).unwrap()))
+                            }
+                            _ => None,
+                        })
+                        .collect(),
+                ))
+            })
+        };
+        let d = remembered(None).reading_with(reader(&calls));
+        assert_eq!(cached(root, &d), plain, "the same records and id");
+        assert_eq!(calls.load(Ordering::Relaxed), 1);
+        assert_eq!(d.hashed(), 2, "both files read, by the reader");
+        // What it read is remembered like what the id hashes.
+        let known = remembered(Some(d.to_stored())).reading_with(reader(&calls));
+        assert_eq!(cached(root, &known), plain);
+        assert_eq!(calls.load(Ordering::Relaxed), 1, "all known: not called");
+        // A reader that declines leaves the hashing to the id.
+        let declined = remembered(None).reading_with(Box::new(|_, _| Ok(None)));
+        assert_eq!(cached(root, &declined), plain);
+        assert_eq!(declined.hashed(), 2);
+        // Its error is the id's.
+        let failing =
+            FileDigests::empty().reading_with(Box::new(|_, _| Err("etc/big: gone".into())));
+        let err = OverlayTree::read(root, [], Some(&failing)).unwrap_err();
+        assert!(err.contains("etc/big: gone"), "{err}");
     }
 
     #[test]
