@@ -74,7 +74,13 @@ enum Body {
     /// stamp does: read when its layer is packed (and then held to that
     /// stamp) or its digests are computed. A build whose layers come from a
     /// cache reads no more of it than the pages the check looked at.
-    File { size: u64, stamp: Stamp },
+    /// `resolved`: `source` with its links followed, where the layer reads
+    /// it (the packer opens files without following links).
+    File {
+        size: u64,
+        stamp: Stamp,
+        resolved: PathBuf,
+    },
 }
 
 /// Reads the file at `path` and its identity, which counts only when it
@@ -226,10 +232,12 @@ impl Verifier {
             let size = map.len() as u64;
             let checked = Self::check(path, map, target)?;
             if unchanged(path, size, stamp).map_err(PackageError::io(path))? {
+                let resolved = std::fs::canonicalize(path).map_err(PackageError::io(path))?;
                 return Ok(Self {
                     body: Body::File {
                         size,
                         stamp: *stamp,
+                        resolved,
                     },
                     stamp: Some(*stamp),
                     ..checked
@@ -361,8 +369,12 @@ impl Verifier {
     pub fn bytes(&self) -> Bytes<'_> {
         match &self.body {
             Body::Memory(bytes) => Bytes::Held(bytes),
-            Body::File { size, stamp } => Bytes::File {
-                path: &self.source,
+            Body::File {
+                size,
+                stamp,
+                resolved,
+            } => Bytes::File {
+                path: resolved,
                 size: *size,
                 stamp: *stamp,
             },
@@ -373,7 +385,7 @@ impl Verifier {
     /// naming the file when it changed (a layer packed from it would carry
     /// an unchecked binary).
     pub fn still_unchanged(&self) -> Result<(), PackageError> {
-        let Body::File { size, stamp } = &self.body else {
+        let Body::File { size, stamp, .. } = &self.body else {
             return Ok(());
         };
         if unchanged(&self.source, *size, stamp).map_err(PackageError::io(&self.source))? {
@@ -636,6 +648,17 @@ mod tests {
             settled.bytes()
         );
         assert_eq!(settled.size(), 132);
+        // Given through a link (`--verifier /usr/local/bin/nodeimg`), the layer reads
+        // the file the link names: the packer follows no links.
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&path, &link).unwrap();
+        let linked = Verifier::from_file(&link, &target).unwrap();
+        let resolved = std::fs::canonicalize(&path).unwrap();
+        assert!(
+            matches!(linked.bytes(), Bytes::File { path: p, .. } if p == resolved),
+            "{:?}",
+            linked.bytes()
+        );
         assert_eq!(settled.sums().unwrap(), fresh.sums().unwrap());
         assert_eq!(settled.sums().unwrap(), &Sums::of(&bytes));
         settled.still_unchanged().unwrap();
