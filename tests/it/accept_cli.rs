@@ -1157,6 +1157,31 @@ fn the_amd_test_runners_failed_action_is_a_device_fault() {
         runner(&r)
     );
 
+    // The events were written for host `leto`: judged for another node, they are
+    // refused as that node's output, never laid on this one.
+    {
+        let rec = dir.path().join("other-node.json");
+        let input = dir.path().join("events.json");
+        std::fs::write(&input, &sample).unwrap();
+        let out = nodeimg(&[
+            "accept",
+            "--blueprint",
+            &bp.to_string_lossy(),
+            "--node-name",
+            "gpu-node-17",
+            "--record",
+            &rec.to_string_lossy(),
+            &input.to_string_lossy(),
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains("is from leto, not gpu-node-17"),
+            "{}",
+            text(&out.stderr)
+        );
+        assert!(!rec.exists(), "no record for a refused input");
+    }
+
     // The same run passing on eight GPUs.
     let gpus: Vec<String> = (0..8).map(|i| (35824 + i).to_string()).collect();
     let results: Vec<String> = gpus
