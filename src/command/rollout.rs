@@ -293,7 +293,7 @@ fn write_output(
     let staged = StagedDir::new(dir, Kind::Render, inputs).unusable()?;
     let mut files = manifests::render(plan, &rollout.engine, applier).unusable()?;
     if let Some(d) = &plan.operator_driver {
-        files.extend(crate::rollout::operator_driver::scripts(d));
+        files.extend(crate::rollout::operator_driver::scripts(d, plan.nodes()));
     }
     let json = serde_json::to_string_pretty(plan).unusable()? + "\n";
     files.push(("plan.json".to_owned(), json));

@@ -88,17 +88,11 @@ pub fn bump(old: &Spec, new: &Spec) -> Option<(String, String)> {
 }
 
 /// The files `rollout plan --output` writes for it: `driver-hold.sh`, and one
-/// `wave-NNN-driver.sh` per wave.
-pub fn scripts(d: &OperatorDriver) -> Vec<(String, String)> {
+/// `wave-NNN-driver.sh` per wave; `held`: how many nodes the plan holds.
+pub fn scripts(d: &OperatorDriver, held: usize) -> Vec<(String, String)> {
     let script = |what: &str, lines: &[String]| {
         format!("#!/bin/sh\n# {what}\nset -e\n{}\n", lines.join("\n"))
     };
-    // Each hold line is `kubectl label node --overwrite NODE... LABEL`.
-    let held: usize = d
-        .hold
-        .iter()
-        .map(|l| l.split_whitespace().count().saturating_sub(5))
-        .sum();
     let mut files = vec![(
         "driver-hold.sh".to_owned(),
         script(
