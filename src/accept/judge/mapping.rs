@@ -295,3 +295,52 @@ pub(super) fn mapping(ctx: &mut Ctx<'_>, inputs: &[Input]) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn device(uuid: Option<&str>, parent: Option<&str>, gi: Option<u32>) -> Device {
+        Device {
+            index: 0,
+            name: "NVIDIA H100 80GB HBM3".into(),
+            uuid: uuid.map(str::to_owned),
+            bus: None,
+            parent: parent.map(str::to_owned),
+            gpu_instance: gi,
+        }
+    }
+
+    /// A whole GPU is its UUID; a MIG device is its parent GPU and GPU instance, as
+    /// dcgm-exporter keys the instance's series; a MIG device without them, or a device
+    /// without a UUID, names nothing to match.
+    #[test]
+    fn a_device_is_matched_as_dcgm_exporter_keys_it() {
+        assert_eq!(
+            slot(&device(Some("GPU-1"), None, None)),
+            Ok(Slot::gpu("GPU-1"))
+        );
+        assert_eq!(
+            slot(&device(Some("MIG-9"), Some("GPU-1"), Some(3))),
+            Ok(Slot {
+                uuid: "GPU-1".into(),
+                instance: Some(3)
+            })
+        );
+        assert!(
+            slot(&device(Some("MIG-9"), None, None))
+                .unwrap_err()
+                .contains("parent GPU")
+        );
+        assert!(
+            slot(&device(Some("MIG-9"), Some("GPU-1"), None))
+                .unwrap_err()
+                .contains("GPU instance")
+        );
+        assert!(
+            slot(&device(None, None, None))
+                .unwrap_err()
+                .contains("no UUID")
+        );
+    }
+}
