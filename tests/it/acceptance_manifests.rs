@@ -766,15 +766,20 @@ while :; do echo \"2026/12/05 14:02:11.601, 0, 690.00 W, 700.00 W, Not Active\";
             "mpirun",
             r#"#!/bin/sh
 # Stand-in: every host of the hostfile runs $PER ranks (one with --host), each host with
-# its own /tmp (a folder of $ROOT), and the -x variables.
+# its own /tmp (a folder of $ROOT), and the -x variables: NODEIMG_POWER_KEEP's file is
+# that name in the host's folder, so a rank sees only what its launcher passed.
 host=
+keep=
 while [ $# -gt 0 ]; do
   case "$1" in
     --allow-run-as-root) shift;;
     --host) host=$2; shift 2;;
     -np|--map-by) shift 2;;
     --mca) shift 3;;
-    -x) export "$2"; shift 2;;
+    -x) case "$2" in
+          NODEIMG_POWER_KEEP=?*) keep=${2#NODEIMG_POWER_KEEP=};;
+          *) export "$2";;
+        esac; shift 2;;
     *) break;;
   esac
 done
@@ -783,7 +788,7 @@ n=0
 for h in ${host:-$(sed 's/ .*//' "$NODEIMG_MPI_HOSTFILE")}; do
   r=0
   while [ $r -lt $per ]; do
-    NODEIMG_NODE_FILE=$ROOT/$h/node NODEIMG_POWER_KEEP=$ROOT/$h/power \
+    NODEIMG_NODE_FILE=$ROOT/$h/node NODEIMG_POWER_KEEP=${keep:+$ROOT/$h/${keep##*/}} \
       OMPI_COMM_WORLD_LOCAL_RANK=$r OMPI_COMM_WORLD_RANK=$n "$@" &
     r=$((r + 1)); n=$((n + 1))
   done
