@@ -17,23 +17,71 @@
 //! are kept; `# HELP`/`# TYPE` and other comments are skipped. A sample line that does not
 //! follow the format (an unclosed label value, a missing value, an unknown escape) is
 //! refused with its line: a page cut mid-line is a broken scrape, not fewer GPUs.
+//!
+//! Two layouts follow from dcgm-exporter's own code (`internal/pkg/rendermetrics/
+//! render_metrics.go` and `internal/pkg/transformation/kubernetes.go`, tag 4.4.2-4.7.0, the
+//! GPU Operator v25.10.1 chart's):
+//!
+//! - **MIG.** A GPU instance's series carry the parent GPU's `UUID` with
+//!   `GPU_I_PROFILE="1g.10gb",GPU_I_ID="3"`, and the pod the kubelet gave that MIG device
+//!   is set on them (the exporter keys its pod map by `<gpu>-<GPU_I_ID>`). The page is
+//!   therefore read per [`Slot`]: a GPU, or one GPU instance of it.
+//! - **Shared GPUs** (time-slicing, MPS: the device plugin hands out `<UUID>::<replica>`).
+//!   By default the exporter keeps one pod per GPU (the last container the pod-resources
+//!   API lists wins); with `KUBERNETES_VIRTUAL_GPUS=true` (`--kubernetes-virtual-gpus`,
+//!   since 4.1.1-4.0.3, NVIDIA/dcgm-exporter#432) it writes one copy of each series per
+//!   pod sharing the GPU, with the replica in a `vgpu` label.
+//!   [`Scrape::virtual_gpus`] says which: a page with a `vgpu` label names every pod.
+//!
+//! The node's name is the `Hostname` label (`hostname` after NVIDIA/dcgm-exporter#655);
+//! either is read.
 
 use super::lines::each;
 use crate::line_error::LineError;
 use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
 
 /// A `(namespace, pod)` that holds a GPU.
 pub type PodRef = (String, String);
 
+/// What the kubelet allocates and dcgm-exporter labels: a whole GPU (its UUID), or under
+/// MIG one GPU instance of it (the parent GPU's UUID and `GPU_I_ID`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Slot {
+    pub uuid: String,
+    pub instance: Option<u32>,
+}
+
+impl Slot {
+    pub fn gpu(uuid: &str) -> Slot {
+        Slot {
+            uuid: uuid.to_owned(),
+            instance: None,
+        }
+    }
+}
+
+impl fmt::Display for Slot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.instance {
+            None => f.write_str(&self.uuid),
+            Some(gi) => write!(f, "{} GPU instance {gi}", self.uuid),
+        }
+    }
+}
+
 /// One scrape of a node's dcgm-exporter.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Scrape {
-    /// Every GPU UUID the page has a series of, with the pods its series name (none when
-    /// no container holds the GPU), and the first line it appears on.
-    pub gpus: BTreeMap<String, Gpu>,
+    /// Every GPU (or GPU instance) the page has a series of, with the pods its series
+    /// name (none when no container holds it), and the first line it appears on.
+    pub gpus: BTreeMap<Slot, Gpu>,
     /// The `Hostname` label, when the series carry one (the node's name under the GPU
     /// Operator).
     pub hostname: Option<String>,
+    /// Some series carry a `vgpu` label: the exporter runs with `KUBERNETES_VIRTUAL_GPUS`
+    /// and names every pod that shares a GPU, not only one.
+    pub virtual_gpus: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -44,11 +92,11 @@ pub struct Gpu {
 
 impl Scrape {
     /// The GPUs the page attributes to `pod`, with the line of each.
-    pub fn allocated_to(&self, pod: &PodRef) -> BTreeMap<&str, usize> {
+    pub fn allocated_to(&self, pod: &PodRef) -> BTreeMap<&Slot, usize> {
         self.gpus
             .iter()
             .filter(|(_, g)| g.pods.contains(pod))
-            .map(|(u, g)| (u.as_str(), g.line))
+            .map(|(u, g)| (u, g.line))
             .collect()
     }
 }
@@ -76,10 +124,24 @@ pub fn parse(text: &str) -> Result<Scrape, LineError> {
                 .filter(|v| !v.is_empty())
         };
         let Some(uuid) = get("UUID") else { continue };
-        let gpu = scrape.gpus.entry(uuid.to_owned()).or_insert_with(|| Gpu {
+        let instance = match get("GPU_I_ID") {
+            None => None,
+            Some(gi) => Some(gi.parse::<u32>().map_err(|_| {
+                LineError::new(
+                    line.number,
+                    format!("label `GPU_I_ID`: `{gi}` is not a GPU instance id"),
+                )
+            })?),
+        };
+        let slot = Slot {
+            uuid: uuid.to_owned(),
+            instance,
+        };
+        let gpu = scrape.gpus.entry(slot).or_insert_with(|| Gpu {
             pods: BTreeSet::new(),
             line: line.number,
         });
+        scrape.virtual_gpus |= get("vgpu").is_some();
         if let Some(pod) = get("pod") {
             gpu.pods.insert((
                 get("namespace").unwrap_or_default().to_owned(),
@@ -87,7 +149,9 @@ pub fn parse(text: &str) -> Result<Scrape, LineError> {
             ));
         }
         if scrape.hostname.is_none() {
-            scrape.hostname = get("Hostname").map(str::to_owned);
+            scrape.hostname = get("Hostname")
+                .or_else(|| get("hostname"))
+                .map(str::to_owned);
         }
     }
     if series == 0 {
@@ -200,21 +264,67 @@ dcgm_exporter_last_scrape_seconds 0.02\n";
         let held = s.allocated_to(&baz);
         assert_eq!(
             held.into_iter().collect::<Vec<_>>(),
-            vec![("GPU-604ac76c-d9cf-fef3-62e9-d92044ab6e52", 5)]
+            vec![(&Slot::gpu("GPU-604ac76c-d9cf-fef3-62e9-d92044ab6e52"), 5)]
         );
         assert!(
-            s.gpus["GPU-8c16e996-bd76-aa91-17e7-b48bcd0208ba"]
+            s.gpus[&Slot::gpu("GPU-8c16e996-bd76-aa91-17e7-b48bcd0208ba")]
                 .pods
                 .is_empty()
         );
         assert_eq!(s.hostname.as_deref(), Some("gpu-node-01"));
+        assert!(!s.virtual_gpus);
+    }
+
+    /// MIG: dcgm-exporter's GPU line with `GPU_I_PROFILE` and `GPU_I_ID`
+    /// (`render_metrics.go`'s template), the values of its own MIG test
+    /// (`kubernetes_mig_test.go`: GPU 0 with instances 11 and 13), one held by a pod.
+    #[test]
+    fn mig_instances_are_read_apart() {
+        let page = "# TYPE DCGM_FI_DEV_FB_FREE gauge
+DCGM_FI_DEV_FB_FREE{gpu=\"0\",UUID=\"GPU-be839661-c0f5-7452-284b-b875666df60c\",pci_bus_id=\"00000000:1B:00.0\",device=\"nvidia0\",modelName=\"NVIDIA H100 80GB HBM3\",GPU_I_PROFILE=\"1g.10gb\",GPU_I_ID=\"11\",Hostname=\"localhost\",container=\"probe\",namespace=\"ns\",pod=\"a\"} 9969
+DCGM_FI_DEV_FB_FREE{gpu=\"0\",UUID=\"GPU-be839661-c0f5-7452-284b-b875666df60c\",pci_bus_id=\"00000000:1B:00.0\",device=\"nvidia0\",modelName=\"NVIDIA H100 80GB HBM3\",GPU_I_PROFILE=\"1g.10gb\",GPU_I_ID=\"13\",Hostname=\"localhost\"} 9969
+";
+        let s = parse(page).unwrap();
+        let uuid = "GPU-be839661-c0f5-7452-284b-b875666df60c";
+        let gi = |i| Slot {
+            uuid: uuid.into(),
+            instance: Some(i),
+        };
+        assert_eq!(s.gpus.len(), 2);
+        assert_eq!(
+            s.allocated_to(&("ns".into(), "a".into()))
+                .into_keys()
+                .collect::<Vec<_>>(),
+            vec![&gi(11)]
+        );
+        assert!(s.gpus[&gi(13)].pods.is_empty());
+        assert_eq!(gi(11).to_string(), format!("{uuid} GPU instance 11"));
+        let bad = page.replace("GPU_I_ID=\"13\"", "GPU_I_ID=\"x\"");
+        let e = parse(&bad).unwrap_err();
+        assert_eq!(e.line, 3);
+        assert!(e.message.contains("GPU_I_ID"), "{}", e.message);
+    }
+
+    /// Time-slicing with `KUBERNETES_VIRTUAL_GPUS`: one series per pod sharing the GPU,
+    /// the replica in `vgpu` (`kubernetes.go`'s `vgpuAttribute`); the later exporters'
+    /// lower-case `hostname` is the node's name too.
+    #[test]
+    fn every_pod_of_a_shared_gpu_is_read() {
+        let page = "# TYPE DCGM_FI_DEV_GPU_UTIL gauge
+DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-1\",hostname=\"n1\",container=\"c\",namespace=\"ns\",pod=\"a\",vgpu=\"0\"} 50
+DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-1\",hostname=\"n1\",container=\"c\",namespace=\"ns\",pod=\"b\",vgpu=\"3\"} 50
+";
+        let s = parse(page).unwrap();
+        assert!(s.virtual_gpus);
+        assert_eq!(s.gpus[&Slot::gpu("GPU-1")].pods.len(), 2);
+        assert_eq!(s.hostname.as_deref(), Some("n1"));
     }
 
     #[test]
     fn escapes_are_decoded() {
         let s = parse("m{UUID=\"GPU-1\",pod=\"a\\\"b\\\\c\",namespace=\"n\",} 1\n").unwrap();
         assert!(
-            s.gpus["GPU-1"]
+            s.gpus[&Slot::gpu("GPU-1")]
                 .pods
                 .contains(&("n".into(), "a\"b\\c".into()))
         );

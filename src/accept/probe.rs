@@ -6,6 +6,9 @@
 //!  "seconds": 0.4, "node": "gpu-node-01", "pod": "nodeimg-acceptance-smoke",
 //!  "namespace": "nodeimg-acceptance", "requested": 8,
 //!  "devices": [{"index": 0, "name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-…", "bus": "0000:19:00.0"}]}
+//! {"nodeimg": "probe/v1", "suite": "smoke", "step": "devices", "status": "pass",
+//!  "devices": [{"index": 0, "name": "NVIDIA H100 80GB HBM3 MIG 1g.10gb", "uuid": "MIG-…",
+//!               "parent": "GPU-…", "gpu_instance": 9}]}
 //! {"nodeimg": "probe/v1", "suite": "framework", "step": "tensor", "status": "pass",
 //!  "seconds": 2.1, "metrics": {"tflops": 655.2}}
 //! ```
@@ -58,6 +61,13 @@ pub struct Device {
     pub uuid: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bus: Option<String>,
+    /// A MIG device (`uuid` `MIG-…`): its parent GPU's UUID and GPU instance id, as
+    /// `nvidia-smi -L` and `nvidia-smi -q -x` show them inside the container — what
+    /// dcgm-exporter labels the instance's series with (`UUID`, `GPU_I_ID`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_instance: Option<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]

@@ -20,6 +20,7 @@ use crate::blueprint::identity::FileDigests;
 use crate::blueprint::identity::digests::ReadAll;
 use crate::blueprint::source;
 use crate::cli::{BuildArgs, Format};
+use crate::package::cache::Cache;
 use crate::package::prepacked::Prepacked;
 use crate::package::verifier::Target;
 use crate::package::{
@@ -46,17 +47,22 @@ pub fn run(args: &BuildArgs, env: &mut Env<'_>) -> Outcome {
     // unchanged overlay is not read again for the blueprint id (with
     // `--no-cache` none are reused; this build's are kept all the same).
     let remembered = ahead.clone().filter(|_| !args.no_cache);
-    let digests = match &remembered {
-        Some(out) => package::cache::file_digests(out),
-        None => FileDigests::empty(),
+    let (cached, digests) = match &remembered {
+        Some(out) => Cache::open_remembering(out),
+        None => (Cache::empty(), FileDigests::empty()),
     };
+    let opts = options(args);
     // When files must be read for the id and the overlay layer packed
     // anyway, both happen in one pass (`package::prepacked`).
     let early: Arc<Mutex<Option<Prepacked>>> = Arc::default();
-    let digests = match (&ahead, options(args)) {
-        (Some(out), Ok(opts)) if !args.check_repro => {
-            digests.reading_with(pack_first(out.clone(), opts, tty, Arc::clone(&early)))
-        }
+    let digests = match (&ahead, &opts) {
+        (Some(out), Ok(opts)) if !args.check_repro => digests.reading_with(pack_first(
+            out.clone(),
+            opts.clone(),
+            cached.clone(),
+            tty,
+            Arc::clone(&early),
+        )),
         _ => digests,
     };
     let prepared = Prepared::load_with(
@@ -89,7 +95,7 @@ pub fn run(args: &BuildArgs, env: &mut Env<'_>) -> Outcome {
     if let Some(tag) = &args.tag {
         meta.tag = tag.clone();
     }
-    let opts = options(args).unusable()?;
+    let opts = opts.unusable()?;
     let output = args
         .output
         .clone()
@@ -140,16 +146,12 @@ pub fn run(args: &BuildArgs, env: &mut Env<'_>) -> Outcome {
             package::build_checked(image, &meta, &opts, &output, progress)
                 .map(|(b, r)| (b, Some(r)))
         } else {
-            package::build_with(
-                image,
-                &meta,
-                &opts,
-                &output,
-                Some(&digests),
+            let before = package::Before {
+                cache: (remembered.as_ref() == Some(&output)).then_some(cached),
+                digests: Some(&digests),
                 prepacked,
-                progress,
-            )
-            .map(|b| (b, None))
+            };
+            package::build_with(image, &meta, &opts, &output, before, progress).map(|b| (b, None))
         }
     }
     .unusable()?;
@@ -212,12 +214,14 @@ fn options(args: &BuildArgs) -> Result<BuildOptions, package::PackageError> {
     })
 }
 
-/// Packs the overlay layer for OUT `out` when the blueprint id needs its
-/// files read, returning their digests, and leaves the layer in `slot`
-/// for the build to take; declines when a cache may hold the layer.
+/// Packs the overlay layer for OUT `out` (whose layer cache is `cached`)
+/// when the blueprint id needs its files read, returning their digests,
+/// and leaves the layer in `slot` for the build to take; declines when a
+/// cache may hold the layer.
 fn pack_first(
     out: PathBuf,
     opts: BuildOptions,
+    cached: Cache,
     tty: bool,
     slot: Arc<Mutex<Option<Prepacked>>>,
 ) -> ReadAll {
@@ -230,9 +234,8 @@ fn pack_first(
         } else {
             &mut silent
         };
-        match package::prepacked::pack(overlay, listing, &opts, &out, progress) {
-            Ok(Some(mut packed)) => {
-                let sums = packed.take_sums();
+        match package::prepacked::pack(overlay, listing, &opts, &cached, &out, progress) {
+            Ok(Some((packed, sums))) => {
                 *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(packed);
                 Ok(Some(sums))
             }

@@ -163,24 +163,18 @@ struct Index {
     overlay_files: Option<Stored>,
 }
 
-/// The layer part of the index: the overlay file digests, most of its
-/// bytes, are skipped by the parser, not built.
+/// The index as read: the layers and the overlay file digests, parsed
+/// together in one pass over the file.
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct Layers {
+struct OnDisk {
     layers: Vec<Entry>,
-}
-
-/// The overlay file digests part of the index.
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct OverlayFiles {
     #[serde(default)]
     overlay_files: Option<Stored>,
 }
 
-/// The index of the layout at `out` as a `T`, when there is a trustworthy one.
-fn read_index<T: serde::de::DeserializeOwned>(out: &Path) -> Option<T> {
+/// The index of the layout at `out`, when there is a trustworthy one.
+fn read_index(out: &Path) -> Option<OnDisk> {
     use std::os::unix::fs::MetadataExt as _;
     let path = out.join(INDEX_FILE);
     let file = crate::input::open(&path, libc::O_NOFOLLOW).ok()?;
@@ -197,14 +191,14 @@ fn read_index<T: serde::de::DeserializeOwned>(out: &Path) -> Option<T> {
 /// The overlay file digests remembered in the layout at `out`, for a build
 /// starting now (nothing, when there is no trustworthy index).
 pub fn file_digests(out: &Path) -> FileDigests {
-    FileDigests::from_stored(read_index::<OverlayFiles>(out).and_then(|i| i.overlay_files))
+    Cache::open_remembering(out).1
 }
 
 /// The layers a previous output holds.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Cache {
     dir: PathBuf,
-    index: Layers,
+    layers: Vec<Entry>,
 }
 
 impl Cache {
@@ -215,17 +209,29 @@ impl Cache {
 
     /// The cache of the layout at `out` (empty when there is none).
     pub fn open(out: &Path) -> Self {
-        let index = read_index::<Layers>(out).unwrap_or_default();
-        Self {
+        Self::open_remembering(out).0
+    }
+
+    /// The cache of the layout at `out` and the overlay file digests its
+    /// index remembers, from one read of the index.
+    pub fn open_remembering(out: &Path) -> (Self, FileDigests) {
+        let index = read_index(out).unwrap_or_default();
+        let cache = Self {
             dir: out.to_path_buf(),
-            index,
-        }
+            layers: index.layers,
+        };
+        (cache, FileDigests::from_stored(index.overlay_files))
+    }
+
+    /// The layout folder this cache was read from (empty for [`Self::empty`]).
+    pub fn dir(&self) -> &Path {
+        &self.dir
     }
 
     /// True when the index names a layer under `key` (whether its blob is
     /// still there is found out when it is taken).
     pub fn has(&self, key: &Digest) -> bool {
-        self.index.layers.iter().any(|e| &e.key == key)
+        self.layers.iter().any(|e| &e.key == key)
     }
 
     /// Puts the cached blob for `key` into `blob_dir`, if there is one.
@@ -235,7 +241,7 @@ impl Cache {
         compression: Compression,
         blob_dir: &Path,
     ) -> Option<LayerInfo> {
-        let e = self.index.layers.iter().find(|e| &e.key == key)?;
+        let e = self.layers.iter().find(|e| &e.key == key)?;
         let from = self.dir.join("blobs/sha256").join(e.digest.hex());
         if fs::symlink_metadata(&from).ok()?.len() != e.size {
             return None;

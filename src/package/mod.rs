@@ -157,22 +157,38 @@ pub fn build(
     out: &Path,
     progress: &mut dyn Progress,
 ) -> Result<BuildReport, PackageError> {
-    build_with(inputs, meta, opts, out, None, None, progress)
+    build_with(inputs, meta, opts, out, Before::default(), progress)
 }
 
-/// [`build`], keeping the overlay file `digests` the blueprint id was
-/// computed with in OUT's cache index for the next build ([`cache::file_digests`]),
-/// and taking the overlay layer `prepacked` for `out` when it holds what
-/// the plan's overlay layer does (see [`prepacked`]).
+/// What the command learned of OUT before [`build_with`] (each optional).
+#[derive(Debug, Default)]
+pub struct Before<'a> {
+    /// OUT's layer cache, when it was read already (it is read again
+    /// when this is another folder's).
+    pub cache: Option<Cache>,
+    /// The overlay file digests the blueprint id was computed with, kept
+    /// in OUT's cache index for the next build ([`cache::file_digests`]).
+    pub digests: Option<&'a FileDigests>,
+    /// The overlay layer packed for OUT while its files were read for the
+    /// id, taken when it holds what the plan's overlay layer does (see
+    /// [`prepacked`]).
+    pub prepacked: Option<prepacked::Prepacked>,
+}
+
+/// [`build`], with what is known of OUT `before`.
 pub fn build_with(
     inputs: Inputs<'_>,
     meta: &ImageMeta,
     opts: &BuildOptions,
     out: &Path,
-    digests: Option<&FileDigests>,
-    prepacked: Option<prepacked::Prepacked>,
+    before: Before<'_>,
     progress: &mut dyn Progress,
 ) -> Result<BuildReport, PackageError> {
+    let Before {
+        cache,
+        digests,
+        prepacked,
+    } = before;
     // One packed for another OUT goes (with its staging folder) before
     // this OUT is locked.
     let prepacked = prepacked.filter(|p| p.out() == out);
@@ -180,10 +196,10 @@ pub fn build_with(
         Some(p) => (p.staging, Some((p.plan, p.info))),
         None => (output::Staging::new(out)?, None),
     };
-    let cache = if opts.cache {
-        Cache::open(out)
-    } else {
-        Cache::empty()
+    let cache = match cache {
+        _ if !opts.cache => Cache::empty(),
+        Some(c) if c.dir() == out => c,
+        _ => Cache::open(out),
     };
     let (image, reused, sbom) = write_layout(
         inputs,
@@ -275,6 +291,9 @@ pub(crate) fn write_layout(
     let mut layers = Vec::with_capacity(plans.len());
     let mut keys = Vec::with_capacity(plans.len());
     let mut reused = Vec::new();
+    // Blobs taken from the user's cache, hashed on threads of their own
+    // while the layout is written, and confirmed before it is committed.
+    let mut checking = Vec::new();
     for p in &plans {
         let key = cache::key(p, opts.compression, opts.source_date);
         // The user's cache names layers by content; a layer holding a file
@@ -299,46 +318,52 @@ pub(crate) fn write_layout(
             (false, ..) => None,
             (true, uc, ck) => cache
                 .take(&key, opts.compression, &blobs)
-                .or_else(|| uc?.take(ck.as_ref()?, p.role, opts.compression, &blobs)),
+                .map(|info| (info, None))
+                .or_else(|| {
+                    let (info, unchecked) =
+                        uc?.take(ck.as_ref()?, p.role, opts.compression, &blobs)?;
+                    Some((info, Some(unchecked)))
+                }),
         };
         let info = match (packed, taken) {
-            (Some(info), _) => {
+            (None, Some((info, unchecked))) => {
+                if let Some(u) = unchecked {
+                    checking.push((layers.len(), u));
+                }
+                reused.push(p.role);
+                let files = p
+                    .entries
+                    .iter()
+                    .filter(|e| matches!(e.kind, plan::EntryKind::File(_)))
+                    .count();
+                progress.start(p.role.as_str(), p.content_bytes(), files as u64);
+                progress.finish(true);
+                info
+            }
+            (packed, _) => {
+                let info = match packed {
+                    Some(info) => info,
+                    None => {
+                        let info = layer::write_layer(
+                            p,
+                            opts.compression,
+                            opts.zstd_workers,
+                            opts.source_date,
+                            &blobs,
+                            progress,
+                        )?;
+                        // The verifier read from its file must be the one checked.
+                        if p.role == LayerRole::Verifier {
+                            inputs.verifier.still_unchanged()?;
+                        }
+                        info
+                    }
+                };
                 if let (Some(uc), Some(ck)) = (user_cache, &content_key) {
                     uc.put(ck, &info, &blobs.join(info.digest.hex()));
                 }
                 info
             }
-            (None, taken) => match taken {
-                Some(info) => {
-                    reused.push(p.role);
-                    let files = p
-                        .entries
-                        .iter()
-                        .filter(|e| matches!(e.kind, plan::EntryKind::File(_)))
-                        .count();
-                    progress.start(p.role.as_str(), p.content_bytes(), files as u64);
-                    progress.finish(true);
-                    info
-                }
-                None => {
-                    let info = layer::write_layer(
-                        p,
-                        opts.compression,
-                        opts.zstd_workers,
-                        opts.source_date,
-                        &blobs,
-                        progress,
-                    )?;
-                    // The verifier read from its file must be the one checked.
-                    if p.role == LayerRole::Verifier {
-                        inputs.verifier.still_unchanged()?;
-                    }
-                    if let (Some(uc), Some(ck)) = (user_cache, &content_key) {
-                        uc.put(ck, &info, &blobs.join(info.digest.hex()));
-                    }
-                    info
-                }
-            },
         };
         // A layer holding a file changed too recently to trust its stamp
         // is packed again next time (see `overlay::RACY_MARGIN`).
@@ -362,24 +387,80 @@ pub(crate) fn write_layout(
             &docs.config,
         )?;
         let verifier_crates = contents.verifier.crates.as_ref().map(|c| c.packages.len());
+        // One thread per format: each document is written and hashed
+        // beside the other, and all their files flushed together.
+        let written: Vec<_> = std::thread::scope(|scope| {
+            let threads: Vec<_> = sbom::Format::ALL
+                .into_iter()
+                .map(|format| {
+                    let (blobs, contents, created) = (&blobs, &contents, &created);
+                    let subject = &docs.manifest;
+                    scope.spawn(move || {
+                        let mut unsynced = output::Unsynced::default();
+                        referrer::write(
+                            &mut unsynced,
+                            blobs,
+                            subject,
+                            format.media_type(),
+                            "sbom",
+                            format.file_name(),
+                            &format.write(contents),
+                            created,
+                        )
+                        .map(|w| (unsynced, w))
+                    })
+                })
+                .collect();
+            threads
+                .into_iter()
+                .map(|t| t.join().expect("writing an SBOM does not panic"))
+                .collect()
+        });
         let mut unsynced = output::Unsynced::default();
-        for format in sbom::Format::ALL {
-            referrers.push(referrer::write(
-                &mut unsynced,
-                &blobs,
-                &docs.manifest,
-                format.media_type(),
-                "sbom",
-                format.file_name(),
-                &format.write(&contents),
-                &created,
-            )?);
+        for w in written {
+            let (files, referrer) = w?;
+            unsynced.extend(files);
+            referrers.push(referrer);
         }
         unsynced.sync()?;
         sbom_step = Some(SbomStep {
             verifier_crates,
             elapsed: started.elapsed(),
         });
+    }
+    for (i, unchecked) in checking {
+        if unchecked.holds() {
+            continue;
+        }
+        // A corrupt blob in the cache: the layer is packed as with a cold
+        // cache, into the same bytes, so nothing written so far changes.
+        let p = &plans[i];
+        let again = layer::write_layer(
+            p,
+            opts.compression,
+            opts.zstd_workers,
+            opts.source_date,
+            &blobs,
+            progress,
+        )?;
+        if p.role == LayerRole::Verifier {
+            inputs.verifier.still_unchanged()?;
+        }
+        if again != layers[i] {
+            return Err(PackageError::Invalid {
+                what: format!("the {} layer", p.role.as_str()),
+                message: format!(
+                    "the user's layer cache held a corrupt blob {} for it, and packing it again made {}; build again",
+                    layers[i].digest, again.digest
+                ),
+            });
+        }
+        reused.retain(|r| *r != p.role);
+        if let Some(uc) = user_cache
+            && let Some(ck) = cache::content_key(p, opts.compression, opts.source_date)
+        {
+            uc.put(&ck, &again, &blobs.join(again.digest.hex()));
+        }
     }
     layout::write_index(root, meta, &docs.manifest, &referrers)?;
     let indexed: Vec<_> = keys

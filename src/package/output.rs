@@ -107,14 +107,25 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), PackageError> {
 pub struct Unsynced(Vec<(std::path::PathBuf, File)>);
 
 impl Unsynced {
-    /// Writes a whole file with mode 0644, to be flushed by [`Self::sync`].
-    pub fn write_file(&mut self, path: &Path, bytes: &[u8]) -> Result<(), PackageError> {
-        let mut f = File::create(path).map_err(PackageError::io(path))?;
+    /// Writes a whole content-addressed file with mode 0644, to be flushed
+    /// by [`Self::sync`], unless the file is there already (another writer
+    /// of the same bytes made it first, and flushes it).
+    pub fn write_new(&mut self, path: &Path, bytes: &[u8]) -> Result<(), PackageError> {
+        let mut f = match File::create_new(path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(()),
+            Err(e) => return Err(PackageError::io(path)(e)),
+        };
         f.write_all(bytes).map_err(PackageError::io(path))?;
         f.set_permissions(fs::Permissions::from_mode(FILE_MODE))
             .map_err(PackageError::io(path))?;
         self.0.push((path.to_path_buf(), f));
         Ok(())
+    }
+
+    /// Takes over the files `other` has yet to flush.
+    pub fn extend(&mut self, other: Unsynced) {
+        self.0.extend(other.0);
     }
 
     /// Flushes every file to disk, all at once (one thread each); the first
@@ -156,8 +167,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut unsynced = Unsynced::default();
         for (name, bytes) in [("a", &b"one"[..]), ("b", b""), ("c", b"three")] {
-            unsynced.write_file(&dir.path().join(name), bytes).unwrap();
+            unsynced.write_new(&dir.path().join(name), bytes).unwrap();
         }
+        // Another writer's file of the same name is left to that writer.
+        let mut other = Unsynced::default();
+        other.write_new(&dir.path().join("a"), b"one").unwrap();
+        assert!(other.0.is_empty());
+        unsynced.extend(other);
         unsynced.sync().unwrap();
         for (name, bytes) in [("a", &b"one"[..]), ("b", b""), ("c", b"three")] {
             let path = dir.path().join(name);
@@ -168,7 +184,7 @@ mod tests {
             );
         }
         let err = Unsynced::default()
-            .write_file(&dir.path().join("missing/x"), b"x")
+            .write_new(&dir.path().join("missing/x"), b"x")
             .unwrap_err();
         assert!(err.to_string().contains("missing/x"), "{err}");
     }

@@ -43,8 +43,6 @@ pub struct Prepacked {
     pub(super) out: PathBuf,
     pub(super) plan: LayerPlan,
     pub(super) info: LayerInfo,
-    /// `sha256:…` of each listing entry that is a file, in listing order.
-    sums: Vec<Option<String>>,
 }
 
 impl std::fmt::Debug for Prepacked {
@@ -66,36 +64,36 @@ impl Prepacked {
     pub fn layer(&self) -> &LayerInfo {
         &self.info
     }
-
-    /// The `sha256:…` of each entry of the listing it was packed from that
-    /// is a file, in listing order (`None` for the others), taken once.
-    pub fn take_sums(&mut self) -> Vec<Option<String>> {
-        std::mem::take(&mut self.sums)
-    }
 }
 
 fn blob_dir(root: &Path) -> PathBuf {
     root.join("blobs").join("sha256")
 }
 
+/// The `sha256:…` of each entry of a listing that is a file, in listing
+/// order (`None` for the others).
+pub type Sums = Vec<Option<String>>;
+
 /// Packs the overlay layer of `overlay` (its folder and modes) and
-/// `listing` for a build into `out`, unless a cache may hold it or OUT
-/// cannot be written (`None`; the build then hashes the files, and
-/// reports what is wrong with OUT).
+/// `listing` for a build into `out`, whose layer cache is `cached`, unless
+/// a cache may hold it or OUT cannot be written (`None`; the build then
+/// hashes the files, and reports what is wrong with OUT). With the layer,
+/// the digests of the listing's files, read from the bytes packed.
 pub fn pack(
     overlay: &Overlay,
     listing: &[OverlayEntry],
     opts: &BuildOptions,
+    cached: &Cache,
     out: &Path,
     progress: &mut dyn Progress,
-) -> Result<Option<Prepacked>, PackageError> {
+) -> Result<Option<(Prepacked, Sums)>, PackageError> {
     // A path the overlay shares with the verifier, an OUT that cannot be
     // written or that holds the overlay: left to the build to refuse,
     // with its own message.
     let Ok(plan) = plan::overlay_alone(listing, overlay.modes()) else {
         return Ok(None);
     };
-    if cached_maybe(&plan, opts, out) {
+    if cached_maybe(&plan, opts, cached) {
         return Ok(None);
     }
     if crate::atomic::check_inputs(out, &[overlay.root().to_path_buf()]).is_err() {
@@ -125,22 +123,23 @@ pub fn pack(
         .iter()
         .map(|e| by_path.get(e.path.as_str()).map(sum_text))
         .collect();
-    Ok(Some(Prepacked {
+    let packed = Prepacked {
         staging,
         out: out.to_path_buf(),
         plan,
         info,
-        sums: listed,
-    }))
+    };
+    Ok(Some((packed, listed)))
 }
 
-/// True when a cache this build looks in may hold the overlay layer `plan`.
-fn cached_maybe(plan: &LayerPlan, opts: &BuildOptions, out: &Path) -> bool {
+/// True when a cache this build looks in (OUT's, `cached`, or the user's)
+/// may hold the overlay layer `plan`.
+fn cached_maybe(plan: &LayerPlan, opts: &BuildOptions, cached: &Cache) -> bool {
     if !opts.cache {
         return false;
     }
     let key = cache::key(plan, opts.compression, opts.source_date);
-    if Cache::open(out).has(&key) {
+    if cached.has(&key) {
         return true;
     }
     let Some(uc) = &opts.user_cache else {

@@ -128,10 +128,7 @@ fn write_blob(
     bytes: &[u8],
 ) -> Result<BlobRef, PackageError> {
     let digest = Digest::of(bytes);
-    let path = blobs.join(digest.hex());
-    if !path.exists() {
-        unsynced.write_file(&path, bytes)?;
-    }
+    unsynced.write_new(&blobs.join(digest.hex()), bytes)?;
     Ok(BlobRef {
         digest,
         size: bytes.len() as u64,

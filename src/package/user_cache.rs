@@ -77,6 +77,34 @@ pub struct UserCache {
     max_bytes: u64,
 }
 
+/// A blob taken from the cache into a layout whose digest is still being
+/// checked, on a thread of its own, while the build goes on: the build
+/// asks [`Unchecked::holds`] before the layout is committed.
+#[derive(Debug)]
+pub struct Unchecked {
+    check: std::thread::JoinHandle<bool>,
+    /// The blob in the layout.
+    linked: PathBuf,
+    /// The blob in the cache, and the entry naming it.
+    blob: PathBuf,
+    entry: PathBuf,
+}
+
+impl Unchecked {
+    /// True when the blob holds the digest and size its entry records.
+    /// Otherwise it is removed from the layout, and the cache's blob and
+    /// entry with it: neither this build nor the next meets it again.
+    pub fn holds(self) -> bool {
+        if self.check.join().unwrap_or(false) {
+            return true;
+        }
+        let _ = fs::remove_file(&self.linked);
+        let _ = fs::remove_file(&self.blob);
+        let _ = fs::remove_file(&self.entry);
+        false
+    }
+}
+
 /// One layer, as its entry records it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -161,7 +189,7 @@ impl UserCache {
         role: LayerRole,
         compression: Compression,
         blob_dir: &Path,
-    ) -> Option<LayerInfo> {
+    ) -> Option<(LayerInfo, Unchecked)> {
         if !self.usable(false) {
             return None;
         }
@@ -179,15 +207,12 @@ impl UserCache {
             let _ = fs::remove_file(&to);
             return None;
         }
-        if !holds(&to, &entry.digest, entry.size) {
-            let _ = fs::remove_file(&to);
-            // Corrupt: neither this build nor the next should meet it again.
-            let _ = fs::remove_file(&from);
-            let _ = fs::remove_file(&entry_path);
-            return None;
-        }
         touch(&entry_path);
-        Some(LayerInfo {
+        let check = {
+            let (to, digest, size) = (to.clone(), entry.digest.clone(), entry.size);
+            std::thread::spawn(move || holds(&to, &digest, size))
+        };
+        let info = LayerInfo {
             role,
             media_type: compression.media_type(),
             compression,
@@ -197,7 +222,14 @@ impl UserCache {
             diff_id: entry.diff_id,
             tar_size: entry.tar_size,
             entries: entry.entries,
-        })
+        };
+        let unchecked = Unchecked {
+            check,
+            linked: to,
+            blob: from,
+            entry: entry_path,
+        };
+        Some((info, unchecked))
     }
 
     /// False when no entry is a layer of this role and compression with

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::support::{accept_fixture, k8s_schema, k8s_schema::validate, variant::Variant};
+use crate::support::{accept_fixture, k8s_schema, k8s_schema::validate, root, variant::Variant};
 use nodeimg::blueprint::model::acceptance::pinned;
 use nodeimg::render::{Templates, render};
 use serde_json::{Value, json};
@@ -1697,4 +1697,93 @@ fn rbac_grants(items: &Value, sa: &Value, ns: &Value) -> Vec<(Option<String>, St
         }
     }
     out
+}
+
+/// Under MIG the smoke probe names each MIG device it sees by its parent GPU and GPU
+/// instance, what dcgm-exporter labels the instance's series with (`UUID`, `GPU_I_ID`):
+/// `nvidia-smi -q -x` here prints a real A100 in MIG mode (the corpus's
+/// `nvidia-smi-xml/telegraf/a100-sxm4-v12.xml`: one GPU, MIG devices 0–3 on GPU
+/// instances 3–6) and `nvidia-smi -L` that GPU's list in the layout of the corpus's H100
+/// MIG capture; the stand-in `torch` reports the MIG devices 1 and 3 by their UUIDs.
+#[test]
+#[ignore = "opt-in suite `corpus`: reads ../shared/corpus and runs python3 (cargo test -- --ignored)"]
+fn the_smoke_probe_names_each_mig_devices_parent_and_instance() {
+    let xml = root().join("../shared/corpus/nvidia-smi-xml/telegraf/a100-sxm4-v12.xml");
+    assert!(xml.exists(), "corpus path {} is missing", xml.display());
+    let parent = "GPU-513536b6-7d19-9063-b049-1e69664bb298";
+    assert!(std::fs::read_to_string(&xml).unwrap().contains(parent));
+    let mig = |i: u32| format!("MIG-{i:08x}-5d0c-5a8b-9c3d-2e1f0a9b8c7d");
+    let (probe, _) = scripts();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("probe.py"), &probe).unwrap();
+    let torch = dir.path().join("torch");
+    std::fs::create_dir(&torch).unwrap();
+    std::fs::write(
+        torch.join("__init__.py"),
+        format!(
+            "import types, uuid\n\
+version = types.SimpleNamespace(cuda='12.2')\n\
+_U = ['{}', '{}']\n\
+class _P:\n    def __init__(self, i):\n        self.name = 'NVIDIA A100-SXM4-80GB MIG 2g.20gb'\n        self.uuid = uuid.UUID(_U[i])\n\
+cuda = types.SimpleNamespace(device_count=lambda: 2, get_device_properties=_P)\n",
+            &mig(1)[4..],
+            &mig(3)[4..]
+        ),
+    )
+    .unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let listing: String =
+        std::iter::once(format!("GPU 0: NVIDIA A100-SXM4-80GB (UUID: {parent})\n"))
+            .chain((0..4).map(|i| format!("  MIG 2g.20gb     Device  {i}: (UUID: {})\n", mig(i))))
+            .collect();
+    std::fs::write(bin.join("smi-L.txt"), listing).unwrap();
+    let smi = bin.join("nvidia-smi");
+    std::fs::write(
+        &smi,
+        format!(
+            "#!/bin/sh\ncase \"$1\" in\n  -L) cat '{}' ;;\n  -q) cat '{}' ;;\n  *) exit 9 ;;\nesac\n",
+            bin.join("smi-L.txt").display(),
+            xml.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&smi, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = std::process::Command::new("python3")
+        .arg(dir.path().join("probe.py"))
+        .arg("smoke")
+        .env("PYTHONPATH", dir.path())
+        .env("PATH", path)
+        .env("POD_NAME", "nodeimg-acceptance-smoke")
+        .env("POD_NAMESPACE", "nodeimg-acceptance")
+        .env("NODEIMG_REQUESTED", "2")
+        .env("NODEIMG_HOLD_SECONDS", "0")
+        .output()
+        .expect("python3");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let steps = nodeimg::accept::probe::parse(&stdout).unwrap_or_else(|e| panic!("{e}\n{stdout}"));
+    let devices = steps
+        .iter()
+        .find(|s| s.name == "devices")
+        .and_then(|s| s.devices.clone())
+        .unwrap_or_else(|| panic!("{stdout}"));
+    let seen: Vec<(Option<&str>, Option<&str>, Option<u32>)> = devices
+        .iter()
+        .map(|d| (d.uuid.as_deref(), d.parent.as_deref(), d.gpu_instance))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (Some(mig(1).as_str()), Some(parent), Some(4)),
+            (Some(mig(3).as_str()), Some(parent), Some(6)),
+        ],
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -75,11 +75,19 @@ fn time_slicing_and_mps_reach_the_device_plugin() {
             "{:?}",
             node_labels(&r)
         );
+        // dcgm-exporter names every pod of a shared GPU, not only one
+        // (`--kubernetes-virtual-gpus`): what `smoke.mapping` reads.
+        assert_eq!(
+            values["dcgmExporter"]["env"],
+            json!([{"name": "KUBERNETES_VIRTUAL_GPUS", "value": "true"}]),
+            "{mode}"
+        );
     }
     // No sharing: no configuration, no label.
     let r = rendered(&example("h100-sxm-ubuntu"));
     let values: Value = cluster_file(&r, "gpu-operator-values.yaml");
     assert!(values["devicePlugin"].get("config").is_none());
+    assert!(values["dcgmExporter"].get("env").is_none());
     assert!(!node_labels(&r).iter().any(|l| l.starts_with("nvidia.com/")));
 }
 
@@ -95,6 +103,8 @@ fn mig_reaches_the_mig_manager_through_the_node_label() {
     assert_eq!(values["migManager"]["enabled"], true);
     assert_eq!(values["mig"]["strategy"], "mixed");
     assert!(values["devicePlugin"].get("config").is_none());
+    // One pod per MIG device: dcgm-exporter's default mapping names it.
+    assert!(values["dcgmExporter"].get("env").is_none());
 }
 
 #[test]

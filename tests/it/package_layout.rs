@@ -451,10 +451,11 @@ fn an_overlay_layer_packed_first_is_the_one_packed_after() {
         let ov = Overlay::new(&src);
         let listing = ov.listing().unwrap();
         let out = dir.path().join(name);
-        let mut packed = package::prepacked::pack(&ov, &listing, &o, &out, &mut Silent)
-            .unwrap()
-            .expect("no cache: packed");
-        let sums = packed.take_sums();
+        let cached = package::cache::Cache::open(&out);
+        let (packed, sums) =
+            package::prepacked::pack(&ov, &listing, &o, &cached, &out, &mut Silent)
+                .unwrap()
+                .expect("no cache: packed");
         let packed_digest = packed.layer().digest.clone();
         assert_eq!(sums.len(), listing.len());
         for (e, sum) in listing.iter().zip(&sums) {
@@ -474,8 +475,11 @@ fn an_overlay_layer_packed_first_is_the_one_packed_after() {
             overlay: Some(&ov),
             sbom: None,
         };
-        let early = package::build_with(inputs, &meta(), &o, &out, None, Some(packed), &mut Silent)
-            .unwrap();
+        let before = package::Before {
+            prepacked: Some(packed),
+            ..Default::default()
+        };
+        let early = package::build_with(inputs, &meta(), &o, &out, before, &mut Silent).unwrap();
         let plain = build(
             &config,
             Some(&ov),

@@ -92,6 +92,18 @@ fn blob_bytes(cache: &Path) -> u64 {
         .sum()
 }
 
+/// Every blob of the layout at `out` is there and hashes to its name.
+fn assert_whole(out: &Path) {
+    let blobs = names(&out.join("blobs/sha256"));
+    assert!(blobs.len() >= 6, "{blobs:?}");
+    for blob in blobs {
+        let hex = blob.file_name().unwrap().to_str().unwrap().to_owned();
+        let sum = Sha256::digest(std::fs::read(&blob).unwrap());
+        let got: String = sum.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(got, hex, "{}", blob.display());
+    }
+}
+
 #[test]
 fn a_build_into_a_new_folder_takes_the_layers_packed_before() {
     let f = Fixture::new();
@@ -132,14 +144,7 @@ fn a_build_into_a_new_folder_takes_the_layers_packed_before() {
     // The layout taken from the cache is whole: every blob it holds is
     // there and hashes to its name.
     for out in ["a", "b"] {
-        let blobs = names(&f.path(out).join("blobs/sha256"));
-        assert!(blobs.len() >= 6, "{blobs:?}");
-        for blob in blobs {
-            let hex = blob.file_name().unwrap().to_str().unwrap().to_owned();
-            let sum = Sha256::digest(std::fs::read(&blob).unwrap());
-            let got: String = sum.iter().map(|b| format!("{b:02x}")).collect();
-            assert_eq!(got, hex, "{}", blob.display());
-        }
+        assert_whole(&f.path(out));
     }
     // `--no-cache` takes nothing from the user's cache either.
     let uncached = f.build("d", &[], &["--no-cache"]);
@@ -163,6 +168,9 @@ fn a_cached_blob_that_lost_its_digest_is_packed_again() {
     let second = f.build("b", &[], &[]);
     assert_eq!(second["reused"], json!([]));
     assert_eq!(second["manifest"], first["manifest"]);
+    // The blobs were checked while the layout was written, and the bad
+    // ones packed again before it was committed.
+    assert_whole(&f.path("b"));
     // The bad blobs went, and the new build put good ones back.
     let third = f.build("c", &[], &[]);
     assert_eq!(third["reused"], json!(["overlay", "verifier", "config"]));

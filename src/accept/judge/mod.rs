@@ -70,7 +70,7 @@ pub struct Judgement {
 pub const FINDINGS: &[(&str, &str, &str)] = &[
     ("kubernetes", "kubernetes", "the Node object was given (layer 2; the `cluster.*` findings below)"),
     ("smoke.devices", "device-container", "the smoke Pod received every device it requested, each once"),
-    ("smoke.mapping", "device-container", "the GPUs the smoke Pod saw are those the kubelet allocated to it (dcgm-exporter's pod labels), each to one smoke Pod"),
+    ("smoke.mapping", "device-container", "the GPUs (MIG: GPU instances) the smoke Pod saw are those the kubelet allocated to it (dcgm-exporter's pod labels), each to one smoke Pod (time-slicing, MPS: to at most `replicas` Pods)"),
     ("smoke.kernel", "device-container", "the smoke Pod ran a kernel on its devices"),
     ("smoke.shm", "device-container", "the smoke Pod's /dev/shm is at least system.shmSize (the rendered shm policy applied)"),
     ("dcgm.level", "interconnect", "DCGM diagnostics reached the blueprint's level"),

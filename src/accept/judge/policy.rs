@@ -1,12 +1,13 @@
 //! What the blueprint asks of acceptance, resolved once: the tests required (from
 //! `acceptance.tests`, or those the topology makes meaningful), the DCGM level, the
-//! multi-node size, GPUDirect and `/dev/shm` expectations, and each figure's threshold
-//! (the blueprint's, else the topology's from [`threshold`]).
+//! multi-node size, GPUDirect and `/dev/shm` expectations, how GPUs are shared (the pod
+//! mapping's arithmetic), and each figure's threshold (the blueprint's, else the
+//! topology's from [`threshold`]).
 
 use crate::accept::threshold::{self, Figure, Threshold, Topology};
 use crate::blueprint::Spec;
-use crate::blueprint::model::Vendor;
 use crate::blueprint::model::acceptance::{Acceptance, Test};
+use crate::blueprint::model::{SharingMode, Vendor};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// What the blueprint asks of acceptance, resolved.
@@ -25,6 +26,9 @@ pub struct Policy {
     /// `system.shmSize` in bytes: the smoke Pod's `/dev/shm` (the rendered Kyverno
     /// policy's emptyDir) must be at least this large.
     pub shm_bytes: Option<u64>,
+    /// `accelerators.sharing`: its mode, and the Pods one GPU may go to (`replicas`
+    /// under time-slicing or MPS, else 1).
+    pub sharing: (SharingMode, u32),
     pub tolerance_percent: f64,
     /// The inference engine's thresholds: tokens/s (at least), time to first token in ms
     /// (at most), from `acceptance.thresholds`.
@@ -97,6 +101,12 @@ impl Policy {
             gpudirect: blueprint.network.affinity.gpu_nic_same_pcie_switch,
             dma_buf: blueprint.gpudirect_dma_buf(),
             shm_bytes: blueprint.system.shm_size.as_ref().map(|s| s.bytes()),
+            sharing: blueprint
+                .accelerators
+                .as_ref()
+                .map_or((SharingMode::None, 1), |a| {
+                    (a.sharing.mode(), a.sharing.replicas().unwrap_or(1))
+                }),
             topology,
             required,
             dcgm_level: settings.dcgm.level,

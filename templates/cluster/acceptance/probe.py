@@ -77,14 +77,60 @@ if SUITE == "smoke":
 import torch  # noqa: E402  (after the helpers, so an import failure is still reported)
 
 
+def mig_devices():
+    # The MIG devices this container was given: {MIG UUID: (parent GPU UUID, GPU instance
+    # id)}, what dcgm-exporter labels a MIG device's series with (UUID, GPU_I_ID). Inside
+    # the container NVML lists only the MIG devices injected into it. `nvidia-smi -L`
+    # names each one's UUID under its parent ("GPU 0: ... (UUID: GPU-...)", then
+    # "  MIG 1g.10gb     Device  0: (UUID: MIG-...)"); `nvidia-smi -q -x` gives its
+    # <gpu_instance_id> by the same <index> under the parent's <gpu> (<uuid>).
+    import re
+    import subprocess
+    import xml.etree.ElementTree as ET
+    try:
+        run = lambda *a: subprocess.run(["nvidia-smi", *a], capture_output=True, text=True,
+                                        timeout=120, check=True).stdout
+        listing = run("-L")
+        if "(UUID: MIG-" not in listing:
+            return {}  # whole GPUs: the full query is not needed
+        root = ET.fromstring(run("-q", "-x"))
+    except (OSError, subprocess.SubprocessError, ET.ParseError):
+        return {}
+    instances = {}
+    for gpu in root.findall("gpu"):
+        for m in gpu.findall("mig_devices/mig_device"):
+            gi = m.findtext("gpu_instance_id", "").strip()
+            if gi.isdigit():
+                instances[(gpu.findtext("uuid", "").strip(), m.findtext("index", "").strip())] = int(gi)
+    out, parent = {}, None
+    for line in listing.splitlines():
+        g = re.match(r"GPU \d+: .*\(UUID: (GPU-[0-9a-fA-F-]+)\)", line)
+        if g:
+            parent = g.group(1)
+            continue
+        m = re.match(r"\s+MIG .*Device\s+(\d+): \(UUID: (MIG-[0-9a-fA-F-]+)\)", line)
+        if m and parent and (parent, m.group(1)) in instances:
+            out[m.group(2)] = (parent, instances[(parent, m.group(1))])
+    return out
+
+
 def device_list():
     out = []
+    migs = mig_devices() if torch.version.cuda else {}
     for i in range(torch.cuda.device_count()):
         p = torch.cuda.get_device_properties(i)
         d = {"index": i, "name": p.name}
         uuid = getattr(p, "uuid", None)
         if uuid is not None:
             d["uuid"] = ("GPU-" if torch.version.cuda else "") + str(uuid)
+            # A MIG device: CUDA names it by its own UUID (the MIG- one), or by its
+            # parent's where only one MIG device of that GPU is in the container.
+            mig = [k for k, (parent, _) in migs.items()
+                   if k[4:].lower() == str(uuid).lower()
+                   or (parent == d["uuid"] and sum(q == parent for q, _ in migs.values()) == 1)]
+            if len(mig) == 1:
+                d["uuid"] = mig[0]
+                d["parent"], d["gpu_instance"] = migs[mig[0]]
         if hasattr(p, "pci_bus_id"):
             d["bus"] = "%04x:%02x:%02x.0" % (getattr(p, "pci_domain_id", 0), p.pci_bus_id,
                                             getattr(p, "pci_device_id", 0))
