@@ -91,6 +91,64 @@ fn time_slicing_and_mps_reach_the_device_plugin() {
     assert!(!node_labels(&r).iter().any(|l| l.starts_with("nvidia.com/")));
 }
 
+/// Under time-slicing and MPS the device plugin (v0.18.1) refuses a request for more
+/// than one replica: MPS always, time-slicing with `failRequestsGreaterThanOne`, which
+/// the values set (a request of 8 could otherwise be eight replicas of one GPU). The
+/// smoke test is then GPUs × replicas Pods of one replica each: the node's whole shared
+/// capacity, so every replica is handed out once.
+#[test]
+fn shared_gpus_are_smoke_tested_one_replica_per_pod() {
+    for mode in ["time-slicing", "mps"] {
+        let r = rendered(
+            &h100()
+                .set("accelerators.sharing", json!({"mode": mode, "replicas": 4}))
+                .load(),
+        );
+        let values: Value = cluster_file(&r, "gpu-operator-values.yaml");
+        let config = device_plugin_config(&values, "h100-sxm-ubuntu");
+        let key = if mode == "mps" { "mps" } else { "timeSlicing" };
+        assert_eq!(
+            config["sharing"][key]["failRequestsGreaterThanOne"], true,
+            "{mode}: {config}"
+        );
+        let list: Value = cluster_file(&r, "acceptance/smoke-pod.yaml");
+        assert_eq!(list["kind"], "List", "{mode}");
+        let pods = list["items"].as_array().expect("items");
+        assert_eq!(pods.len(), 32, "{mode}: 8 GPUs × 4 replicas");
+        let mut names = std::collections::BTreeSet::new();
+        for pod in pods {
+            assert_eq!(pod["kind"], "Pod");
+            names.insert(pod["metadata"]["name"].as_str().unwrap().to_owned());
+            let c = &pod["spec"]["containers"][0];
+            assert_eq!(
+                c["resources"]["limits"],
+                json!({"nvidia.com/gpu": 1}),
+                "{mode}"
+            );
+            let requested = c["env"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|e| e["name"] == "NODEIMG_REQUESTED")
+                .expect("NODEIMG_REQUESTED");
+            assert_eq!(requested["value"], "1");
+            assert_eq!(
+                pod["spec"]["nodeSelector"]["nodeimg.dev/acceptance"], "run",
+                "{mode}"
+            );
+        }
+        assert_eq!(names.len(), 32, "distinct Pod names: {names:?}");
+    }
+    // Whole GPUs: one Pod asks for all of them.
+    let r = rendered(&example("h100-sxm-ubuntu"));
+    let pod: Value = cluster_file(&r, "acceptance/smoke-pod.yaml");
+    assert_eq!(pod["kind"], "Pod");
+    assert_eq!(
+        pod["spec"]["containers"][0]["resources"]["limits"],
+        json!({"nvidia.com/gpu": 8})
+    );
+}
+
 #[test]
 fn mig_reaches_the_mig_manager_through_the_node_label() {
     let r = rendered(&mig("all-1g.10gb", Some("mixed")).load());
