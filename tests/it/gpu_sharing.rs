@@ -49,7 +49,8 @@ fn device_plugin_config(values: &Value, class: &str) -> Value {
         cfg["create"], true,
         "the chart creates the ConfigMap: {cfg}"
     );
-    assert_eq!(cfg["default"], class, "{cfg}");
+    // Nodes of other classes carry no label and keep whole GPUs.
+    assert!(cfg.get("default").is_none(), "{cfg}");
     let text = cfg["data"][class].as_str().expect("the class's key");
     serde_yaml::from_str(text).unwrap()
 }
@@ -147,6 +148,81 @@ fn shared_gpus_are_smoke_tested_one_replica_per_pod() {
         pod["spec"]["containers"][0]["resources"]["limits"],
         json!({"nvidia.com/gpu": 8})
     );
+}
+
+/// Values files merged as Helm merges several `-f` files into one release: mappings
+/// key by key, anything else (scalars, lists) the later file's.
+fn helm_merge(into: &mut Value, over: &Value) {
+    match (into.as_object_mut(), over.as_object()) {
+        (Some(a), Some(b)) => {
+            for (k, v) in b {
+                match a.get_mut(k) {
+                    Some(slot) if slot.is_object() && v.is_object() => helm_merge(slot, v),
+                    _ => {
+                        a.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+        }
+        _ => *into = over.clone(),
+    }
+}
+
+/// A cluster runs one GPU Operator release, whose device plugin reads one sharing
+/// ConfigMap. Each class's values hold its own key (the class name) and no default,
+/// so the classes' values files given to one release merge into a ConfigMap with a key
+/// per class, each class's node label selects its own, and a class that shares nothing
+/// sets no label: the operator's config-manager falls back to the empty configuration
+/// (`FALLBACK_STRATEGIES=empty`), whole GPUs, rather than to another class's sharing.
+#[test]
+fn several_classes_share_one_operator_release() {
+    let classes = [
+        (
+            "h100-sliced",
+            json!({"mode": "time-slicing", "replicas": 4}),
+            "timeSlicing",
+        ),
+        ("h100-mps", json!({"mode": "mps", "replicas": 2}), "mps"),
+        ("h100-sxm-ubuntu", json!({"mode": "none"}), ""),
+    ];
+    let mut merged = json!({});
+    let mut labels = Vec::new();
+    for (class, sharing, _) in &classes {
+        let r = rendered(
+            &h100()
+                .set("metadata.name", json!(class))
+                .set("accelerators.sharing", sharing.clone())
+                .load(),
+        );
+        let values: Value = cluster_file(&r, "gpu-operator-values.yaml");
+        helm_merge(&mut merged, &values);
+        labels.push(node_labels(&r));
+    }
+    let cfg = &merged["devicePlugin"]["config"];
+    assert!(cfg.get("default").is_none(), "{cfg}");
+    assert_eq!(cfg["name"], "nodeimg-device-plugin-sharing");
+    let data = cfg["data"].as_object().expect("data");
+    assert_eq!(
+        data.keys().collect::<Vec<_>>(),
+        ["h100-mps", "h100-sliced"],
+        "one key per sharing class"
+    );
+    for ((class, sharing, key), labels) in classes.iter().zip(&labels) {
+        let selected: Vec<&str> = labels
+            .iter()
+            .filter_map(|l| l.strip_prefix("nvidia.com/device-plugin.config="))
+            .collect();
+        if key.is_empty() {
+            assert!(selected.is_empty(), "{class}: {labels:?}");
+            continue;
+        }
+        assert_eq!(selected, [*class], "{labels:?}");
+        let config: Value = serde_yaml::from_str(data[*class].as_str().unwrap()).unwrap();
+        assert_eq!(
+            config["sharing"][key]["resources"][0]["replicas"], sharing["replicas"],
+            "{class}: {config}"
+        );
+    }
 }
 
 #[test]
