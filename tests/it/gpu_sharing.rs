@@ -150,6 +150,34 @@ fn shared_gpus_are_smoke_tested_one_replica_per_pod() {
     );
 }
 
+/// The shared smoke test's Pods must fit the kubelet's maxPods (110 by default):
+/// 8 GPUs × 16 replicas do not, and the blueprint says so; 8 × 4 do.
+#[test]
+fn a_shared_smoke_test_beyond_max_pods_is_a_warning() {
+    let warned = |replicas: u32| {
+        let (bp, d) = h100()
+            .set(
+                "accelerators.sharing",
+                json!({"mode": "time-slicing", "replicas": replicas}),
+            )
+            .diagnose_with(&nodeimg::blueprint::compat::Matrix::builtin());
+        assert!(bp.is_some(), "{d:#?}");
+        d.into_iter().find(|d| d.code == "smoke-pods")
+    };
+    let w = warned(16).expect("warned");
+    assert_eq!(
+        w.severity,
+        nodeimg::blueprint::diagnostic::Severity::Warning
+    );
+    assert_eq!(w.path.to_string(), "accelerators.sharing.replicas");
+    assert!(
+        w.message.contains("128 Pods") && w.message.contains("maxPods 110"),
+        "{}",
+        w.message
+    );
+    assert!(warned(4).is_none());
+}
+
 /// Values files merged as Helm merges several `-f` files into one release: mappings
 /// key by key, anything else (scalars, lists) the later file's.
 fn helm_merge(into: &mut Value, over: &Value) {
