@@ -7,6 +7,7 @@
 //! (render, package, verify, accept) take a `Blueprint` or its checked
 //! [`Spec`], never the raw model, and never re-check it.
 
+pub mod amd_chart;
 pub mod cmdline;
 pub mod compat;
 pub mod diagnostic;

@@ -40,6 +40,13 @@ fn validation_schema() -> &'static Value {
     })
 }
 
+/// Builds the validator now (milliseconds of work that a blueprint
+/// check otherwise waits for), so a command can start it on a thread of
+/// its own while it reads its other inputs.
+pub fn prepare() {
+    validator();
+}
+
 fn validator() -> &'static jsonschema::Validator {
     static VALIDATOR: OnceLock<jsonschema::Validator> = OnceLock::new();
     VALIDATOR.get_or_init(|| {

@@ -66,6 +66,9 @@ impl Prepared {
         stdin_base: Option<&Path>,
         env: &mut Env<'_>,
     ) -> Result<Self, Failure> {
+        // The blueprint schema's validator is built while the matrix, the
+        // templates and the blueprint are read.
+        std::thread::spawn(crate::blueprint::schema::prepare);
         let matrix = self::matrix(matrix, env)?;
         let templates = match templates.and_then(|t| t.templates.as_deref()) {
             None => Templates::embedded(),

@@ -1,12 +1,12 @@
 //! The zstd layer blob as independent frames, each holding a fixed-size
 //! chunk of the tar stream ([`CHUNK`]), compressed on every core.
 //!
-//! One pass, four stages on their own threads, joined by bounded queues:
+//! One pass, on threads joined by bounded queues:
 //!
 //! ```text
-//! tar writer (caller's thread) ─chunk─▶ workers: zstd -3 frame or raw frame ─▶ writer: sha256, file
-//!   reads files straight into the chunk,                                        in chunk order,
-//!   sha256 of the tar (diff_id)                                                 writeback started as it goes
+//! tar writer (caller's thread) ─chunk─▶ tar hasher ─▶ workers: zstd -3 frame or raw frame ─▶ writer: sha256, file
+//!   reads files straight into the chunk   sha256 of                                          in chunk order,
+//!   (and hashes each file, where asked)   the tar (diff_id)                                  writeback started as it goes
 //! ```
 //!
 //! A frame depends on its chunk alone, and chunk boundaries on the tar
@@ -97,6 +97,7 @@ pub fn pack(
 ) -> Result<Packed, PackageError> {
     let workers = usize::try_from(workers).unwrap_or(1).clamp(1, MAX_WORKERS);
     let (free_tx, free_rx) = sync_channel::<Slot>(slots(workers));
+    let (hash_tx, hash_rx) = sync_channel::<(u64, Slot)>(slots(workers));
     let (work_tx, work_rx) = sync_channel::<(u64, Slot)>(slots(workers));
     let (done_tx, done_rx) = sync_channel::<io::Result<(u64, Slot)>>(slots(workers));
     let work_rx = Arc::new(Mutex::new(work_rx));
@@ -112,20 +113,25 @@ pub fn pack(
         }
         drop(done_tx);
         let writer = scope.spawn(move || write_frames(done_rx, free_tx, file));
+        let hashing = scope.spawn(move || hash_chunks(hash_rx, work_tx));
         let mut chunker = Chunker {
             free: free_rx,
-            work: Some(work_tx),
+            next: Some(hash_tx),
             current: None,
             seq: 0,
-            hasher: Sha256::new(),
-            tar_size: 0,
         };
         let produced = produce(&mut chunker)
             .and_then(|()| chunker.dispatch().map_err(|e| PackageError::io(path)(e)));
-        let (diff_id, tar_size) = chunker.finish();
+        chunker.finish();
+        let hashed = hashing.join();
         let written = writer
             .join()
-            .unwrap_or_else(|_| Err(io::Error::other("the blob writer panicked")));
+            .unwrap_or_else(|_| Err(io::Error::other("the blob writer panicked")))
+            .and_then(|w| {
+                let (diff_id, tar_size) =
+                    hashed.map_err(|_| io::Error::other("the tar hasher panicked"))?;
+                Ok((w, diff_id, tar_size))
+            });
         // The writer's error explains a producer that found the pipeline
         // closed; otherwise the producer's own error is the cause.
         let written = match (produced, written) {
@@ -133,6 +139,7 @@ pub fn pack(
             (Err(e), Ok(_)) => return Err(e),
             (Ok(()), Ok(w)) => w,
         };
+        let (written, diff_id, tar_size) = written;
         Ok(Packed {
             diff_id,
             tar_size,
@@ -144,15 +151,31 @@ pub fn pack(
     })
 }
 
-/// The tar writer's end of the pipeline: fills chunks, hashes each one
-/// for the diff_id as it is complete, and hands it to the workers.
+/// The tar writer's end of the pipeline: fills chunks and hands each one,
+/// once complete, to the tar hasher.
 pub struct Chunker {
     free: Receiver<Slot>,
-    work: Option<SyncSender<(u64, Slot)>>,
+    next: Option<SyncSender<(u64, Slot)>>,
     current: Option<Slot>,
     seq: u64,
-    hasher: Sha256,
-    tar_size: u64,
+}
+
+/// The tar hasher: the diff_id over the chunks in order, on a thread of its
+/// own (the tar writer already hashes every file it reads, and the blob
+/// writer the frames), each chunk then passed on to the workers. Returns
+/// the digest and size of the whole tar.
+fn hash_chunks(chunks: Receiver<(u64, Slot)>, work: SyncSender<(u64, Slot)>) -> (Digest, u64) {
+    let mut hasher = Sha256::new();
+    let mut size = 0u64;
+    for (seq, slot) in chunks {
+        hasher.update(&slot.input[..slot.used]);
+        size += slot.used as u64;
+        // Closed: a worker failed, and the writer says why.
+        if work.send((seq, slot)).is_err() {
+            break;
+        }
+    }
+    (Digest::from_sha256(hasher), size)
 }
 
 fn closed() -> io::Error {
@@ -182,18 +205,16 @@ impl Chunker {
             self.current = Some(slot);
             return Ok(());
         }
-        self.hasher.update(&slot.input[..slot.used]);
-        self.tar_size += slot.used as u64;
-        let work = self.work.as_ref().ok_or_else(closed)?;
-        work.send((self.seq, slot)).map_err(|_| closed())?;
+        let next = self.next.as_ref().ok_or_else(closed)?;
+        next.send((self.seq, slot)).map_err(|_| closed())?;
         self.seq += 1;
         Ok(())
     }
 
-    /// Ends the stream: the workers stop once the queue is empty.
-    fn finish(mut self) -> (Digest, u64) {
-        self.work = None;
-        (Digest::from_sha256(self.hasher), self.tar_size)
+    /// Ends the stream: the hasher and then the workers stop once their
+    /// queues are empty.
+    fn finish(mut self) {
+        self.next = None;
     }
 }
 

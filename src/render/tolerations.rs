@@ -8,12 +8,19 @@
 //! override), at the values path each chart or CR reads its tolerations
 //! from, and applies core/v1 toleration matching: an empty key with
 //! `Exists` tolerates everything; otherwise keys must be equal, the effect
-//! equal or empty, and the value equal under `Equal` (the default).
+//! equal or empty, and the value equal under `Equal` (the default). A
+//! `PreferNoSchedule` taint keeps no pod off the node, so only `NoSchedule`
+//! and `NoExecute` taints are checked.
+//!
+//! A site is checked where its field is rendered: the AMD driver's KMM
+//! pods have no tolerations field before chart v1.3.1, so the renderer
+//! writes none there and this check finds the driver untolerated — as the
+//! API server would leave it (`validate` refuses that blueprint first).
 
 use serde_json::Value;
 
 use super::Rendered;
-use crate::blueprint::value::Taint;
+use crate::blueprint::value::{Taint, TaintEffect};
 
 /// A DaemonSet's tolerations: the cluster file, what runs, the path of
 /// the toleration list in that file.
@@ -33,8 +40,8 @@ pub const SITES: &[Site] = &[
     // GFD, DCGM exporter, validator, …), and the bundled NFD's worker.
     Site { file: "gpu-operator-values.yaml", component: "GPU Operator operands", path: &["daemonsets", "tolerations"] },
     Site { file: "gpu-operator-values.yaml", component: "GPU Operator's NFD worker", path: &["node-feature-discovery", "worker", "tolerations"] },
-    // AMD GPU Operator: DeviceConfig fields, as a CR (chart < v1.4) or
-    // as the chart's deviceConfig.spec (≥ v1.4); the bundled NFD's worker.
+    // AMD GPU Operator: DeviceConfig fields, as a CR (chart < v1.3.0) or
+    // as the chart's deviceConfig.spec (≥ v1.3.0); the bundled NFD's worker.
     Site { file: "amd-gpu-operator-values.yaml", component: "AMD GPU Operator's NFD worker", path: &["node-feature-discovery", "worker", "tolerations"] },
     Site { file: "amd-gpu-operator-values.yaml", component: "AMD device plugin", path: &["deviceConfig", "spec", "devicePlugin", "devicePluginTolerations"] },
     Site { file: "amd-gpu-operator-values.yaml", component: "AMD node labeller", path: &["deviceConfig", "spec", "devicePlugin", "nodeLabellerTolerations"] },
@@ -92,6 +99,10 @@ pub fn tolerates(toleration: &Value, taint: &Taint) -> bool {
 /// component with no toleration list tolerates nothing.
 pub fn check(out: &Rendered, taints: &[Taint]) -> Vec<Untolerated> {
     let mut problems = Vec::new();
+    let taints: Vec<&Taint> = taints
+        .iter()
+        .filter(|t| t.effect != TaintEffect::PreferNoSchedule)
+        .collect();
     if taints.is_empty() {
         return problems;
     }
@@ -114,7 +125,7 @@ pub fn check(out: &Rendered, taints: &[Taint]) -> Vec<Untolerated> {
             .and_then(Value::as_array)
             .cloned()
             .unwrap_or_default();
-        for taint in taints {
+        for taint in &taints {
             if !list.iter().any(|t| tolerates(t, taint)) {
                 problems.push(Untolerated {
                     file: site.file,

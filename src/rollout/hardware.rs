@@ -20,8 +20,8 @@
 //! The product must be exactly one the blueprint's model is known by: the compatibility
 //! matrix's aliases (device names as NVML and sysfs report them, which a site extends
 //! with `--matrix`) as the labeller writes them, and the label values of
-//! `gpu-labels.csv` beside this file (cited data: product names under another device
-//! name, AMD device ids). `H100 SXM` thus accepts `NVIDIA-H100-80GB-HBM3` and not
+//! `gpu-labels.csv` beside this file (cited data: what AMD's labeller writes, device ids
+//! among it; NVIDIA device names live in the matrix alone). `H100 SXM` thus accepts `NVIDIA-H100-80GB-HBM3` and not
 //! `NVIDIA-H100-NVL`. A model known by no such value cannot be told apart from another,
 //! so a node labelled with a product is set apart for it too, with the remedy (aliases in
 //! a site matrix). A node without these labels is not judged (it may not run discovery);
@@ -49,7 +49,15 @@ fn parse(text: &str) -> Result<Vec<(String, String, String)>, TableError> {
     let mut out = Vec::new();
     for r in rows {
         let label = r.field(1);
-        if ![PRODUCT_LABEL, AMD_PRODUCT_LABEL, AMD_DEVICE_LABEL].contains(&label) {
+        if label == PRODUCT_LABEL {
+            return Err(r.error(
+                &meta,
+                format!(
+                    "`{label}` comes from the compatibility matrix's aliases (NVML device names): add the name there"
+                ),
+            ));
+        }
+        if ![AMD_PRODUCT_LABEL, AMD_DEVICE_LABEL].contains(&label) {
             return Err(r.error(
                 &meta,
                 format!("`{label}` is not a label rollout plan reads"),
@@ -279,13 +287,19 @@ mod tests {
             accepted(&matrix, Vendor::Nvidia, "H100 SXM", PRODUCT_LABEL),
             ["NVIDIA-H100-80GB-HBM3", "NVIDIA-H100-SXM5-80GB"]
         );
-        // An L40S node (the matrix has no alias for it) is not refused for its own product.
+        // An L40S node is not refused for its own product (the matrix's alias).
         assert_eq!(
             accepted(&matrix, Vendor::Nvidia, "l40s", PRODUCT_LABEL),
             ["NVIDIA-L40S"]
         );
-        assert!(
-            parse("# source: s\n# version: v\n# read: r\nmodel,label,value\nX,foo,1\n").is_err()
+        assert_eq!(
+            accepted(&matrix, Vendor::Amd, "MI300X", AMD_PRODUCT_LABEL),
+            ["AMD_Instinct_MI300X_OAM"]
         );
+        let head = "# source: s\n# version: v\n# read: r\nmodel,label,value\n";
+        assert!(parse(&format!("{head}X,foo,1\n")).is_err());
+        // NVIDIA device names have one home, the matrix.
+        let e = parse(&format!("{head}L40S,nvidia.com/gpu.product,NVIDIA-L40S\n")).unwrap_err();
+        assert!(e.to_string().contains("aliases"), "{e}");
     }
 }

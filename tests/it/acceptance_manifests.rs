@@ -312,32 +312,32 @@ fn the_amd_test_runner_runs_the_blueprints_recipe_on_every_gpu() {
         ["MANUAL"]["TestCases"][0];
     assert_eq!(case["Recipe"], "iet_single");
     assert_eq!(case["TimeoutSeconds"], 1200);
-    // The service account may write the result and label the node.
+    // The service account may write the result in its namespace and label the node;
+    // nothing grants it events beyond its namespace.
     let access = &docs["test-runner-access.yaml"]["items"];
+    let ns = &job["metadata"]["namespace"];
     let sa = &access[0];
     assert_eq!(sa["kind"], "ServiceAccount");
     assert_eq!(spec["serviceAccountName"], sa["metadata"]["name"]);
-    assert_eq!(sa["metadata"]["namespace"], job["metadata"]["namespace"]);
-    let rules = &access[1]["rules"];
+    assert_eq!(&sa["metadata"]["namespace"], ns);
+    let grants = rbac_grants(access, &sa["metadata"]["name"], ns);
     assert!(
-        rules
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|r| r["resources"][0] == "events"
-                && r["verbs"].as_array().unwrap().contains(&json!("create")))
+        grants.contains(&(Some(ns.to_string()), "events".into(), "create".into())),
+        "{grants:?}"
     );
     assert!(
-        rules
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|r| r["resources"][0] == "nodes"
-                && r["verbs"].as_array().unwrap().contains(&json!("patch")))
+        grants.contains(&(None, "nodes".into(), "patch".into())),
+        "{grants:?}"
     );
-    let binding = &access[2];
-    assert_eq!(binding["roleRef"]["name"], access[1]["metadata"]["name"]);
-    assert_eq!(binding["subjects"][0]["name"], sa["metadata"]["name"]);
+    let wide: Vec<_> = grants
+        .iter()
+        .filter(|(scope, ..)| scope.is_none())
+        .collect();
+    assert_eq!(
+        wide,
+        [&(None, "nodes".to_string(), "patch".to_string())],
+        "{grants:?}"
+    );
     // Without its image, nothing renders; an unknown recipe name is refused.
     let bare = Variant::of("mi300x-rhel")
         .remove("acceptance.images.testRunner")
@@ -766,15 +766,20 @@ while :; do echo \"2026/12/05 14:02:11.601, 0, 690.00 W, 700.00 W, Not Active\";
             "mpirun",
             r#"#!/bin/sh
 # Stand-in: every host of the hostfile runs $PER ranks (one with --host), each host with
-# its own /tmp (a folder of $ROOT), and the -x variables.
+# its own /tmp (a folder of $ROOT), and the -x variables: NODEIMG_POWER_KEEP's file is
+# that name in the host's folder, so a rank sees only what its launcher passed.
 host=
+keep=
 while [ $# -gt 0 ]; do
   case "$1" in
     --allow-run-as-root) shift;;
     --host) host=$2; shift 2;;
     -np|--map-by) shift 2;;
     --mca) shift 3;;
-    -x) export "$2"; shift 2;;
+    -x) case "$2" in
+          NODEIMG_POWER_KEEP=?*) keep=${2#NODEIMG_POWER_KEEP=};;
+          *) export "$2";;
+        esac; shift 2;;
     *) break;;
   esac
 done
@@ -783,7 +788,7 @@ n=0
 for h in ${host:-$(sed 's/ .*//' "$NODEIMG_MPI_HOSTFILE")}; do
   r=0
   while [ $r -lt $per ]; do
-    NODEIMG_NODE_FILE=$ROOT/$h/node NODEIMG_POWER_KEEP=$ROOT/$h/power \
+    NODEIMG_NODE_FILE=$ROOT/$h/node NODEIMG_POWER_KEEP=${keep:+$ROOT/$h/${keep##*/}} \
       OMPI_COMM_WORLD_LOCAL_RANK=$r OMPI_COMM_WORLD_RANK=$n "$@" &
     r=$((r + 1)); n=$((n + 1))
   done
@@ -1531,6 +1536,28 @@ fn acceptance_manifests_validate_against_their_published_schemas() {
             .unwrap()
             .is_empty()
     );
+    // A Role (its ClusterRole twin's schema) with a ClusterRole-only field, a typo.
+    let access = &acceptance(&Variant::of("mi300x-rhel"))["test-runner-access.yaml"]["items"];
+    let role = access[1].clone();
+    assert_eq!(role["kind"], "Role");
+    assert!(
+        validate("v1.36.0-standalone-strict", &role)
+            .unwrap()
+            .is_empty()
+    );
+    for (field, value) in [
+        ("aggregationRule", serde_json::json!({})),
+        ("rulez", serde_json::json!([])),
+    ] {
+        let mut bad = role.clone();
+        bad[field] = value;
+        assert!(
+            !validate("v1.36.0-standalone-strict", &bad)
+                .unwrap()
+                .is_empty(),
+            "{field}"
+        );
+    }
 }
 
 #[test]
@@ -1628,6 +1655,48 @@ cuda = types.SimpleNamespace(device_count=lambda: 2, get_device_properties=_P)\n
         ],
         "{stdout}"
     );
+}
+
+/// What the RBAC objects of `items` grant the service account `sa` of namespace `ns`:
+/// (the namespace a Role binds it in, or None for cluster-wide; resource; verb), through
+/// each binding whose subject it is and the role that binding names.
+fn rbac_grants(items: &Value, sa: &Value, ns: &Value) -> Vec<(Option<String>, String, String)> {
+    let items = items.as_array().unwrap();
+    let mut out = Vec::new();
+    for b in items
+        .iter()
+        .filter(|i| i["kind"] == "RoleBinding" || i["kind"] == "ClusterRoleBinding")
+    {
+        let bound =
+            b["subjects"].as_array().unwrap().iter().any(|s| {
+                s["kind"] == "ServiceAccount" && &s["name"] == sa && &s["namespace"] == ns
+            });
+        if !bound {
+            continue;
+        }
+        let role = items
+            .iter()
+            .find(|r| {
+                r["kind"] == b["roleRef"]["kind"]
+                    && r["metadata"]["name"] == b["roleRef"]["name"]
+                    && (r["kind"] == "ClusterRole"
+                        || r["metadata"]["namespace"] == b["metadata"]["namespace"])
+            })
+            .unwrap_or_else(|| panic!("{} names no role here", b["metadata"]["name"]));
+        let scope = (b["kind"] == "RoleBinding").then(|| b["metadata"]["namespace"].to_string());
+        for rule in role["rules"].as_array().unwrap() {
+            for res in rule["resources"].as_array().unwrap() {
+                for verb in rule["verbs"].as_array().unwrap() {
+                    out.push((
+                        scope.clone(),
+                        res.as_str().unwrap().to_owned(),
+                        verb.as_str().unwrap().to_owned(),
+                    ));
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Under MIG the smoke probe names each MIG device it sees by its parent GPU and GPU

@@ -278,7 +278,7 @@ fn an_operator_owned_driver_bump_is_the_operators_rollout() {
     assert_eq!(f.impact, Impact::Live);
     assert!(f.why.contains("operator"), "{}", f.why);
     // The files agree: only the operator's DeviceConfig changes, live
-    // (chart v1.2.0 takes it as its own CR).
+    // (chart v1.5.1 takes it through its values' deviceConfig.spec).
     assert!(
         r.files.iter().all(|f| f.impact == Impact::Live),
         "{:?}",
@@ -287,7 +287,7 @@ fn an_operator_owned_driver_bump_is_the_operators_rollout() {
     assert!(
         r.files
             .iter()
-            .any(|f| f.path == "cluster/amd-deviceconfig.yaml")
+            .any(|f| f.path == "cluster/amd-gpu-operator-values.yaml")
     );
     // A preinstalled driver is still a reboot.
     let r = diff_of(

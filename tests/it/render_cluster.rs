@@ -85,10 +85,11 @@ fn every_node_daemonset_tolerates_the_node_taints() {
         &cluster(&r, "gpu-operator-values.yaml")["daemonsets"]["tolerations"],
         taint
     ));
-    // MI300X: DeviceConfig DaemonSets (the operator defaults to none).
+    // MI300X: DeviceConfig DaemonSets (the operator defaults to none), the
+    // driver's KMM pods included (chart v1.5.1 has spec.driver.tolerations).
     let r = rendered(&example("mi300x-rhel"));
     let taint = "amd.com/gpu=present:NoSchedule";
-    let dc = cluster(&r, "amd-deviceconfig.yaml");
+    let dc = amd_deviceconfig(&r);
     for list in [
         &dc["spec"]["devicePlugin"]["devicePluginTolerations"],
         &dc["spec"]["devicePlugin"]["nodeLabellerTolerations"],
@@ -112,9 +113,108 @@ fn every_node_daemonset_tolerates_the_node_taints() {
     let r = rendered(&bp);
     assert!(tolerations::check(&r, &bp.spec().kubernetes.taints).is_empty());
     assert!(tolerated(
-        &cluster(&r, "amd-deviceconfig.yaml")["spec"]["metricsExporter"]["tolerations"],
+        &amd_deviceconfig(&r)["spec"]["metricsExporter"]["tolerations"],
         "fleet.example.com/burn-in:NoExecute"
     ));
+}
+
+/// The AMD DeviceConfig as the cluster gets it: its own CR (chart before v1.3.0), or
+/// the chart's default DeviceConfig, made from the values' `deviceConfig.spec`.
+fn amd_deviceconfig(r: &nodeimg::render::Rendered) -> Value {
+    if r.cluster.file("amd-deviceconfig.yaml").is_some() {
+        return cluster(r, "amd-deviceconfig.yaml");
+    }
+    let values = cluster(r, "amd-gpu-operator-values.yaml");
+    json!({
+        "apiVersion": "amd.com/v1alpha1",
+        "kind": "DeviceConfig",
+        "metadata": {"name": "default", "namespace": "kube-amd-gpu"},
+        "spec": values["deviceConfig"]["spec"],
+    })
+}
+
+/// The MI300X example on chart v1.2.0, whose DeviceConfig has no driver tolerations.
+fn mi300x_chart_v1_2() -> Variant {
+    Variant::of("mi300x-rhel").set("accelerators.operator.version", json!("v1.2.0"))
+}
+
+#[test]
+fn amd_driver_tolerations_follow_the_pinned_chart() {
+    // v1.2.0 on a node tainted NoSchedule: the KMM pods could never tolerate the taint
+    // (the CRD has no spec.driver.tolerations; the API server prunes it), so the driver
+    // never loads: refused, naming the field, the chart and the fix.
+    let d = mi300x_chart_v1_2().try_load().unwrap_err();
+    let e = d
+        .iter()
+        .find(|d| d.code == "amd-driver-tolerations")
+        .unwrap_or_else(|| panic!("{d:?}"));
+    assert_eq!(e.path.to_string(), "accelerators.operator.version");
+    for want in [
+        "spec.driver.tolerations",
+        "v1.2.0",
+        "v1.3.1",
+        "amd.com/gpu=present:NoSchedule",
+    ] {
+        assert!(e.message.contains(want), "{want}: {}", e.message);
+    }
+    let hint = e.hint.as_deref().unwrap();
+    assert!(
+        hint.contains("v1.3.1") && hint.contains("preinstalled"),
+        "{hint}"
+    );
+    // v1.3.0 renders the DeviceConfig from its values, still without the field.
+    let d = Variant::of("mi300x-rhel")
+        .set("accelerators.operator.version", json!("v1.3.0"))
+        .try_load()
+        .unwrap_err();
+    assert!(
+        d.iter().any(|d| d.code == "amd-driver-tolerations"),
+        "{d:?}"
+    );
+    // NoExecute blocks too; PreferNoSchedule keeps no pod off the node.
+    let noexec = mi300x_chart_v1_2().set(
+        "kubernetes.taints",
+        json!(["fleet.example.com/burn-in:NoExecute"]),
+    );
+    assert!(noexec.try_load().is_err());
+    let prefer = mi300x_chart_v1_2().set(
+        "kubernetes.taints",
+        json!(["amd.com/gpu=present:PreferNoSchedule"]),
+    );
+    let bp = prefer.load();
+    let r = rendered(&bp);
+    let dc = cluster(&r, "amd-deviceconfig.yaml");
+    assert_eq!(dc["spec"]["driver"]["enable"], true);
+    // Not rendered where the chart would prune it; and the render cross-check agrees.
+    assert!(dc["spec"]["driver"].get("tolerations").is_none(), "{dc}");
+    assert!(tolerations::check(&r, &bp.spec().kubernetes.taints).is_empty());
+    // A driver the operator does not build needs no tolerations on v1.2.0.
+    assert!(
+        mi300x_chart_v1_2()
+            .set("accelerators.driver.authority", json!("preinstalled"))
+            .set(
+                "accelerators.operator.manages",
+                json!(["device-plugin", "metrics-exporter"])
+            )
+            .remove("accelerators.operator.driverImage")
+            .remove("accelerators.operator.moduleSigning")
+            .try_load()
+            .is_ok()
+    );
+    // v1.3.1 and later: the field is rendered, tolerating the node's taint.
+    for version in ["v1.3.1", "v1.4.0", "v1.5.1"] {
+        let bp = Variant::of("mi300x-rhel")
+            .set("accelerators.operator.version", json!(version))
+            .load();
+        let dc = amd_deviceconfig(&rendered(&bp));
+        assert!(
+            tolerated(
+                &dc["spec"]["driver"]["tolerations"],
+                "amd.com/gpu=present:NoSchedule"
+            ),
+            "{version}: {dc}"
+        );
+    }
 }
 
 #[test]
@@ -186,11 +286,42 @@ fn gpu_operator_images_follow_the_blueprint_pins() {
 }
 
 #[test]
+fn validate_and_render_refuse_a_chart_that_leaves_the_driver_untolerated() {
+    // Without the files beside the example (overlay, registry CA), so it stands alone.
+    let dir = tempfile::tempdir().unwrap();
+    let bp = mi300x_chart_v1_2()
+        .remove("files")
+        .remove("runtime.containerd.registries")
+        .write(&dir.path().join("bp.yaml"));
+    let bp = bp.to_str().unwrap();
+    let o = nodeimg(&["validate", bp]);
+    let text = String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("error[amd-driver-tolerations]: accelerators.operator.version:"),
+        "{text}"
+    );
+    let out = dir.path().join("out");
+    let o = nodeimg(&["render", "--output", out.to_str().unwrap(), bp]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(!out.join("cluster").exists(), "nothing rendered");
+}
+
+#[test]
 fn amd_deviceconfig_follows_the_pinned_chart() {
     // v1.2.0: no deviceConfig in the chart's values, so the CR is its own file.
-    let r = rendered(&example("mi300x-rhel"));
+    let bp = mi300x_chart_v1_2()
+        .set("kubernetes.taints", json!([]))
+        .load();
+    let r = rendered(&bp);
     let values = cluster(&r, "amd-gpu-operator-values.yaml");
     assert!(values.get("deviceConfig").is_none(), "{values}");
+    assert!(values.get("crds").is_none(), "{values}");
     let dc = cluster(&r, "amd-deviceconfig.yaml");
     assert_eq!(dc["apiVersion"], "amd.com/v1alpha1");
     assert_eq!(dc["kind"], "DeviceConfig");
@@ -198,14 +329,27 @@ fn amd_deviceconfig_follows_the_pinned_chart() {
     assert_eq!(d["enable"], true);
     assert_eq!(d["blacklist"], true, "the inbox amdgpu must be blacklisted");
     assert_eq!(d["version"], "6.2.4");
-    // v1.4 and later render deviceConfig.spec themselves.
+    // v1.3.0 and later (the example pins v1.5.1) render deviceConfig.spec themselves,
+    // on helm upgrade too, so a changed spec reaches the DeviceConfig.
     let bp = Variant::of("mi300x-rhel")
-        .set("accelerators.operator.version", json!("v1.4.0"))
+        .set("accelerators.operator.version", json!("v1.3.0"))
+        .set("kubernetes.taints", json!([]))
         .load();
-    let r = rendered(&bp);
+    assert!(
+        rendered(&bp)
+            .cluster
+            .file("amd-deviceconfig.yaml")
+            .is_none()
+    );
+    let r = rendered(&example("mi300x-rhel"));
     assert!(r.cluster.file("amd-deviceconfig.yaml").is_none());
     let values = cluster(&r, "amd-gpu-operator-values.yaml");
+    assert_eq!(
+        values["crds"]["defaultCR"],
+        json!({"install": true, "upgrade": true})
+    );
     assert_eq!(values["deviceConfig"]["spec"]["driver"]["blacklist"], true);
+    assert_eq!(values["deviceConfig"]["spec"]["driver"]["version"], "6.2.4");
     assert!(tolerated(
         &values["deviceConfig"]["spec"]["devicePlugin"]["devicePluginTolerations"],
         "amd.com/gpu=present:NoSchedule"
@@ -220,7 +364,7 @@ fn amd_deviceconfig_follows_the_pinned_chart() {
 #[test]
 fn amd_test_runner_watches_unhealthy_gpus_with_the_blueprints_recipe() {
     let r = rendered(&example("mi300x-rhel"));
-    let dc = cluster(&r, "amd-deviceconfig.yaml");
+    let dc = amd_deviceconfig(&r);
     let tr = &dc["spec"]["testRunner"];
     assert_eq!(tr["enable"], true);
     assert!(
@@ -244,12 +388,12 @@ fn amd_test_runner_watches_unhealthy_gpus_with_the_blueprints_recipe() {
         ["AUTO_UNHEALTHY_GPU_WATCH"]["TestCases"][0];
     assert_eq!(case["Recipe"], "gst_single");
     assert_eq!(case["TimeoutSeconds"], 1200);
-    // Chart v1.4 and later: the same spec through the chart's values.
-    let bp = Variant::of("mi300x-rhel")
-        .set("accelerators.operator.version", json!("v1.4.0"))
+    // Chart v1.2.0: the same runner in the DeviceConfig of its own.
+    let bp = mi300x_chart_v1_2()
+        .set("kubernetes.taints", json!([]))
         .load();
-    let values = cluster(&rendered(&bp), "amd-gpu-operator-values.yaml");
-    assert_eq!(values["deviceConfig"]["spec"]["testRunner"]["enable"], true);
+    let dc = cluster(&rendered(&bp), "amd-deviceconfig.yaml");
+    assert_eq!(dc["spec"]["testRunner"]["enable"], true);
     // Without the metrics exporter there is no health to watch: no runner, no ConfigMap.
     let bp = Variant::of("mi300x-rhel")
         .set(
@@ -258,11 +402,7 @@ fn amd_test_runner_watches_unhealthy_gpus_with_the_blueprints_recipe() {
         )
         .load();
     let r = rendered(&bp);
-    assert!(
-        cluster(&r, "amd-deviceconfig.yaml")["spec"]
-            .get("testRunner")
-            .is_none()
-    );
+    assert!(amd_deviceconfig(&r)["spec"].get("testRunner").is_none());
     assert!(r.cluster.file("amd-test-runner-config.yaml").is_none());
 }
 
@@ -346,38 +486,78 @@ fn schema_errors(schema: &Value, doc: &Value) -> Vec<String> {
         .collect()
 }
 
+/// The DeviceConfig CRD of ROCm GPU Operator chart `version`, as the corpus keeps it (the
+/// chart's `crds/` file: `helm-charts/` until v1.2.0, `helm-charts-k8s/` after), tightened:
+/// a field that release does not know is refused, as the API server would prune it.
+fn amd_deviceconfig_crd(version: &str) -> Value {
+    let dir = format!("rocm-gpu-operator/{version}");
+    let file = [
+        "helm-charts-k8s__crds__deviceconfig-crd.yaml",
+        "helm-charts__crds__deviceconfig-crd.yaml",
+    ]
+    .iter()
+    .map(|f| format!("{dir}/{f}"))
+    .find(|f| {
+        crate::support::k8s_schema::dir()
+            .join("crds")
+            .join(f)
+            .is_file()
+    })
+    .unwrap_or_else(|| {
+        panic!("the corpus has no DeviceConfig CRD of chart {version} under crds/{dir}")
+    });
+    let mut schema = crd_schema(&file, "v1alpha1");
+    crate::support::k8s_schema::tighten(&mut schema);
+    schema
+}
+
 #[test]
 #[ignore = "needs ../shared/corpus/k8s-schemas (Kyverno, ROCm GPU Operator and NFD CRDs)"]
 fn cluster_objects_validate_against_their_crds() {
     let kyverno = crd_schema("kyverno/v1.19.0/kyverno.io_clusterpolicies.yaml", "v1");
-    let deviceconfig = crd_schema(
-        "rocm-gpu-operator/v1.5.1/amd.com_deviceconfigs.yaml",
-        "v1alpha1",
-    );
     for name in EXAMPLES {
-        let r = rendered(&example(name));
+        let bp = example(name);
+        let r = rendered(&bp);
         if r.cluster.file("shm-policy.yaml").is_some() {
             let e = schema_errors(&kyverno, &cluster(&r, "shm-policy.yaml"));
             assert!(e.is_empty(), "{name}: shm-policy.yaml: {e:?}");
         }
-        if r.cluster.file("amd-deviceconfig.yaml").is_some() {
-            let e = schema_errors(&deviceconfig, &cluster(&r, "amd-deviceconfig.yaml"));
-            assert!(e.is_empty(), "{name}: amd-deviceconfig.yaml: {e:?}");
+        // The DeviceConfig against the CRD of the chart the blueprint pins.
+        if r.cluster.file("amd-gpu-operator-values.yaml").is_some() {
+            let pinned = bp
+                .spec()
+                .accelerators
+                .as_ref()
+                .unwrap()
+                .operator
+                .as_ref()
+                .unwrap()
+                .version
+                .to_string();
+            let crd = amd_deviceconfig_crd(&pinned);
+            let e = schema_errors(&crd, &amd_deviceconfig(&r));
+            assert!(e.is_empty(), "{name}: DeviceConfig (chart {pinned}): {e:?}");
         }
     }
-    // The test runner against the pinned chart's own CRD (v1.2.0), tightened: a field
-    // that release does not know would be pruned by the API server.
-    let mut pinned = crd_schema(
-        "rocm-gpu-operator/v1.2.0/helm-charts__crds__deviceconfig-crd.yaml",
-        "v1alpha1",
-    );
-    crate::support::k8s_schema::tighten(&mut pinned);
-    let runner = &pinned["properties"]["spec"]["properties"]["testRunner"];
-    let dc = cluster(&rendered(&example("mi300x-rhel")), "amd-deviceconfig.yaml");
+    // The example's chart (v1.5.1) keeps the driver's tolerations, v1.2.0's CRD refuses
+    // them: the field is pruned there, which is why it is not rendered for v1.2.0.
+    let dc = amd_deviceconfig(&rendered(&example("mi300x-rhel")));
+    assert!(dc["spec"]["driver"]["tolerations"].is_array(), "{dc}");
+    let v1_5 = amd_deviceconfig_crd("v1.5.1");
+    let v1_2 = amd_deviceconfig_crd("v1.2.0");
+    assert!(schema_errors(&v1_5, &dc).is_empty());
+    let e = schema_errors(&v1_2, &dc);
+    assert!(e.iter().any(|e| e.contains("/spec/driver")), "{e:?}");
+    // On v1.2.0 (untainted, so valid) the rendered CR is that release's own.
+    let bp = mi300x_chart_v1_2()
+        .set("kubernetes.taints", json!([]))
+        .load();
+    let dc = cluster(&rendered(&bp), "amd-deviceconfig.yaml");
+    let e = schema_errors(&v1_2, &dc);
+    assert!(e.is_empty(), "mi300x-rhel on v1.2.0: {e:?}");
     let tr = &dc["spec"]["testRunner"];
     assert_eq!(tr["enable"], true);
-    let e = schema_errors(runner, tr);
-    assert!(e.is_empty(), "mi300x-rhel: spec.testRunner (v1.2.0): {e:?}");
+    let runner = &v1_2["properties"]["spec"]["properties"]["testRunner"];
     let mut bad = tr.clone();
     bad["upgradePolicy"]["upgradeStrategy"] = json!("Sometimes");
     assert!(!schema_errors(runner, &bad).is_empty());
@@ -388,9 +568,9 @@ fn cluster_objects_validate_against_their_crds() {
     let mut bad = cluster(&rendered(&example("h100-sxm-ubuntu")), "shm-policy.yaml");
     bad["spec"]["background"] = json!("no");
     assert!(!schema_errors(&kyverno, &bad).is_empty());
-    let mut bad = cluster(&rendered(&example("mi300x-rhel")), "amd-deviceconfig.yaml");
+    let mut bad = dc.clone();
     bad["spec"]["driver"]["blacklist"] = json!("yes");
-    assert!(!schema_errors(&deviceconfig, &bad).is_empty());
+    assert!(!schema_errors(&v1_2, &bad).is_empty());
 }
 
 /// `ExecStart=` lines of a rendered unit, each as its words.

@@ -961,6 +961,20 @@ fn an_operator_run_fabric_manager_is_judged_by_the_fabric_not_a_host_unit() {
     );
 }
 
+/// An H100 SXM whose NVML name is `NVIDIA H100-SXM5-80GB` (the matrix's second alias, the
+/// name `rollout plan` accepts in its `nvidia.com/gpu.product` label) is the declared model.
+#[test]
+fn the_gpu_model_is_known_by_every_alias_of_the_matrix() {
+    let mut fixture = Fixture::healthy();
+    for gpu in fixture.gpus() {
+        gpu.product_name = "NVIDIA H100-SXM5-80GB".into();
+    }
+    let results = fixture.results();
+    let r = find(&results, "gpu.model", GPU0);
+    assert_eq!(r.verdict, Verdict::Pass, "{}", show(&results));
+    assert!(r.observed.contains("H100-SXM5-80GB"), "{}", r.observed);
+}
+
 #[test]
 fn pre_ampere_gpus_are_checked_through_retired_pages() {
     let mut fixture = Fixture::healthy();

@@ -82,6 +82,8 @@ fn serde_and_display_spell_every_variant_the_same() {
         agree::<Phase>(true),
         agree::<Outcome>(true),
         format_names_are_clap_values(),
+        // The AMD chart table's keys (no serde form: read from amd-chart.csv only).
+        agree_without_serde::<nodeimg::blueprint::amd_chart::Feature>(),
     ];
     checked.sort_unstable();
 

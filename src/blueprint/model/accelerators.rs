@@ -153,7 +153,9 @@ pub enum KernelModule {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Operator {
     pub name: OperatorName,
-    /// Chart/operator release, e.g. `v25.3.4`.
+    /// Chart/operator release, e.g. `v25.3.4`. An AMD GPU Operator chart before v1.3.1 has no
+    /// driver tolerations (DeviceConfig `spec.driver.tolerations`): with an operator-built driver
+    /// and a NoSchedule or NoExecute taint it is refused (the driver would never load).
     pub version: Version,
     /// Components the operator deploys on this node class.
     #[serde(default)]

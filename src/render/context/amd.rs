@@ -3,10 +3,14 @@
 //!
 //! Where the DeviceConfig goes depends on the pinned chart: the chart
 //! renders `deviceConfig.spec` into a default DeviceConfig only from
-//! v1.4.0 (`helm-charts-k8s/templates/default-deviceconfig.yaml`); v1.2.0's
+//! v1.3.0 (`helm-charts-k8s/templates/default-deviceconfig.yaml`), on
+//! `helm install` and, with `crds.defaultCR.upgrade` (rendered true: the
+//! values are the DeviceConfig's source), on `helm upgrade` too; v1.2.0's
 //! values have no `deviceConfig` key and Helm ignores unknown values, so
 //! for older charts the DeviceConfig is rendered as its own CR
 //! (`cluster/amd-deviceconfig.yaml`, `kubectl apply` after the chart).
+//! Which release has what is a table with its source:
+//! `src/blueprint/amd-chart.csv`.
 //!
 //! The spec carries what an operator-built out-of-tree driver needs
 //! (ROCm/gpu-operator `docs/drivers/installation.md`, `secure-boot.md`):
@@ -14,7 +18,8 @@
 //! blacklists it on the host), the image repository KMM pushes to, the
 //! signing Secrets when Secure Boot enforces module signing, and
 //! tolerations for the node's taints on every DaemonSet (the operator sets
-//! none by default: `internal/plugin/plugin.go`).
+//! none by default: `internal/plugin/plugin.go`) — on the driver's KMM
+//! pods only from chart v1.3.1, the first CRD with `spec.driver.tolerations`.
 //!
 //! Where the acceptance names the test runner's image and the operator runs the metrics
 //! exporter (whose GPU health the runner watches), the spec enables `testRunner` (in the
@@ -28,6 +33,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use super::Toleration;
+use crate::blueprint::amd_chart::{self, Feature};
 use crate::blueprint::model::*;
 
 /// The namespace the AMD GPU Operator's documentation installs into.
@@ -42,8 +48,10 @@ const GPU_LABEL: &str = "feature.node.kubernetes.io/amd-gpu";
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Amd {
-    /// The pinned chart renders `deviceConfig.spec` (v1.4.0 and later).
+    /// The pinned chart renders `deviceConfig.spec` (v1.3.0 and later).
     pub chart_renders_deviceconfig: bool,
+    /// The first chart release that does (for the files' comments).
+    pub deviceconfig_values_since: String,
     pub namespace: &'static str,
     /// The DeviceConfig's name.
     pub name: String,
@@ -67,6 +75,7 @@ pub(super) fn of(s: &Spec, tolerations: &[Toleration]) -> Option<Amd> {
         return None;
     }
     let manages = |c| o.manages.contains(&c);
+    let chart = amd_chart::table();
     let tol = serde_json::to_value(tolerations).expect("tolerations serialise");
     let mut driver = Map::new();
     driver.insert("enable".into(), json!(manages(OperatorComponent::Driver)));
@@ -87,7 +96,11 @@ pub(super) fn of(s: &Spec, tolerations: &[Toleration]) -> Option<Amd> {
                 }),
             );
         }
-        driver.insert("tolerations".into(), tol.clone());
+        // Only where the pinned chart's CRD has the field (`validate` refuses a
+        // tainted node whose chart lacks it: the driver would never load).
+        if chart.has(&o.version, Feature::DriverTolerations) {
+            driver.insert("tolerations".into(), tol.clone());
+        }
     }
     let name = "nodeimg-".to_string() + s.metadata.name.as_str();
     let image = s
@@ -96,7 +109,8 @@ pub(super) fn of(s: &Spec, tolerations: &[Toleration]) -> Option<Amd> {
         .and_then(|acc| acc.images.test_runner.as_ref());
     let test_runner = image
         .filter(|_| {
-            manages(OperatorComponent::MetricsExporter) && o.version.numbers() >= vec![1, 2]
+            manages(OperatorComponent::MetricsExporter)
+                && chart.has(&o.version, Feature::TestRunner)
         })
         .map(|image| {
             let settings = s
@@ -136,7 +150,8 @@ pub(super) fn of(s: &Spec, tolerations: &[Toleration]) -> Option<Amd> {
         });
     }
     Some(Amd {
-        chart_renders_deviceconfig: o.version.numbers() >= vec![1, 4],
+        chart_renders_deviceconfig: chart.has(&o.version, Feature::DeviceconfigValues),
+        deviceconfig_values_since: chart.since(Feature::DeviceconfigValues).version.to_string(),
         namespace: NAMESPACE,
         name,
         spec,

@@ -9,8 +9,10 @@
 #   CMD... with NODEIMG_POWER_KEEP set (mpirun -x): one rank per node (local rank 0)
 #                      samples and keeps its section in that file instead of printing it;
 #   --launcher MPIRUN...  the launcher runs MPIRUN, then has each worker in turn print
-#                      its kept section (--print): ranks of several nodes printing at
-#                      once would interleave their lines in the launcher's log.
+#                      its kept section (--print, given MPIRUN's -x NODEIMG_POWER_KEEP:
+#                      the file is named once, in the launcher's command): ranks of
+#                      several nodes printing at once would interleave their lines in
+#                      the launcher's log.
 # The node's name is kept in /tmp/nodeimg-node, the launcher reads the workers from the
 # MPI Operator's /etc/mpi/hostfile (NODEIMG_NODE_FILE and NODEIMG_MPI_HOSTFILE name others).
 node_file=${NODEIMG_NODE_FILE:-/tmp/nodeimg-node}
@@ -22,7 +24,7 @@ case "$1" in
     exec "$@"
     ;;
   --print)
-    cat "${keep:-/tmp/nodeimg-power}" 2>/dev/null ||
+    cat "$keep" 2>/dev/null ||
       printf '# nodeimg power samples node=%s\nno samples kept on this worker\n' \
         "$(cat "$node_file" 2>/dev/null)"
     exit 0
@@ -30,19 +32,20 @@ case "$1" in
   --launcher)
     shift
     rsh=
+    kept=
     prev=
     for arg in "$@"; do
       [ "$prev" = plm_rsh_args ] && rsh=$arg
+      [ "$prev" = -x ] && case "$arg" in NODEIMG_POWER_KEEP=*) kept=$arg ;; esac
       prev=$arg
     done
     "$@"
     rc=$?
+    set --
+    [ -n "$rsh" ] && set -- "$@" --mca plm_rsh_args "$rsh"
+    [ -n "$kept" ] && set -- "$@" -x "$kept"
     for host in $(sed 's/[ :].*//' "${NODEIMG_MPI_HOSTFILE:-/etc/mpi/hostfile}"); do
-      if [ -n "$rsh" ]; then
-        mpirun --allow-run-as-root -np 1 --host "$host" --mca plm_rsh_args "$rsh" /bin/sh "$0" --print
-      else
-        mpirun --allow-run-as-root -np 1 --host "$host" /bin/sh "$0" --print
-      fi
+      mpirun --allow-run-as-root -np 1 --host "$host" "$@" /bin/sh "$0" --print
     done
     exit "$rc"
     ;;

@@ -101,8 +101,31 @@ pub fn schema_for(core: &str, api_version: &str, kind: &str) -> Option<(Value, b
     } else {
         format!("{}-{first}-{version}.json", kind.to_lowercase())
     };
-    let text = std::fs::read_to_string(dir().join("core").join(core).join(name)).ok()?;
-    Some((serde_json::from_str(&text).unwrap(), false))
+    if let Ok(text) = std::fs::read_to_string(dir().join("core").join(core).join(name)) {
+        return Some((serde_json::from_str(&text).unwrap(), false));
+    }
+    namespaced_rbac(core, api_version, kind).map(|s| (s, false))
+}
+
+/// Role and RoleBinding, which the corpus does not vendor, from their cluster-scoped
+/// twins: in rbac/v1 (k8s.io/api/rbac/v1/types.go) a Role is a ClusterRole without
+/// `aggregationRule`, and a RoleBinding has a ClusterRoleBinding's fields (`roleRef`,
+/// `subjects`). The `kind` is the namespaced one; a Role's `aggregationRule` is refused
+/// (the strict schemas refuse unknown fields).
+fn namespaced_rbac(core: &str, api_version: &str, kind: &str) -> Option<Value> {
+    let twin = match (api_version, kind) {
+        ("rbac.authorization.k8s.io/v1", "Role") => "ClusterRole",
+        ("rbac.authorization.k8s.io/v1", "RoleBinding") => "ClusterRoleBinding",
+        _ => return None,
+    };
+    let (mut schema, _) = schema_for(core, api_version, twin)?;
+    schema["properties"]["kind"]["enum"] = Value::from(vec![kind]);
+    if kind == "Role" {
+        schema["properties"]
+            .as_object_mut()?
+            .remove("aggregationRule");
+    }
+    Some(schema)
 }
 
 /// What is wrong with `doc`, one `path: problem` line each.
