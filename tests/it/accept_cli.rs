@@ -1593,6 +1593,151 @@ fn shared_gpus_go_to_at_most_replicas_pods() {
     );
 }
 
+/// One shared smoke Pod's probe lines: it asked for one replica and received `gpu`.
+fn shared_smoke(pod: &str, gpu: usize) -> String {
+    let one = fixture::smoke(8);
+    let device = format!(
+        r#"{{"index": 0, "name": "NVIDIA H100 80GB HBM3", "uuid": "{}", "bus": "0000:{:02x}:00.0"}}"#,
+        fixture::gpu_uuid(gpu),
+        0x19 + 0x20 * gpu
+    );
+    let start = one.find("\"devices\": [").unwrap();
+    let end = start + one[start..].find("]}").unwrap();
+    let text = format!("{}\"devices\": [{device}{}", &one[..start], &one[end..])
+        .replace("\"requested\": 8", "\"requested\": 1");
+    smoke_of(pod, &text)
+}
+
+/// dcgm-exporter's page under `KUBERNETES_VIRTUAL_GPUS`: each GPU's series once per pod
+/// that holds one of its replicas (`vgpu`), as `holders` says.
+fn virtual_page(holders: &dyn Fn(usize) -> Vec<String>) -> String {
+    let mut out = String::new();
+    for line in fixture::dcgm_exporter(8, fixture::SMOKE_POD).lines() {
+        match (0..8).find(|i| line.contains(&fixture::gpu_uuid(*i))) {
+            None => out.push_str(line),
+            Some(i) => {
+                let copies: Vec<String> = holders(i)
+                    .iter()
+                    .enumerate()
+                    .map(|(replica, pod)| {
+                        line.replace(
+                            &format!("pod=\"{}\"}}", fixture::SMOKE_POD),
+                            &format!("pod=\"{pod}\",pod_uid=\"\",vgpu=\"{replica}\"}}"),
+                        )
+                    })
+                    .collect();
+                out.push_str(&copies.join("\n"));
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// Under time-slicing or MPS the device plugin refuses a request for more than one
+/// replica, so the smoke test is GPUs × replicas Pods of one replica each (here 8 × 2):
+/// each received one device and each GPU went to exactly two of them. The one Pod asking
+/// for all eight (what whole GPUs run) is never admitted: not a pass; a GPU given to three
+/// Pods while another goes to one fails.
+#[test]
+fn shared_gpus_are_smoke_tested_one_replica_per_pod() {
+    let bp = sharing_blueprint(
+        "    mode: time-slicing\n    replicas: 2\n",
+        "device-plugin, dcgm-exporter, gpu-feature-discovery",
+    );
+    let bench = Bench::of_any_host(&bp);
+    let devices = |r: &AcceptanceRecord| -> Vec<nodeimg::verify::report::record::Finding> {
+        r.findings
+            .iter()
+            .filter(|f| f.id == "smoke.devices")
+            .cloned()
+            .collect()
+    };
+    // The one Pod of whole GPUs, asking for eight replicas.
+    bench.accept("r.json", &[]);
+    let d = devices(&bench.record("r.json"));
+    assert_eq!(d.len(), 1, "{d:#?}");
+    assert_eq!(d[0].verdict, Verdict::Incomplete, "{d:#?}");
+    assert!(
+        d[0].observed
+            .contains("nodeimg-acceptance-smoke requested 8"),
+        "{}",
+        d[0].observed
+    );
+
+    // Sixteen Pods: Pod i holds a replica of GPU i mod 8.
+    std::fs::remove_file(bench.path("outputs/smoke.log")).unwrap();
+    let pod = |i: usize| format!("nodeimg-acceptance-smoke-{i}");
+    let write = |gpu_of: &dyn Fn(usize) -> usize| {
+        for i in 0..16 {
+            std::fs::write(
+                bench.path(&format!("outputs/smoke-{i}.log")),
+                shared_smoke(&pod(i), gpu_of(i)),
+            )
+            .unwrap();
+        }
+        std::fs::write(
+            bench.path("outputs/dcgm-exporter-metrics.txt"),
+            virtual_page(&|g| (0..16).filter(|i| gpu_of(*i) == g).map(pod).collect()),
+        )
+        .unwrap();
+    };
+    write(&|i| i % 8);
+    bench.accept("r.json", &[]);
+    let r = bench.record("r.json");
+    let d = devices(&r);
+    assert_eq!(d.len(), 1, "{d:#?}");
+    assert_eq!(d[0].verdict, Verdict::Pass, "{d:#?}");
+    assert!(
+        d[0].expected
+            .starts_with("16 smoke Pods (8 GPUs × 2 time-slicing replicas)"),
+        "{}",
+        d[0].expected
+    );
+    assert_eq!(d[0].observed, "16 replicas of 8 GPUs, 2 each");
+    let m = mapping(&r);
+    assert_eq!(m.len(), 16, "{:#?}", r.findings);
+    assert!(m.iter().all(|f| f.verdict == Verdict::Pass), "{m:#?}");
+
+    // Every Pod's kernel counts: one that failed on its replica fails the test.
+    let p3 = bench.path("outputs/smoke-3.log");
+    let text = std::fs::read_to_string(&p3).unwrap().replace(
+        "\"step\": \"tensor\", \"status\": \"pass\",",
+        "\"step\": \"tensor\", \"status\": \"fail\", \"error\": \"CUDA error: out of memory\",",
+    );
+    assert!(text.contains("out of memory"));
+    std::fs::write(&p3, text).unwrap();
+    bench.accept("r.json", &[]);
+    let k = failed(&bench.record("r.json"), "smoke.kernel")
+        .into_iter()
+        .map(|f| f.observed.clone())
+        .collect::<Vec<_>>();
+    assert_eq!(k, ["fail: CUDA error: out of memory"]);
+
+    // Pod 15 given GPU 0 rather than GPU 7: GPU 0 in three Pods, GPU 7 in one.
+    write(&|i| if i == 15 { 0 } else { i % 8 });
+    bench.accept("r.json", &[]);
+    let d = devices(&bench.record("r.json"));
+    assert_eq!(d[0].verdict, Verdict::Fail, "{d:#?}");
+    assert_eq!(d[0].fault, FaultClass::DriverDaemon);
+    assert_eq!(
+        d[0].observed,
+        format!(
+            "8 distinct GPUs; {} in 3, {} in 1",
+            fixture::gpu_uuid(0),
+            fixture::gpu_uuid(7)
+        )
+    );
+
+    // One Pod short (its output missing): the capacity was not filled, not judged.
+    write(&|i| i % 8);
+    std::fs::remove_file(bench.path("outputs/smoke-15.log")).unwrap();
+    bench.accept("r.json", &[]);
+    let d = devices(&bench.record("r.json"));
+    assert_eq!(d[0].verdict, Verdict::Incomplete, "{d:#?}");
+    assert_eq!(d[0].observed, "15 smoke Pods' output");
+}
+
 /// MIG (`all-1g.10gb`): the smoke Pod sees a `MIG-` device and prints its parent GPU and
 /// GPU instance; dcgm-exporter labels that instance's series (`UUID` of the parent,
 /// `GPU_I_PROFILE`, `GPU_I_ID`: `render_metrics.go`, 4.4.2-4.7.0) with the pod. The pair

@@ -49,7 +49,8 @@ fn device_plugin_config(values: &Value, class: &str) -> Value {
         cfg["create"], true,
         "the chart creates the ConfigMap: {cfg}"
     );
-    assert_eq!(cfg["default"], class, "{cfg}");
+    // Nodes of other classes carry no label and keep whole GPUs.
+    assert!(cfg.get("default").is_none(), "{cfg}");
     let text = cfg["data"][class].as_str().expect("the class's key");
     serde_yaml::from_str(text).unwrap()
 }
@@ -89,6 +90,167 @@ fn time_slicing_and_mps_reach_the_device_plugin() {
     assert!(values["devicePlugin"].get("config").is_none());
     assert!(values["dcgmExporter"].get("env").is_none());
     assert!(!node_labels(&r).iter().any(|l| l.starts_with("nvidia.com/")));
+}
+
+/// Under time-slicing and MPS the device plugin (v0.18.1) refuses a request for more
+/// than one replica: MPS always, time-slicing with `failRequestsGreaterThanOne`, which
+/// the values set (a request of 8 could otherwise be eight replicas of one GPU). The
+/// smoke test is then GPUs × replicas Pods of one replica each: the node's whole shared
+/// capacity, so every replica is handed out once.
+#[test]
+fn shared_gpus_are_smoke_tested_one_replica_per_pod() {
+    for mode in ["time-slicing", "mps"] {
+        let r = rendered(
+            &h100()
+                .set("accelerators.sharing", json!({"mode": mode, "replicas": 4}))
+                .load(),
+        );
+        let values: Value = cluster_file(&r, "gpu-operator-values.yaml");
+        let config = device_plugin_config(&values, "h100-sxm-ubuntu");
+        let key = if mode == "mps" { "mps" } else { "timeSlicing" };
+        assert_eq!(
+            config["sharing"][key]["failRequestsGreaterThanOne"], true,
+            "{mode}: {config}"
+        );
+        let list: Value = cluster_file(&r, "acceptance/smoke-pod.yaml");
+        assert_eq!(list["kind"], "List", "{mode}");
+        let pods = list["items"].as_array().expect("items");
+        assert_eq!(pods.len(), 32, "{mode}: 8 GPUs × 4 replicas");
+        let mut names = std::collections::BTreeSet::new();
+        for pod in pods {
+            assert_eq!(pod["kind"], "Pod");
+            names.insert(pod["metadata"]["name"].as_str().unwrap().to_owned());
+            let c = &pod["spec"]["containers"][0];
+            assert_eq!(
+                c["resources"]["limits"],
+                json!({"nvidia.com/gpu": 1}),
+                "{mode}"
+            );
+            let requested = c["env"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|e| e["name"] == "NODEIMG_REQUESTED")
+                .expect("NODEIMG_REQUESTED");
+            assert_eq!(requested["value"], "1");
+            assert_eq!(
+                pod["spec"]["nodeSelector"]["nodeimg.dev/acceptance"], "run",
+                "{mode}"
+            );
+        }
+        assert_eq!(names.len(), 32, "distinct Pod names: {names:?}");
+    }
+    // Whole GPUs: one Pod asks for all of them.
+    let r = rendered(&example("h100-sxm-ubuntu"));
+    let pod: Value = cluster_file(&r, "acceptance/smoke-pod.yaml");
+    assert_eq!(pod["kind"], "Pod");
+    assert_eq!(
+        pod["spec"]["containers"][0]["resources"]["limits"],
+        json!({"nvidia.com/gpu": 8})
+    );
+}
+
+/// The shared smoke test's Pods must fit the kubelet's maxPods (110 by default):
+/// 8 GPUs × 16 replicas do not, and the blueprint says so; 8 × 4 do.
+#[test]
+fn a_shared_smoke_test_beyond_max_pods_is_a_warning() {
+    let warned = |replicas: u32| {
+        let (bp, d) = h100()
+            .set(
+                "accelerators.sharing",
+                json!({"mode": "time-slicing", "replicas": replicas}),
+            )
+            .diagnose_with(&nodeimg::blueprint::compat::Matrix::builtin());
+        assert!(bp.is_some(), "{d:#?}");
+        d.into_iter().find(|d| d.code == "smoke-pods")
+    };
+    let w = warned(16).expect("warned");
+    assert_eq!(
+        w.severity,
+        nodeimg::blueprint::diagnostic::Severity::Warning
+    );
+    assert_eq!(w.path.to_string(), "accelerators.sharing.replicas");
+    assert!(
+        w.message.contains("128 Pods") && w.message.contains("maxPods 110"),
+        "{}",
+        w.message
+    );
+    assert!(warned(4).is_none());
+}
+
+/// Values files merged as Helm merges several `-f` files into one release: mappings
+/// key by key, anything else (scalars, lists) the later file's.
+fn helm_merge(into: &mut Value, over: &Value) {
+    match (into.as_object_mut(), over.as_object()) {
+        (Some(a), Some(b)) => {
+            for (k, v) in b {
+                match a.get_mut(k) {
+                    Some(slot) if slot.is_object() && v.is_object() => helm_merge(slot, v),
+                    _ => {
+                        a.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+        }
+        _ => *into = over.clone(),
+    }
+}
+
+/// A cluster runs one GPU Operator release, whose device plugin reads one sharing
+/// ConfigMap. Each class's values hold its own key (the class name) and no default,
+/// so the classes' values files given to one release merge into a ConfigMap with a key
+/// per class, each class's node label selects its own, and a class that shares nothing
+/// sets no label: the operator's config-manager falls back to the empty configuration
+/// (`FALLBACK_STRATEGIES=empty`), whole GPUs, rather than to another class's sharing.
+#[test]
+fn several_classes_share_one_operator_release() {
+    let classes = [
+        (
+            "h100-sliced",
+            json!({"mode": "time-slicing", "replicas": 4}),
+            "timeSlicing",
+        ),
+        ("h100-mps", json!({"mode": "mps", "replicas": 2}), "mps"),
+        ("h100-sxm-ubuntu", json!({"mode": "none"}), ""),
+    ];
+    let mut merged = json!({});
+    let mut labels = Vec::new();
+    for (class, sharing, _) in &classes {
+        let r = rendered(
+            &h100()
+                .set("metadata.name", json!(class))
+                .set("accelerators.sharing", sharing.clone())
+                .load(),
+        );
+        let values: Value = cluster_file(&r, "gpu-operator-values.yaml");
+        helm_merge(&mut merged, &values);
+        labels.push(node_labels(&r));
+    }
+    let cfg = &merged["devicePlugin"]["config"];
+    assert!(cfg.get("default").is_none(), "{cfg}");
+    assert_eq!(cfg["name"], "nodeimg-device-plugin-sharing");
+    let data = cfg["data"].as_object().expect("data");
+    assert_eq!(
+        data.keys().collect::<Vec<_>>(),
+        ["h100-mps", "h100-sliced"],
+        "one key per sharing class"
+    );
+    for ((class, sharing, key), labels) in classes.iter().zip(&labels) {
+        let selected: Vec<&str> = labels
+            .iter()
+            .filter_map(|l| l.strip_prefix("nvidia.com/device-plugin.config="))
+            .collect();
+        if key.is_empty() {
+            assert!(selected.is_empty(), "{class}: {labels:?}");
+            continue;
+        }
+        assert_eq!(selected, [*class], "{labels:?}");
+        let config: Value = serde_yaml::from_str(data[*class].as_str().unwrap()).unwrap();
+        assert_eq!(
+            config["sharing"][key]["resources"][0]["replicas"], sharing["replicas"],
+            "{class}: {config}"
+        );
+    }
 }
 
 #[test]

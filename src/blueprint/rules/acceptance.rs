@@ -1,11 +1,11 @@
 //! Rules for `acceptance`: values serde cannot bound (the DCGM level, node count,
-//! tolerance, positive thresholds), images pinned by digest, and tests the node's
-//! hardware cannot run.
+//! tolerance, positive thresholds), images pinned by digest, tests the node's
+//! hardware cannot run, and a shared-GPU smoke test too large for the node's maxPods.
 
 use super::p;
 use crate::blueprint::diagnostic::Collector;
 use crate::blueprint::model::acceptance::{Engine, InferenceEngine, Test};
-use crate::blueprint::model::{LinkLayer, NicRole, RawBlueprint, Vendor};
+use crate::blueprint::model::{InjectionMode, LinkLayer, NicRole, RawBlueprint, Vendor};
 
 pub fn check(bp: &RawBlueprint, out: &mut Collector<'_>) {
     let Some(a) = &bp.acceptance else { return };
@@ -45,6 +45,34 @@ pub fn check(bp: &RawBlueprint, out: &mut Collector<'_>) {
             "the RoCE rails need an address inside the Pod (RoCE v2 GIDs come from the \
              interface's IP addresses): name a Multus network per rail, or use `hostNetwork: true`",
         );
+    }
+    // Shared GPUs are smoke-tested by GPUs × replicas Pods of one replica each (the
+    // device plugin refuses larger shared requests): they must fit the kubelet's maxPods
+    // beside the node's own Pods, or the set never completes and `smoke.devices` stays
+    // incomplete.
+    if let Some(acc) = &bp.accelerators
+        && acc.vendor == Vendor::Nvidia
+        && !acc.vfio_passthrough
+        && bp.kubernetes.device_injection.mode == InjectionMode::DevicePlugin
+        && let Some(replicas) = acc.sharing.replicas()
+        && a.images.framework.is_some()
+        && a.tests.as_ref().is_none_or(|t| t.contains(&Test::Smoke))
+    {
+        let pods = u64::from(acc.count) * u64::from(replicas);
+        let max = crate::blueprint::resolve::kubelet(bp).max_pods;
+        if pods > u64::from(max) {
+            out.warning(
+                "smoke-pods",
+                &p("accelerators.sharing.replicas"),
+                format!(
+                    "the smoke test runs {pods} Pods together on the node ({} GPUs × {replicas} \
+                     replicas, one replica each), more than its maxPods {max}: it cannot \
+                     complete; lower `replicas`, raise `kubernetes.kubelet.maxPods`, or leave \
+                     `smoke` out of `acceptance.tests`",
+                    acc.count
+                ),
+            );
+        }
     }
     // TensorRT-LLM builds for CUDA only: on other GPUs its server never starts.
     if let Some(inf) = &a.inference

@@ -112,6 +112,11 @@ pub struct Devices {
     pub device_class: &'static str,
     /// `resource.k8s.io/v1` from Kubernetes 1.34, `v1beta1` before.
     pub dra_api: &'static str,
+    /// Time-slicing or MPS through the device plugin: the replicas of each GPU. The
+    /// plugin then refuses a request for more than one (`failRequestsGreaterThanOne`),
+    /// so the smoke test is `count × replicas` Pods of one replica each, the node's
+    /// whole shared capacity, and each GPU must go to exactly `replicas` of them.
+    pub replicas: Option<u32>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -212,6 +217,10 @@ pub(super) fn of(s: &Spec) -> Option<Acceptance<'_>> {
             } else {
                 "resource.k8s.io/v1beta1"
             },
+            replicas: acc
+                .sharing
+                .replicas()
+                .filter(|_| nvidia && k.device_injection.mode != InjectionMode::Dra),
         }
     });
     let rails: u32 = s

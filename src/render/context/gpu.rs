@@ -159,7 +159,12 @@ pub(super) fn of(s: &Spec) -> Option<Gpu<'_>> {
 /// The device plugin's sharing configuration (k8s-device-plugin's config
 /// file, `version: v1`): `replicas` shares of each GPU under the
 /// unrenamed `nvidia.com/gpu` resource, so a pod's request and the node's
-/// capacity keep their meaning (capacity = GPUs × replicas).
+/// capacity keep their meaning (capacity = GPUs × replicas). A request for
+/// more than one replica is refused (`failRequestsGreaterThanOne`): the
+/// plugin hands replicas out "indiscriminately", so two could be the same
+/// GPU, and its README (v0.18.1, "With CUDA Time-Slicing") recommends the
+/// flag; under MPS the plugin sets it whatever is written
+/// (`api/config/v1/config.go`, `internal/rm/rm.go` `ValidateRequest`).
 fn device_plugin_sharing(sharing: &Sharing) -> Option<serde_json::Value> {
     let (key, replicas) = match sharing {
         Sharing::TimeSlicing { replicas } => ("timeSlicing", replicas.get()),
@@ -170,6 +175,7 @@ fn device_plugin_sharing(sharing: &Sharing) -> Option<serde_json::Value> {
         "version": "v1",
         "sharing": {
             key: {
+                "failRequestsGreaterThanOne": true,
                 "resources": [{"name": "nvidia.com/gpu", "replicas": replicas}],
             },
         },
