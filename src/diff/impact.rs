@@ -212,12 +212,12 @@ pub fn of_sharing(old: SharingMode, new: SharingMode) -> (Impact, &'static str) 
     if old == SharingMode::Mig || new == SharingMode::Mig {
         (
             Impact::Drain,
-            "MIG reconfiguration: the MIG manager resets the GPUs (nvidia.com/mig.config); drain the node first",
+            "MIG reconfiguration: the MIG manager resets the GPUs (nvidia.com/mig.config); drain the node first, and set the label on running Nodes with kubectl label (the kubelet sets its node labels only when it registers the Node)",
         )
     } else {
         (
             Impact::Live,
-            "GPU sharing: the device plugin restarts with the new sharing configuration; running pods keep the GPUs they hold, new pods get the new shares",
+            "GPU sharing: the device plugin restarts with the new sharing configuration; running pods keep the GPUs they hold, new pods get the new shares; a running Node keeps the labels it registered with (the kubelet sets them only then), so set or remove its nvidia.com/device-plugin.config label with kubectl label",
         )
     }
 }

@@ -641,7 +641,8 @@ fn a_sharing_change_speaks_of_the_device_plugin() {
     assert!(
         r.reasons
             .iter()
-            .all(|w| w.contains("device plugin restarts")),
+            .all(|w| w.contains("device plugin restarts")
+                && w.contains("nvidia.com/device-plugin.config label")),
         "{:?}",
         r.reasons
     );
