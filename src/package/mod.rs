@@ -254,6 +254,29 @@ pub(crate) struct SbomStep {
     pub elapsed: std::time::Duration,
 }
 
+/// Packs the layer `p` into the blob folder `blobs`.
+fn pack(
+    p: &plan::LayerPlan,
+    verifier: &Verifier,
+    opts: &BuildOptions,
+    blobs: &Path,
+    progress: &mut dyn Progress,
+) -> Result<LayerInfo, PackageError> {
+    let info = layer::write_layer(
+        p,
+        opts.compression,
+        opts.zstd_workers,
+        opts.source_date,
+        blobs,
+        progress,
+    )?;
+    // The verifier read from its file must be the one checked.
+    if p.role == LayerRole::Verifier {
+        verifier.still_unchanged()?;
+    }
+    Ok(info)
+}
+
 /// Writes the whole layout into the folder `root` (empty, or holding only
 /// the blob of the overlay layer `early`, packed from the plan given with
 /// it); returns its summary, the layers taken from `cache`, and the SBOM
@@ -343,21 +366,7 @@ pub(crate) fn write_layout(
             (packed, _) => {
                 let info = match packed {
                     Some(info) => info,
-                    None => {
-                        let info = layer::write_layer(
-                            p,
-                            opts.compression,
-                            opts.zstd_workers,
-                            opts.source_date,
-                            &blobs,
-                            progress,
-                        )?;
-                        // The verifier read from its file must be the one checked.
-                        if p.role == LayerRole::Verifier {
-                            inputs.verifier.still_unchanged()?;
-                        }
-                        info
-                    }
+                    None => pack(p, inputs.verifier, opts, &blobs, progress)?,
                 };
                 if let (Some(uc), Some(ck)) = (user_cache, &content_key) {
                     uc.put(ck, &info, &blobs.join(info.digest.hex()));
@@ -435,17 +444,7 @@ pub(crate) fn write_layout(
         // A corrupt blob in the cache: the layer is packed as with a cold
         // cache, into the same bytes, so nothing written so far changes.
         let p = &plans[i];
-        let again = layer::write_layer(
-            p,
-            opts.compression,
-            opts.zstd_workers,
-            opts.source_date,
-            &blobs,
-            progress,
-        )?;
-        if p.role == LayerRole::Verifier {
-            inputs.verifier.still_unchanged()?;
-        }
+        let again = pack(p, inputs.verifier, opts, &blobs, progress)?;
         if again != layers[i] {
             return Err(PackageError::Invalid {
                 what: format!("the {} layer", p.role.as_str()),
