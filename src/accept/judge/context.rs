@@ -7,7 +7,7 @@
 
 use super::policy::Policy;
 use crate::accept::input::{Input, Output};
-use crate::accept::probe::{Step, Suite};
+use crate::accept::probe::{Step, StepStatus, Suite};
 use crate::accept::threshold::Figure;
 use crate::blueprint::model::acceptance::Test;
 use crate::fault::{Action, FaultClass};
@@ -182,4 +182,20 @@ pub(super) fn probe_steps(inputs: &[Input], suite: Suite) -> Vec<(&Path, &Step)>
         })
         .flatten()
         .collect()
+}
+
+/// A probe step's verdict, and what was observed: a skipped step is
+/// incomplete, a failed one fails with its reason.
+pub(super) fn step_verdict(step: &Step) -> (Verdict, String) {
+    match step.status {
+        StepStatus::Pass => (Verdict::Pass, "pass".to_owned()),
+        StepStatus::Skip => (Verdict::Incomplete, "skipped".to_owned()),
+        StepStatus::Fail => (
+            Verdict::Fail,
+            format!(
+                "fail: {}",
+                step.error.as_deref().unwrap_or("no reason given")
+            ),
+        ),
+    }
 }

@@ -9,7 +9,7 @@
 //! each received one device and each GPU went to exactly `replicas` of them, and every
 //! Pod's kernel ran.
 
-use super::context::{Ctx, F, at, not_run, probe_steps};
+use super::context::{Ctx, F, at, not_run, probe_steps, step_verdict};
 use crate::accept::input::Input;
 use crate::accept::probe::{Step, StepStatus, Suite};
 use crate::blueprint::model::SharingMode;
@@ -80,17 +80,7 @@ pub(super) fn smoke(ctx: &mut Ctx<'_>, inputs: &[Input]) -> Run<record::DeviceCo
             "not run".to_owned()
         }
         Some((path, step)) => {
-            let (verdict, observed) = match step.status {
-                StepStatus::Pass => (Verdict::Pass, "pass".to_owned()),
-                StepStatus::Skip => (Verdict::Incomplete, "skipped".to_owned()),
-                StepStatus::Fail => (
-                    Verdict::Fail,
-                    format!(
-                        "fail: {}",
-                        step.error.as_deref().unwrap_or("no reason given")
-                    ),
-                ),
-            };
+            let (verdict, observed) = step_verdict(step);
             ctx.push(
                 &KERNEL,
                 None,

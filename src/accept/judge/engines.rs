@@ -5,7 +5,7 @@
 //! `acceptance.thresholds` where it sets them, and always recorded for the regression
 //! against the node's previous record.
 
-use super::context::{Ctx, F, at, fmt, not_run, probe_steps};
+use super::context::{Ctx, F, at, fmt, not_run, probe_steps, step_verdict};
 use crate::accept::input::Input;
 use crate::accept::probe::{Step, StepStatus, Suite};
 use crate::blueprint::model::acceptance::Test;
@@ -36,20 +36,6 @@ fn worst<'a>(found: &[&'a (&'a Path, &'a Step)]) -> (&'a Path, &'a Step) {
     (w.0, w.1)
 }
 
-fn verdict_of(step: &Step) -> (Verdict, String) {
-    match step.status {
-        StepStatus::Pass => (Verdict::Pass, "pass".to_owned()),
-        StepStatus::Skip => (Verdict::Incomplete, "skipped".to_owned()),
-        StepStatus::Fail => (
-            Verdict::Fail,
-            format!(
-                "fail: {}",
-                step.error.as_deref().unwrap_or("no reason given")
-            ),
-        ),
-    }
-}
-
 /// Each step's verdict and its figures (`<family>.<step>.<metric>`).
 fn steps(ctx: &mut Ctx<'_>, family: &str, steps: &[(&Path, &Step)], names: &[&str]) {
     let mut names: Vec<&str> = names.to_vec();
@@ -73,7 +59,7 @@ fn steps(ctx: &mut Ctx<'_>, family: &str, steps: &[(&Path, &Step)], names: &[&st
             continue;
         }
         let (path, step) = worst(&found);
-        let (verdict, observed) = verdict_of(step);
+        let (verdict, observed) = step_verdict(step);
         ctx.push(
             &f,
             None,

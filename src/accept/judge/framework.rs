@@ -3,9 +3,9 @@
 //! `transient-application` fault: restart it), and the training and inference figures it
 //! printed, recorded for the next record's regression check.
 
-use super::context::{Ctx, F, at, not_run, probe_steps};
+use super::context::{Ctx, F, at, not_run, probe_steps, step_verdict};
 use crate::accept::input::Input;
-use crate::accept::probe::{Step, StepStatus, Suite};
+use crate::accept::probe::{Step, Suite};
 use crate::blueprint::model::acceptance::Test;
 use crate::fault::{Action, FaultClass};
 use crate::verify::report::record::{self, Layer, Run, Verdict};
@@ -84,17 +84,7 @@ pub(super) fn framework(
             .min_by_key(|(_, s)| s.status)
             .expect("non-empty");
         let (path, step) = (worst.0, worst.1);
-        let (verdict, observed) = match step.status {
-            StepStatus::Pass => (Verdict::Pass, "pass".to_owned()),
-            StepStatus::Skip => (Verdict::Incomplete, "skipped".to_owned()),
-            StepStatus::Fail => (
-                Verdict::Fail,
-                format!(
-                    "fail: {}",
-                    step.error.as_deref().unwrap_or("no reason given")
-                ),
-            ),
-        };
+        let (verdict, observed) = step_verdict(step);
         let ev = vec![at(path, step.line)];
         ctx.push(
             &f,
