@@ -2,8 +2,9 @@
 //! machine tree whose SMBIOS type 42 record (built from DSP0270's layout) names a BMC
 //! on loopback, and that BMC a real HTTPS server (rustls, a test CA in
 //! tests/fixtures/redfish/tls) serving DMTF's public-rackmount1 mockup behind Basic
-//! auth. The verifier's own client (reqwest) reads service root → Managers → first
-//! Manager, through the recording host a capture uses; the bad cases (wrong password,
+//! auth (or documents changed from it: several Managers, a root naming the one providing
+//! the service). The verifier's own client (reqwest) reads service root → Managers → the
+//! BMC, through the recording host a capture uses; the bad cases (wrong password,
 //! unknown CA, a body past the cap, a BMC that never answers, a truncated record) end
 //! in a reason within the timeout.
 
@@ -15,9 +16,11 @@ use nodeimg::verify::host::RecordLimits;
 use nodeimg::verify::{Host, RecordingHost, SnapshotHost};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{IpAddr, Ipv4Addr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -32,20 +35,35 @@ fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/redfish")
 }
 
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone)]
 enum Bmc {
     /// The mockup, behind Basic auth.
     Mockup,
+    /// The mockup with these documents added or replaced (path → JSON).
+    With(Arc<BTreeMap<String, serde_json::Value>>),
     /// The Manager's document is 2 MiB.
     HugeManager,
     /// Accepts the connection and the TLS handshake, then never answers.
     Silent,
 }
 
+impl Bmc {
+    fn with(documents: &[(&str, serde_json::Value)]) -> Bmc {
+        Bmc::With(Arc::new(
+            documents
+                .iter()
+                .map(|(path, doc)| ((*path).to_owned(), doc.clone()))
+                .collect(),
+        ))
+    }
+}
+
 struct Server {
     port: u16,
     /// Request paths with whether their Authorization header was the right one.
     requests: Arc<Mutex<Vec<(String, bool)>>>,
+    /// TCP connections accepted (the server keeps each open for more requests).
+    connections: Arc<AtomicUsize>,
 }
 
 fn serve(kind: Bmc) -> Server {
@@ -67,89 +85,131 @@ fn serve(kind: Bmc) -> Server {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let requests = Arc::new(Mutex::new(Vec::new()));
-    let seen = requests.clone();
+    let connections = Arc::new(AtomicUsize::new(0));
+    let (seen, accepted) = (requests.clone(), connections.clone());
     std::thread::spawn(move || {
         for stream in listener.incoming().flatten() {
-            let (config, seen) = (config.clone(), seen.clone());
-            std::thread::spawn(move || answer(stream, config, kind, &seen));
+            accepted.fetch_add(1, Ordering::SeqCst);
+            let (config, seen, kind) = (config.clone(), seen.clone(), kind.clone());
+            std::thread::spawn(move || answer(stream, config, &kind, &seen));
         }
     });
-    Server { port, requests }
+    Server {
+        port,
+        requests,
+        connections,
+    }
 }
 
+/// Answers requests on one connection until the client closes it (HTTP/1.1 keep-alive).
 fn answer(
     tcp: TcpStream,
     config: Arc<rustls::ServerConfig>,
-    kind: Bmc,
+    kind: &Bmc,
     seen: &Mutex<Vec<(String, bool)>>,
 ) {
     let Ok(connection) = rustls::ServerConnection::new(config) else {
         return;
     };
     let mut tls = rustls::StreamOwned::new(connection, tcp);
-    let mut head = Vec::new();
-    let mut buf = [0u8; 4096];
-    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-        match tls.read(&mut buf) {
-            Ok(0) | Err(_) => return,
-            Ok(n) => head.extend_from_slice(&buf[..n]),
+    loop {
+        let mut head = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+            match tls.read(&mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => head.extend_from_slice(&buf[..n]),
+            }
+            if head.len() > 64 * 1024 {
+                return;
+            }
         }
-        if head.len() > 64 * 1024 {
+        let head = String::from_utf8_lossy(&head).into_owned();
+        let path = head
+            .split_whitespace()
+            .nth(1)
+            .unwrap_or_default()
+            .to_owned();
+        let want = {
+            use base64::Engine;
+            let raw = format!("{USER}:{PASSWORD}");
+            format!(
+                "basic {}",
+                base64::engine::general_purpose::STANDARD.encode(raw)
+            )
+        };
+        let authorized = head.lines().any(|l| {
+            l.split_once(':').is_some_and(|(k, v)| {
+                k.eq_ignore_ascii_case("authorization") && v.trim().eq_ignore_ascii_case(&want)
+            })
+        });
+        seen.lock().unwrap().push((path.clone(), authorized));
+        if let Bmc::Silent = kind {
+            std::thread::sleep(Duration::from_secs(60));
+            return;
+        }
+        let mockup = fixtures().join("public-rackmount1");
+        let path = path.trim_end_matches('/');
+        let (status, body) = match kind {
+            _ if !authorized => ("401 Unauthorized", b"{\"error\": \"auth\"}".to_vec()),
+            Bmc::With(documents) if documents.contains_key(path) => {
+                ("200 OK", serde_json::to_vec(&documents[path]).unwrap())
+            }
+            Bmc::HugeManager if path == "/redfish/v1/Managers/BMC" => {
+                ("200 OK", vec![b' '; 2 * 1024 * 1024])
+            }
+            _ => match path {
+                "/redfish/v1" => ("200 OK", std::fs::read(mockup.join("index.json")).unwrap()),
+                "/redfish/v1/Managers" => (
+                    "200 OK",
+                    std::fs::read(mockup.join("Managers/index.json")).unwrap(),
+                ),
+                "/redfish/v1/Managers/BMC" => (
+                    "200 OK",
+                    std::fs::read(mockup.join("Managers/BMC/index.json")).unwrap(),
+                ),
+                _ => ("404 Not Found", b"{}".to_vec()),
+            },
+        };
+        let head = format!(
+            "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        );
+        if tls.write_all(head.as_bytes()).is_err()
+            || tls.write_all(&body).is_err()
+            || tls.flush().is_err()
+        {
             return;
         }
     }
-    let head = String::from_utf8_lossy(&head).into_owned();
-    let path = head
-        .split_whitespace()
-        .nth(1)
-        .unwrap_or_default()
-        .to_owned();
-    let want = {
-        use base64::Engine;
-        let raw = format!("{USER}:{PASSWORD}");
-        format!(
-            "basic {}",
-            base64::engine::general_purpose::STANDARD.encode(raw)
-        )
-    };
-    let authorized = head.lines().any(|l| {
-        l.split_once(':').is_some_and(|(k, v)| {
-            k.eq_ignore_ascii_case("authorization") && v.trim().eq_ignore_ascii_case(&want)
-        })
-    });
-    seen.lock().unwrap().push((path.clone(), authorized));
-    if kind == Bmc::Silent {
-        std::thread::sleep(Duration::from_secs(60));
-        return;
-    }
-    let mockup = fixtures().join("public-rackmount1");
-    let (status, body) = if !authorized {
-        ("401 Unauthorized", b"{\"error\": \"auth\"}".to_vec())
-    } else {
-        match path.trim_end_matches('/') {
-            "/redfish/v1" => ("200 OK", std::fs::read(mockup.join("index.json")).unwrap()),
-            "/redfish/v1/Managers" => (
-                "200 OK",
-                std::fs::read(mockup.join("Managers/index.json")).unwrap(),
-            ),
-            "/redfish/v1/Managers/BMC" if kind == Bmc::HugeManager => {
-                ("200 OK", vec![b' '; 2 * 1024 * 1024])
-            }
-            "/redfish/v1/Managers/BMC" => (
-                "200 OK",
-                std::fs::read(mockup.join("Managers/BMC/index.json")).unwrap(),
-            ),
-            _ => ("404 Not Found", b"{}".to_vec()),
-        }
-    };
-    let head = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    let _ = tls.write_all(head.as_bytes());
-    let _ = tls.write_all(&body);
-    tls.conn.send_close_notify();
-    let _ = tls.flush();
+}
+
+/// A JSON document of the mockup.
+fn mockup(path: &str) -> serde_json::Value {
+    let file = fixtures().join("public-rackmount1").join(path);
+    serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap()
+}
+
+/// The mockup's BMC Manager as another Manager: `id`, `ManagerType`, `FirmwareVersion`.
+fn manager(id: &str, manager_type: &str, version: &str) -> serde_json::Value {
+    let mut doc = mockup("Managers/BMC/index.json");
+    doc["Id"] = id.into();
+    doc["@odata.id"] = format!("/redfish/v1/Managers/{id}").into();
+    doc["ManagerType"] = manager_type.into();
+    doc["FirmwareVersion"] = version.into();
+    doc
+}
+
+/// A Managers collection listing `ids` in this order.
+fn managers(ids: &[&str]) -> serde_json::Value {
+    let mut doc = mockup("Managers/index.json");
+    let members: Vec<_> = ids
+        .iter()
+        .map(|id| serde_json::json!({"@odata.id": format!("/redfish/v1/Managers/{id}")}))
+        .collect();
+    doc["Members@odata.count"] = members.len().into();
+    doc["Members"] = members.into();
+    doc
 }
 
 /// A machine whose type 42 record names the BMC at 127.0.0.1:`port` (as `hostname`),
@@ -312,5 +372,90 @@ fn redfish_a_truncated_record_is_a_reason_and_no_record_falls_back_to_ipmi() {
             && firmware.source.contains("no Redfish host interface"),
         "{}",
         firmware.source
+    );
+}
+
+/// A machine reading `server`'s BMC with the right credentials and CA.
+fn read_from(server: &Server) -> BmcFirmware {
+    let tree = machine(server.port, "bmc.test", PASSWORD, "ca.pem");
+    read(&tree.host(), Duration::from_secs(10))
+}
+
+#[test]
+fn redfish_reads_the_bmc_not_the_first_manager() {
+    // An enclosure manager listed first (DSP0268 Manager.ManagerType `EnclosureManager`).
+    let server = serve(Bmc::with(&[
+        ("/redfish/v1/Managers", managers(&["Enclosure", "BMC"])),
+        (
+            "/redfish/v1/Managers/Enclosure",
+            manager("Enclosure", "EnclosureManager", "9.9.9"),
+        ),
+    ]));
+    let firmware = read_from(&server);
+    assert_eq!(
+        firmware.version,
+        Fact::Known("1.45.455b66-rev4".to_owned()),
+        "{}",
+        firmware.source
+    );
+    assert!(
+        firmware.source.contains("/redfish/v1/Managers/BMC "),
+        "{}",
+        firmware.source
+    );
+}
+
+#[test]
+fn redfish_of_several_bmcs_the_one_providing_the_service_is_read() {
+    // A baseboard's own management controller that calls itself a BMC, listed first; the
+    // service root names the Manager that provides the service.
+    let mut root = mockup("index.json");
+    root["Links"]["ManagerProvidingService"] =
+        serde_json::json!({"@odata.id": "/redfish/v1/Managers/BMC"});
+    let server = serve(Bmc::with(&[
+        ("/redfish/v1", root),
+        ("/redfish/v1/Managers", managers(&["HGX_BMC_0", "BMC"])),
+        (
+            "/redfish/v1/Managers/HGX_BMC_0",
+            manager("HGX_BMC_0", "BMC", "hgx-1.0"),
+        ),
+    ]));
+    let firmware = read_from(&server);
+    assert_eq!(
+        firmware.version,
+        Fact::Known("1.45.455b66-rev4".to_owned()),
+        "{}",
+        firmware.source
+    );
+}
+
+#[test]
+fn redfish_several_bmcs_and_none_named_by_the_service_is_ambiguous() {
+    let server = serve(Bmc::with(&[
+        ("/redfish/v1/Managers", managers(&["BMC", "BMC2"])),
+        ("/redfish/v1/Managers/BMC2", manager("BMC2", "BMC", "2.0")),
+    ]));
+    let why = reason(&read_from(&server).version);
+    assert!(
+        why.contains("/redfish/v1/Managers/BMC,")
+            && why.contains("/redfish/v1/Managers/BMC2")
+            && why.contains("ManagerProvidingService"),
+        "{why}"
+    );
+}
+
+#[test]
+fn redfish_no_bmc_among_the_managers_is_a_reason() {
+    let server = serve(Bmc::with(&[
+        ("/redfish/v1/Managers", managers(&["Enclosure"])),
+        (
+            "/redfish/v1/Managers/Enclosure",
+            manager("Enclosure", "EnclosureManager", "9.9.9"),
+        ),
+    ]));
+    let why = reason(&read_from(&server).version);
+    assert!(
+        why.contains("no Manager whose ManagerType is BMC") && why.contains("EnclosureManager"),
+        "{why}"
     );
 }

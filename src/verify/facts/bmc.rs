@@ -3,9 +3,14 @@
 //!
 //! Redfish (DMTF DSP0266; host interface DSP0270): the SMBIOS type 42 record names the
 //! service's address ([`super::redfish_host_interface`]); verify reads the service root
-//! `/redfish/v1`, its `Managers` collection, the first member, and that Manager's
+//! `/redfish/v1`, finds the BMC among its Managers, and reads that Manager's
 //! `FirmwareVersion` — the vendor's full version (`7.00.00.171`, `1.45.455b66-rev4`).
-//! The three documents go into captures (the credentials never do). Where the blueprint
+//! A service may list several Managers (an enclosure manager, a rack manager, a
+//! sub-system's controller); the BMC is the one whose `ManagerType` is `BMC`. The Manager
+//! the root's `Links.ManagerProvidingService` names is read first and taken when it is a
+//! BMC; else every member of the `Managers` collection is read, and exactly one must be a
+//! BMC: several with none named by the root is ambiguous, and said so rather than
+//! guessed. The documents go into captures (the credentials never do). Where the blueprint
 //! configures Redfish and the machine has the interface, a failed read is the fact's
 //! reason (unknown), not a quiet fall back to IPMI: wrong credentials or a wrong CA should
 //! be seen. Without the interface, IPMI answers and the source says why.
@@ -23,11 +28,21 @@ use crate::verify::fact::Fact;
 use crate::verify::host::http::{HttpGet, HttpResponse};
 use crate::verify::host::{Host, VendorCommand};
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
 /// Most bytes of one Redfish document (DMTF's mockup Manager is 3 KiB).
 pub const REDFISH_BODY_LIMIT: u64 = 1024 * 1024;
+
+/// Most Managers read from the collection to find the BMC (a blade enclosure's service
+/// lists a BMC per blade and an enclosure manager; far fewer than this).
+const MAX_MANAGERS: usize = 64;
+
+/// The `ManagerType` of a baseboard management controller: "a controller that provides
+/// management functions for a single computer system" (DMTF Redfish schema `Manager`,
+/// `ManagerType` enum; in every version from 1.0.0 to the mockup's `Manager.v1_17_0`).
+const BMC: &str = "BMC";
 
 /// The BMC's firmware version and where it was read.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -109,19 +124,71 @@ fn read_redfish(
     let mut last = format!("{origin}/redfish/v1");
     let walk = (|| {
         let root = get("/redfish/v1")?;
+        // The Manager the service root names as providing the service, when it is a BMC:
+        // on the host interface that is the BMC of this host.
+        let providing = optional_link(&root, &["Links", "ManagerProvidingService", "@odata.id"])
+            .map_err(|why| format!("the service root: {why}"))?;
+        let mut read = BTreeMap::new();
+        if let Some(path) = providing {
+            last = format!("{origin}{path}");
+            let document = get(&path)?;
+            if manager_type(&document) == Some(BMC) {
+                return parse_redfish_value(&document).map_err(|why| format!("{path}: {why}"));
+            }
+            read.insert(path, document);
+        }
         let managers = link(&root, &["Managers", "@odata.id"])
             .map_err(|why| format!("the service root: {why}"))?;
         last = format!("{origin}{managers}");
         let collection = get(&managers)?;
-        let first = collection
+        let members = collection
             .get("Members")
             .and_then(|m| m.as_array())
-            .and_then(|m| m.first())
+            .filter(|m| !m.is_empty())
             .ok_or_else(|| format!("{managers}: no Members: the service lists no Manager"))?;
-        let manager = link(first, &["@odata.id"]).map_err(|why| format!("{managers}: {why}"))?;
-        last = format!("{origin}{manager}");
-        let document = get(&manager)?;
-        parse_redfish_value(&document).map_err(|why| format!("{manager}: {why}"))
+        if members.len() > MAX_MANAGERS {
+            return Err(format!(
+                "{managers}: {} Members, more than the {MAX_MANAGERS} read",
+                members.len()
+            ));
+        }
+        let mut bmcs = Vec::new();
+        let mut others = Vec::new();
+        for member in members {
+            let path = link(member, &["@odata.id"]).map_err(|why| format!("{managers}: {why}"))?;
+            let document = match read.remove(&path) {
+                Some(document) => document,
+                None => get(&path)?,
+            };
+            match manager_type(&document) {
+                Some(BMC) => bmcs.push((path, document)),
+                other => others.push(format!(
+                    "{path} ({})",
+                    other.map_or("no ManagerType".to_owned(), |t| format!("ManagerType {t}"))
+                )),
+            }
+        }
+        match bmcs.as_slice() {
+            [(path, document)] => {
+                last = format!("{origin}{path}");
+                parse_redfish_value(document).map_err(|why| format!("{path}: {why}"))
+            }
+            [] => Err(format!(
+                "{managers}: no Manager whose ManagerType is BMC among {}",
+                others.join(", ")
+            )),
+            several => Err(format!(
+                "{managers}: {} Managers whose ManagerType is BMC ({}) and the service root's \
+                 Links.ManagerProvidingService names none of them: which one is this host's \
+                 BMC is ambiguous",
+                several.len(),
+                several
+                    .iter()
+                    .map(|(path, _)| path.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        }
     })();
     BmcFirmware {
         version: match walk {
@@ -130,6 +197,27 @@ fn read_redfish(
         },
         source: format!("Redfish GET {last} (FirmwareVersion)"),
     }
+}
+
+/// A Manager's `ManagerType` (DSP0268 `Manager` schema: `BMC`, `EnclosureManager`,
+/// `ManagementController`, `RackManager`, `AuxiliaryController`, `Service`).
+fn manager_type(document: &serde_json::Value) -> Option<&str> {
+    document.get("ManagerType").and_then(|t| t.as_str())
+}
+
+/// [`link`] where the document may leave the link out (an older schema version).
+fn optional_link(document: &serde_json::Value, keys: &[&str]) -> Result<Option<String>, String> {
+    let mut value = document;
+    for key in &keys[..keys.len() - 1] {
+        match value.get(key) {
+            Some(inner) => value = inner,
+            None => return Ok(None),
+        }
+    }
+    if value.get(keys[keys.len() - 1]).is_none() {
+        return Ok(None);
+    }
+    link(document, keys).map(Some)
 }
 
 /// A resource path from a document's `@odata.id`, refused unless it stays a path on the
