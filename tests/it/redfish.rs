@@ -459,3 +459,13 @@ fn redfish_no_bmc_among_the_managers_is_a_reason() {
         "{why}"
     );
 }
+
+#[test]
+fn redfish_one_walk_uses_one_client_and_one_connection() {
+    let server = serve(Bmc::Mockup);
+    let firmware = read_from(&server);
+    assert_eq!(firmware.version, Fact::Known("1.45.455b66-rev4".to_owned()));
+    assert_eq!(server.requests.lock().unwrap().len(), 3);
+    // The server keeps the connection open: one client reuses it for the three GETs.
+    assert_eq!(server.connections.load(Ordering::SeqCst), 1);
+}

@@ -25,7 +25,7 @@
 use super::redfish_host_interface::{self, RedfishService};
 use crate::blueprint::model::RedfishAccess;
 use crate::verify::fact::Fact;
-use crate::verify::host::http::{HttpGet, HttpResponse};
+use crate::verify::host::http::{HttpClient, HttpGet, HttpResponse};
 use crate::verify::host::{Host, VendorCommand};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -96,7 +96,9 @@ fn read_redfish(
     timeout: Duration,
 ) -> BmcFirmware {
     let origin = service.origin();
-    let get = |path: &str| -> Result<serde_json::Value, String> {
+    // One client for the walk: TLS configured and the files read once.
+    let mut client = HttpClient::new();
+    let mut get = |path: &str| -> Result<serde_json::Value, String> {
         let request = HttpGet {
             url: format!("{origin}{path}"),
             connect_to: service
@@ -108,7 +110,8 @@ fn read_redfish(
             timeout,
             limit: REDFISH_BODY_LIMIT,
         };
-        let HttpResponse { status, body } = host.get(&request).map_err(|e| e.to_string())?;
+        let HttpResponse { status, body } =
+            host.get(&mut client, &request).map_err(|e| e.to_string())?;
         match status {
             200 => {}
             401 | 403 => {

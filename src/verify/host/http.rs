@@ -8,6 +8,9 @@
 //! come from a file the request names and are read only when it is made: they are never
 //! part of the key, the recording, a message or an error.
 //!
+//! The GETs of one walk share an [`HttpClient`]: TLS is configured, the files are read and
+//! the connection is made once, not per document.
+//!
 //! The client is reqwest (with rustls), which the binary carries with the `push` feature,
 //! as the static verifier (scripts/build-verifier) is built. A nodeimg built without it
 //! answers every request with an error saying so, and the BMC is read through IPMI.
@@ -20,6 +23,9 @@ use std::time::Duration;
 
 /// Most bytes of a credentials file (`USER:PASSWORD` and a newline).
 pub const CREDENTIALS_LIMIT: u64 = 4096;
+/// Most bytes of a CA file (a PEM certificate is 1–2 KiB; a distribution's whole bundle
+/// is about 200 KiB).
+pub const CA_LIMIT: u64 = 1024 * 1024;
 
 /// One GET.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,10 +87,100 @@ pub fn parse_credentials(text: &str) -> Result<(String, String), String> {
     }
 }
 
-/// Makes the GET on this machine. `read` reads the credentials and CA files (under the
-/// host's root); its errors name the file, never its content.
+/// The client the GETs of one walk share (service root, collection, Managers): built on
+/// the first GET — the TLS configuration, the CA file and the credentials read then — and
+/// used again while a request names the same address, credentials file, CA file and
+/// timeout, so that a walk configures TLS, reads its files and starts a runtime once and,
+/// where the service keeps the connection open, connects once. A request with other
+/// settings builds a new one. A walk makes its own ([`HttpClient::new`]), so a CA or
+/// password changed between two verifications is read again.
+#[derive(Default)]
+pub struct HttpClient {
+    #[cfg(feature = "push")]
+    built: Option<Built>,
+}
+
+impl HttpClient {
+    pub fn new() -> Self {
+        HttpClient::default()
+    }
+}
+
+impl fmt::Debug for HttpClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Never the credentials.
+        f.write_str("HttpClient")
+    }
+}
+
+/// A built client and the request settings it was built for.
 #[cfg(feature = "push")]
-pub fn get(request: &HttpGet, read: ReadFile<'_>) -> Result<HttpResponse, HostError> {
+struct Built {
+    settings: HttpGet,
+    credentials: Option<(String, String)>,
+    client: reqwest::Client,
+    runtime: tokio::runtime::Runtime,
+}
+
+/// Whether `a` and `b` can share a client: everything but the URL and the body limit.
+#[cfg(feature = "push")]
+fn same_client(a: &HttpGet, b: &HttpGet) -> bool {
+    a.connect_to == b.connect_to
+        && a.basic_auth_file == b.basic_auth_file
+        && a.ca_file == b.ca_file
+        && a.timeout == b.timeout
+}
+
+/// Makes the GET on this machine through `client`, building it first when it has not
+/// been built for this request's settings. `read` reads the credentials and CA files
+/// (under the host's root); its errors name the file, never its content.
+#[cfg(feature = "push")]
+pub fn get(
+    client: &mut HttpClient,
+    request: &HttpGet,
+    read: ReadFile<'_>,
+) -> Result<HttpResponse, HostError> {
+    let built = match &mut client.built {
+        Some(built) if same_client(&built.settings, request) => built,
+        slot => {
+            // The old client (its connections, its runtime) goes before the new one is built.
+            *slot = None;
+            slot.insert(build(request, read)?)
+        }
+    };
+    let work = async {
+        let mut call = built.client.get(&request.url);
+        if let Some((user, password)) = &built.credentials {
+            call = call.basic_auth(user, Some(password));
+        }
+        let mut response = call.send().await.map_err(|e| failed(request, &e))?;
+        let status = response.status().as_u16();
+        let mut body = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(|e| failed(request, &e))? {
+            if (body.len() + chunk.len()) as u64 > request.limit {
+                return Err(error(
+                    request,
+                    HostErrorKind::TooLarge {
+                        limit: request.limit,
+                    },
+                ));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(HttpResponse { status, body })
+    };
+    // reqwest's own timeout covers the whole exchange; this one bounds the runtime too.
+    built.runtime.block_on(async {
+        match tokio::time::timeout(request.timeout + Duration::from_secs(1), work).await {
+            Ok(result) => result,
+            Err(_) => Err(timed_out(request)),
+        }
+    })
+}
+
+/// A client for `request`'s settings: credentials and CAs read, TLS configured.
+#[cfg(feature = "push")]
+fn build(request: &HttpGet, read: ReadFile<'_>) -> Result<Built, HostError> {
     let credentials = match &request.basic_auth_file {
         None => None,
         Some(path) => {
@@ -111,7 +207,7 @@ pub fn get(request: &HttpGet, read: ReadFile<'_>) -> Result<HttpResponse, HostEr
         .https_only(true)
         .user_agent(concat!("nodeimg/", env!("CARGO_PKG_VERSION")));
     if let Some(path) = &request.ca_file {
-        let bytes = read(path, 1 << 20)?;
+        let bytes = read(path, CA_LIMIT)?;
         let certs = reqwest::Certificate::from_pem_bundle(&bytes)
             .ok()
             .filter(|c| !c.is_empty())
@@ -133,38 +229,20 @@ pub fn get(request: &HttpGet, read: ReadFile<'_>) -> Result<HttpResponse, HostEr
         .enable_all()
         .build()
         .map_err(|e| other(request, format!("no runtime: {e}")))?;
-    let work = async {
-        let mut call = client.get(&request.url);
-        if let Some((user, password)) = &credentials {
-            call = call.basic_auth(user, Some(password));
-        }
-        let mut response = call.send().await.map_err(|e| failed(request, &e))?;
-        let status = response.status().as_u16();
-        let mut body = Vec::new();
-        while let Some(chunk) = response.chunk().await.map_err(|e| failed(request, &e))? {
-            if (body.len() + chunk.len()) as u64 > request.limit {
-                return Err(error(
-                    request,
-                    HostErrorKind::TooLarge {
-                        limit: request.limit,
-                    },
-                ));
-            }
-            body.extend_from_slice(&chunk);
-        }
-        Ok(HttpResponse { status, body })
-    };
-    // reqwest's own timeout covers the whole exchange; this one bounds the runtime too.
-    runtime.block_on(async {
-        match tokio::time::timeout(request.timeout + Duration::from_secs(1), work).await {
-            Ok(result) => result,
-            Err(_) => Err(timed_out(request)),
-        }
+    Ok(Built {
+        settings: request.clone(),
+        credentials,
+        client,
+        runtime,
     })
 }
 
 #[cfg(not(feature = "push"))]
-pub fn get(request: &HttpGet, _read: ReadFile<'_>) -> Result<HttpResponse, HostError> {
+pub fn get(
+    _client: &mut HttpClient,
+    request: &HttpGet,
+    _read: ReadFile<'_>,
+) -> Result<HttpResponse, HostError> {
     Err(error(
         request,
         HostErrorKind::NotRun {

@@ -22,7 +22,7 @@
 use super::Host;
 use super::command::{CommandOutput, Program, VendorCommand};
 use super::error::{HostError, HostErrorKind, HostOp};
-use super::http::{HttpGet, HttpResponse};
+use super::http::{HttpClient, HttpGet, HttpResponse};
 use super::path::{RootedResolver, machine_components};
 use crate::input;
 use std::collections::BTreeMap;
@@ -319,8 +319,8 @@ impl Host for LiveHost {
 
     /// The GET goes out from this machine whatever the root; its credentials and CA files
     /// are read under the root, bounded, and never recorded.
-    fn get(&self, request: &HttpGet) -> Result<HttpResponse, HostError> {
-        super::http::get(request, &|path, limit| {
+    fn get(&self, client: &mut HttpClient, request: &HttpGet) -> Result<HttpResponse, HostError> {
+        super::http::get(client, request, &|path, limit| {
             let bytes = self.read(path).map_err(|e| {
                 super::http::error(
                     request,

@@ -62,8 +62,13 @@ pub trait Host: Sync {
     /// What the kernel log holds now (`/dev/kmsg`, read without blocking).
     fn read_kernel_log(&self) -> Result<String, HostError>;
 
-    /// Makes one bounded HTTPS GET ([`http::HttpGet`]); any HTTP status is an answer.
-    fn get(&self, request: &http::HttpGet) -> Result<http::HttpResponse, HostError>;
+    /// Makes one bounded HTTPS GET ([`http::HttpGet`]) through `client`, which the GETs of
+    /// one walk share ([`http::HttpClient`]); any HTTP status is an answer.
+    fn get(
+        &self,
+        client: &mut http::HttpClient,
+        request: &http::HttpGet,
+    ) -> Result<http::HttpResponse, HostError>;
 
     /// A file's content as text, with invalid UTF-8 replaced.
     fn read_text(&self, path: &Path) -> Result<String, HostError> {
@@ -91,7 +96,11 @@ impl<H: Host + ?Sized> Host for &H {
     fn read_kernel_log(&self) -> Result<String, HostError> {
         (**self).read_kernel_log()
     }
-    fn get(&self, request: &http::HttpGet) -> Result<http::HttpResponse, HostError> {
-        (**self).get(request)
+    fn get(
+        &self,
+        client: &mut http::HttpClient,
+        request: &http::HttpGet,
+    ) -> Result<http::HttpResponse, HostError> {
+        (**self).get(client, request)
     }
 }

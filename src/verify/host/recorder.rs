@@ -9,7 +9,7 @@
 use super::Host;
 use super::command::{CommandOutput, VendorCommand};
 use super::error::{HostError, HostErrorKind, HostOp};
-use super::http::{HttpGet, HttpResponse};
+use super::http::{HttpClient, HttpGet, HttpResponse};
 use super::recording::{Content, NotCaptured, RecordedOutput, Recording};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -171,10 +171,10 @@ impl<H: Host> Host for RecordingHost<H> {
 
     /// Kept with the command outputs under `GET URL`: the HTTP status as the exit
     /// status, the body as stdout. The request's credentials are not part of either.
-    fn get(&self, request: &HttpGet) -> Result<HttpResponse, HostError> {
+    fn get(&self, client: &mut HttpClient, request: &HttpGet) -> Result<HttpResponse, HostError> {
         let target = request.to_string();
         let started = std::time::Instant::now();
-        let result = self.inner.get(request).and_then(|response| {
+        let result = self.inner.get(client, request).and_then(|response| {
             self.admit(HostOp::Get, &target, response.body.len() as u64)
                 .map(|()| response)
         });

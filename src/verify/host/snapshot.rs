@@ -7,7 +7,7 @@
 use super::Host;
 use super::command::{CommandOutput, VendorCommand};
 use super::error::{HostError, HostErrorKind, HostOp};
-use super::http::{HttpGet, HttpResponse};
+use super::http::{HttpClient, HttpGet, HttpResponse};
 use super::recording::Recording;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -80,7 +80,8 @@ impl Host for SnapshotHost {
         }
     }
 
-    fn get(&self, request: &HttpGet) -> Result<HttpResponse, HostError> {
+    /// The recorded answer; no client is built.
+    fn get(&self, _client: &mut HttpClient, request: &HttpGet) -> Result<HttpResponse, HostError> {
         let key = request.to_string();
         match self.recording.commands.get(&key) {
             Some(Ok(output)) => Ok(HttpResponse {

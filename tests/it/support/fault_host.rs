@@ -1,7 +1,7 @@
 //! A host wrapper that fails reads of chosen paths with a chosen error, to reproduce what
 //! real kernels do and a file tree cannot (EINVAL on `speed` of a down NIC).
 
-use nodeimg::verify::host::http::{HttpGet, HttpResponse};
+use nodeimg::verify::host::http::{HttpClient, HttpGet, HttpResponse};
 use nodeimg::verify::host::{CommandOutput, HostOp, VendorCommand};
 use nodeimg::verify::{Host, HostError, HostErrorKind};
 use std::collections::BTreeMap;
@@ -59,7 +59,7 @@ impl<H: Host> Host for FaultHost<H> {
         self.inner.read_kernel_log()
     }
 
-    fn get(&self, request: &HttpGet) -> Result<HttpResponse, HostError> {
-        self.inner.get(request)
+    fn get(&self, client: &mut HttpClient, request: &HttpGet) -> Result<HttpResponse, HostError> {
+        self.inner.get(client, request)
     }
 }
