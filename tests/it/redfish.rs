@@ -469,3 +469,31 @@ fn redfish_one_walk_uses_one_client_and_one_connection() {
     // The server keeps the connection open: one client reuses it for the three GETs.
     assert_eq!(server.connections.load(Ordering::SeqCst), 1);
 }
+
+#[test]
+fn redfish_a_credentials_file_past_its_limit_is_refused_without_reading_it_whole() {
+    let server = serve(Bmc::Mockup);
+    let tree = machine(server.port, "bmc.test", PASSWORD, "ca.pem");
+    // A sparse 1 GiB file: refused at the credentials limit, not at the host's file limit.
+    std::fs::File::create(tree.local(CREDENTIALS))
+        .unwrap()
+        .set_len(1 << 30)
+        .unwrap();
+    let why = reason(&read(&tree.host(), Duration::from_secs(10)).version);
+    assert!(
+        why.contains(CREDENTIALS) && why.contains("larger than 4 KiB"),
+        "{why}"
+    );
+    // A FIFO nothing writes to: refused at once, never waited on.
+    std::fs::remove_file(tree.local(CREDENTIALS)).unwrap();
+    let status = std::process::Command::new("mkfifo")
+        .arg(tree.local(CREDENTIALS))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let started = Instant::now();
+    let why = reason(&read(&tree.host(), Duration::from_secs(10)).version);
+    assert!(why.contains(CREDENTIALS) && why.contains("FIFO"), "{why}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(server.requests.lock().unwrap().is_empty());
+}

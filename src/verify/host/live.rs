@@ -3,7 +3,8 @@
 //!
 //! Reads go through [`RootedResolver`](super::path) unless the root is `/`, where the
 //! kernel's own resolution already cannot leave the root. Every read is bounded
-//! ([`FILE_LIMIT`]) and refuses what is not a regular file without blocking on it (see
+//! ([`FILE_LIMIT`], or the smaller limit of the GET's credentials and CA files: at most
+//! one byte past the limit is read) and refuses what is not a regular file without blocking on it (see
 //! [`crate::input`]): a FIFO at `/proc/cmdline` or a sparse terabyte file in an inspected
 //! tree costs nothing.
 //!
@@ -237,6 +238,30 @@ impl LiveHost {
             )
         })
     }
+
+    /// A file's content, refused when it holds more than `limit` bytes: at most
+    /// `limit + 1` are ever read, so a file far larger than its use allows (a credentials
+    /// file that is a disk image named by mistake) costs no more than the limit.
+    fn read_at_most(&self, path: &Path, limit: u64) -> Result<Vec<u8>, HostError> {
+        let local = self.local(HostOp::Read, path, false)?;
+        let fail =
+            |e: &input::InputError| HostError::input(HostOp::Read, path.display().to_string(), e);
+        // Under a root the final component was not a link when resolved; refuse one that
+        // appeared since.
+        let nofollow = if self.resolver.is_some() {
+            libc::O_NOFOLLOW
+        } else {
+            0
+        };
+        let file = match input::open(&local, nofollow) {
+            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+                let resolved = self.local(HostOp::Read, path, true)?;
+                input::open(&resolved, nofollow).map_err(|e| fail(&e))?
+            }
+            other => other.map_err(|e| fail(&e))?,
+        };
+        input::read_open(file, limit).map_err(|e| fail(&e))
+    }
 }
 
 /// Why a program is not run under an inspected root, and how to supply its answer.
@@ -255,24 +280,7 @@ fn not_run_reason(program: Program, root: &Path) -> String {
 
 impl Host for LiveHost {
     fn read(&self, path: &Path) -> Result<Vec<u8>, HostError> {
-        let local = self.local(HostOp::Read, path, false)?;
-        let fail =
-            |e: &input::InputError| HostError::input(HostOp::Read, path.display().to_string(), e);
-        // Under a root the final component was not a link when resolved; refuse one that
-        // appeared since.
-        let nofollow = if self.resolver.is_some() {
-            libc::O_NOFOLLOW
-        } else {
-            0
-        };
-        let file = match input::open(&local, nofollow) {
-            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
-                let resolved = self.local(HostOp::Read, path, true)?;
-                input::open(&resolved, nofollow).map_err(|e| fail(&e))?
-            }
-            other => other.map_err(|e| fail(&e))?,
-        };
-        input::read_open(file, FILE_LIMIT).map_err(|e| fail(&e))
+        self.read_at_most(path, FILE_LIMIT)
     }
 
     fn list_dir(&self, path: &Path) -> Result<Vec<String>, HostError> {
@@ -321,7 +329,7 @@ impl Host for LiveHost {
     /// are read under the root, bounded, and never recorded.
     fn get(&self, client: &mut HttpClient, request: &HttpGet) -> Result<HttpResponse, HostError> {
         super::http::get(client, request, &|path, limit| {
-            let bytes = self.read(path).map_err(|e| {
+            self.read_at_most(path, limit).map_err(|e| {
                 super::http::error(
                     request,
                     HostErrorKind::Os {
@@ -329,17 +337,7 @@ impl Host for LiveHost {
                         message: e.to_string(),
                     },
                 )
-            })?;
-            if bytes.len() as u64 > limit {
-                return Err(super::http::error(
-                    request,
-                    HostErrorKind::Os {
-                        errno: None,
-                        message: format!("{}: larger than {limit} bytes", path.display()),
-                    },
-                ));
-            }
-            Ok(bytes)
+            })
         })
     }
 
@@ -607,6 +605,38 @@ mod tests {
             looked_for(Program::NvidiaSmi, true).starts_with(
                 "/run/nvidia/driver/usr/bin/nvidia-smi, /run/nvidia/driver/usr/local/bin/nvidia-smi, /usr/bin/nvidia-smi"
             )
+        );
+    }
+
+    #[test]
+    fn a_read_is_refused_past_its_own_limit_and_a_device_is_not_read() {
+        let root = tempfile::tempdir().unwrap();
+        // Sparse: 1 GiB claimed, nothing stored; the read stops at 4 KiB + 1.
+        fs::File::create(root.path().join("credentials"))
+            .unwrap()
+            .set_len(1 << 30)
+            .unwrap();
+        fs::write(root.path().join("small"), "root:pw\n").unwrap();
+        let host = LiveHost::new(root.path());
+        let err = host
+            .read_at_most(Path::new("/credentials"), 4096)
+            .unwrap_err();
+        assert_eq!(err.kind, HostErrorKind::TooLarge { limit: 4096 });
+        assert_eq!(
+            host.read_at_most(Path::new("/small"), 8).unwrap(),
+            b"root:pw\n"
+        );
+        assert_eq!(
+            host.read_at_most(Path::new("/small"), 7).unwrap_err().kind,
+            HostErrorKind::TooLarge { limit: 7 }
+        );
+        // An endless device named by mistake is refused before any read.
+        let err = LiveHost::new("/")
+            .read_at_most(Path::new("/dev/zero"), 4096)
+            .unwrap_err();
+        assert!(
+            matches!(err.kind, HostErrorKind::NotRegular { .. }),
+            "{err:?}"
         );
     }
 
