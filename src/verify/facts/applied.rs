@@ -4,8 +4,8 @@
 //! machine where they are absent was not built from the image, or the image was not
 //! applied to it: what the checks find there says nothing about the image.
 //!
-//! Only existence is read (through the host, so a capture keeps the answer); what the
-//! files say is judged by the checks that read them.
+//! Only existence is asked (the host resolves the path, and a capture keeps that answer,
+//! not the files' content); what the files say is judged by the checks that read them.
 
 use std::path::Path;
 
@@ -38,11 +38,38 @@ impl Applied {
 pub fn collect(host: &dyn Host) -> Fact<Applied> {
     let mut missing = Vec::new();
     for file in FILES {
-        match host.read(Path::new(file)) {
+        match host.canonicalize(Path::new(file)) {
             Ok(_) => {}
             Err(e) if e.is_not_found() => missing.push((*file).to_owned()),
             Err(e) => return Fact::unknown(e.to_string()),
         }
     }
     Fact::Known(Applied { missing })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verify::host::{LiveHost, RecordLimits, RecordingHost, SnapshotHost};
+
+    #[test]
+    fn only_whether_the_files_exist_is_read_and_captured() {
+        let root = tempfile::tempdir().unwrap();
+        let lock = root.path().join("etc/nodeimg/blueprint.lock.json");
+        std::fs::create_dir_all(lock.parent().unwrap()).unwrap();
+        std::fs::write(&lock, r#"{"lock": "content no check of this fact needs"}"#).unwrap();
+        let recorder = RecordingHost::new(LiveHost::new(root.path()), RecordLimits::default());
+        let want = Fact::Known(Applied {
+            missing: vec!["/etc/sysctl.d/90-nodeimg.conf".to_owned()],
+        });
+        assert_eq!(collect(&recorder), want);
+        // The capture holds that the files exist or not, not what they say.
+        let recording = recorder.recording();
+        assert!(
+            recording.reads.is_empty(),
+            "{:?}",
+            recording.reads.keys().collect::<Vec<_>>()
+        );
+        assert_eq!(collect(&SnapshotHost::new(recording)), want);
+    }
 }
