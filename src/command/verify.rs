@@ -302,7 +302,7 @@ fn run_once(args: &VerifyArgs, env: &mut Env<'_>) -> Outcome {
     if let Some(path) = &last_good
         && report.outcome != Verdict::Pass
     {
-        match crate::verify::last_good::read(path) {
+        match AcceptanceRecord::read_file(path) {
             Ok(Some(previous)) => {
                 let now = AcceptanceRecord::new(spec, &facts, &report, None);
                 report.since_last_good =

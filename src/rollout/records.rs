@@ -7,8 +7,6 @@ use std::path::{Path, PathBuf};
 
 use crate::verify::report::record::AcceptanceRecord;
 
-/// Largest record read.
-pub const MAX_RECORD_BYTES: u64 = 16 * 1024 * 1024;
 /// Most records read in one run.
 pub const MAX_RECORDS: usize = 100_000;
 
@@ -48,10 +46,8 @@ pub fn load(inputs: &[PathBuf]) -> Result<Vec<Read>, String> {
     files
         .into_iter()
         .map(|path| {
-            let text = crate::input::read_text(&path, MAX_RECORD_BYTES)
-                .map_err(|e| format!("{}: {e}", path.display()))?;
-            let record = AcceptanceRecord::parse(&text, &path)
-                .map_err(|e| format!("{}: {e}", path.display()))?;
+            let record = AcceptanceRecord::read_file(&path)?
+                .ok_or_else(|| format!("{}: no such file", path.display()))?;
             Ok(Read { path, record })
         })
         .collect()

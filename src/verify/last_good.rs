@@ -29,22 +29,6 @@ pub fn beside(record: &Path) -> PathBuf {
     record.with_file_name(name)
 }
 
-/// The last good record at `path`: `None` when there is none yet, an error naming why
-/// one there cannot be used.
-pub fn read(path: &Path) -> Result<Option<AcceptanceRecord>, String> {
-    let text = match crate::input::read_text(path, MAX_BYTES) {
-        Ok(t) => t,
-        Err(e) if e.is_not_found() => return Ok(None),
-        Err(e) => return Err(format!("{}: {e}", path.display())),
-    };
-    AcceptanceRecord::parse(&text, path)
-        .map(Some)
-        .map_err(|e| format!("{}: {e}", path.display()))
-}
-
-/// A record is a few hundred KiB at most.
-const MAX_BYTES: u64 = 16 << 20;
-
 fn text<T: std::fmt::Display>(fact: &Fact<T>) -> String {
     fact.known()
         .map_or_else(|| "unknown".to_owned(), ToString::to_string)

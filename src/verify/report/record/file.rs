@@ -9,6 +9,9 @@ use serde::Deserialize;
 use std::io::Write;
 use std::path::Path;
 
+/// Most bytes of a record file read back (a record is a few hundred KiB at most).
+const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
+
 impl AcceptanceRecord {
     /// YAML for `.yaml`/`.yml` files, JSON otherwise.
     pub fn render_for(&self, path: &Path) -> Result<String, String> {
@@ -28,6 +31,20 @@ impl AcceptanceRecord {
         output
             .write(text.as_bytes(), stdout)
             .map_err(|e| e.to_string())
+    }
+
+    /// The record file at `path` (JSON, or YAML for `.yaml`/`.yml`, at most 16 MiB):
+    /// `None` when there is no such file, an error naming the file
+    /// when it cannot be read or is not a record.
+    pub fn read_file(path: &Path) -> Result<Option<Self>, String> {
+        let text = match crate::input::read_text(path, MAX_FILE_BYTES) {
+            Ok(text) => text,
+            Err(e) if e.is_not_found() => return Ok(None),
+            Err(e) => return Err(format!("{}: {e}", path.display())),
+        };
+        AcceptanceRecord::parse(&text, path)
+            .map(Some)
+            .map_err(|e| format!("{}: {e}", path.display()))
     }
 
     /// Reads a record (JSON, or YAML for `.yaml`/`.yml`), refusing another schema.
@@ -183,6 +200,40 @@ mod tests {
         assert_eq!(
             back,
             serde_json::from_str::<serde_json::Value>(json).unwrap()
+        );
+    }
+
+    #[test]
+    fn a_record_file_is_read_once_missing_is_none_and_damage_names_the_file() {
+        let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/verify");
+        for name in ["record.yaml", "record.json"] {
+            let record = AcceptanceRecord::read_file(&golden.join(name))
+                .unwrap()
+                .unwrap();
+            assert_eq!(record.schema, super::SCHEMA, "{name}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        assert!(matches!(
+            AcceptanceRecord::read_file(&dir.path().join("none.yaml")),
+            Ok(None)
+        ));
+        let damaged = dir.path().join("damaged.yaml");
+        std::fs::write(&damaged, "schema: other/v9\n").unwrap();
+        let why = AcceptanceRecord::read_file(&damaged).unwrap_err();
+        assert!(
+            why.starts_with(&damaged.display().to_string()) && why.contains("other/v9"),
+            "{why}"
+        );
+        // A file past the limit is refused, not read whole.
+        let huge = dir.path().join("huge.json");
+        std::fs::File::create(&huge)
+            .unwrap()
+            .set_len(MAX_FILE_BYTES + 1)
+            .unwrap();
+        assert!(
+            AcceptanceRecord::read_file(&huge)
+                .unwrap_err()
+                .contains("larger than 16 MiB")
         );
     }
 }
