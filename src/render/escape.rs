@@ -133,6 +133,12 @@ pub fn token(v: Value) -> Result<String, Error> {
     Ok(s)
 }
 
+/// `|shell_quote`: one POSIX shell word in single quotes, a `'` inside closed,
+/// escaped and reopened, so nothing in it is expanded or split.
+pub fn shell_quote(v: Value) -> Result<String, Error> {
+    Ok(format!("'{}'", v.to_string().replace('\'', "'\\''")))
+}
+
 /// `|cmdline`: a kernel argument; a narrow character set, since GRUB's
 /// config is sourced by a shell and the kernel splits on spaces. The same set
 /// the blueprint's kernel-argument type accepts, so a valid blueprint renders.
@@ -224,6 +230,20 @@ mod tests {
     use super::*;
 
     const NASTY: &str = "a\"b\nc]d#e\\f";
+
+    #[test]
+    fn shell_quote_keeps_a_word_whole() {
+        let nasty = format!("{NASTY}'$(x) `y` *");
+        let script = format!(
+            "printf %s {}",
+            shell_quote(Value::from(nasty.as_str())).unwrap()
+        );
+        let o = std::process::Command::new("sh")
+            .args(["-c", &script])
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8(o.stdout).unwrap(), nasty);
+    }
 
     #[test]
     fn toml_round_trips_nasty_strings() {

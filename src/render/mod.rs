@@ -155,6 +155,7 @@ pub(crate) fn environment(
     env.add_filter("unit", escape::unit);
     env.add_filter("unit_word", escape::unit_word);
     env.add_filter("unit_path", escape::unit_path);
+    env.add_filter("shell_quote", escape::shell_quote);
     for (name, text) in templates {
         env.add_template_owned(name.clone(), text.clone())
             .map_err(|e| RenderError::from_jinja(&e, name))?;

@@ -31,6 +31,9 @@ fn acceptance(v: &Variant) -> BTreeMap<String, Value> {
         .files()
         .filter_map(|(path, _, bytes)| {
             let name = path.strip_prefix("acceptance/")?;
+            if !name.ends_with(".yaml") {
+                return None; // whole-gpus.sh
+            }
             let doc: Value = serde_yaml::from_slice(bytes)
                 .unwrap_or_else(|e| panic!("{path}: {e}\n{}", String::from_utf8_lossy(bytes)));
             Some((name.to_owned(), doc))
@@ -1451,6 +1454,13 @@ fn acceptance_manifests_validate_against_their_published_schemas() {
                     "acceptance.tests",
                     json!(["kubernetes", "nccl", "framework", "jax", "inference"]),
                 ),
+        ),
+        (
+            "h100 time-sliced",
+            h100.clone().set(
+                "accelerators.sharing",
+                json!({"mode": "time-slicing", "replicas": 4}),
+            ),
         ),
         (
             "h100 with DRA",

@@ -232,9 +232,26 @@ fn several_classes_share_one_operator_release() {
     let data = cfg["data"].as_object().expect("data");
     assert_eq!(
         data.keys().collect::<Vec<_>>(),
-        ["h100-mps", "h100-sliced"],
-        "one key per sharing class"
+        ["h100-mps", "h100-sliced", "nodeimg.whole-gpus"],
+        "one key per sharing class, and the whole-GPU one they all carry"
     );
+    // Every sharing class writes the same whole-GPU key: no class's merge changes it.
+    for (class, sharing, _) in &classes[..2] {
+        let values: Value = cluster_file(
+            &rendered(
+                &h100()
+                    .set("metadata.name", json!(class))
+                    .set("accelerators.sharing", sharing.clone())
+                    .load(),
+            ),
+            "gpu-operator-values.yaml",
+        );
+        assert_eq!(
+            values["devicePlugin"]["config"]["data"]["nodeimg.whole-gpus"],
+            data["nodeimg.whole-gpus"],
+            "{class}"
+        );
+    }
     for ((class, sharing, key), labels) in classes.iter().zip(&labels) {
         let selected: Vec<&str> = labels
             .iter()

@@ -94,5 +94,6 @@ mod valid_renders;
 mod verify_checks;
 mod verify_cli;
 mod verify_golden;
+mod whole_gpus;
 mod wire_names;
 mod yaml_readers;

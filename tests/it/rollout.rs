@@ -97,7 +97,7 @@ impl Setup {
     }
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+pub fn copy_dir(from: &Path, to: &Path) {
     for e in std::fs::read_dir(from).unwrap() {
         let e = e.unwrap();
         let target = to.join(e.file_name());

@@ -293,10 +293,13 @@ fn gpu_capacity(out: &mut Out<'_>, blueprint: &blueprint::Spec, node: &Node) {
             format!("{want} ({} GPUs × {replicas})", acc.count),
         )
     };
+    let window = super::whole_gpus::left_whole(blueprint, node).filter(|_| !pass);
     out.push(
         &spec::CAPACITY_GPU,
         Some(&resource),
-        "the device plugin advertises every GPU",
+        window
+            .as_deref()
+            .unwrap_or("the device plugin advertises every GPU"),
         Some(pass),
         expected,
         show(node.capacity(&resource)),

@@ -4,10 +4,13 @@
 
 use super::Out;
 use crate::blueprint;
-use crate::blueprint::model::{OperatorComponent, SharingMode, Vendor};
+use crate::blueprint::model::{DEVICE_PLUGIN_CONFIG_LABEL, OperatorComponent, SharingMode, Vendor};
 use crate::fault::{Action, FaultClass};
 use crate::k8s::Node;
 use crate::verify::checks::catalog::cluster as spec;
+
+/// GPU feature discovery's label of the device plugin's replicas per GPU.
+const REPLICAS_LABEL: &str = "nvidia.com/gpu.replicas";
 
 pub(super) fn labels(out: &mut Out<'_>, blueprint: &blueprint::Spec, node: &Node) {
     let k = &blueprint.kubernetes;
@@ -63,7 +66,7 @@ pub(super) fn labels(out: &mut Out<'_>, blueprint: &blueprint::Spec, node: &Node
             (gfd && acc.vendor == Vendor::Nvidia, acc.sharing.replicas())
         {
             want.push((
-                "nvidia.com/gpu.replicas".into(),
+                REPLICAS_LABEL.into(),
                 replicas.to_string(),
                 "GPU feature discovery: the device plugin's sharing",
             ));
@@ -88,8 +91,20 @@ pub(super) fn labels(out: &mut Out<'_>, blueprint: &blueprint::Spec, node: &Node
             ));
         }
     }
+    // A node switched to whole GPUs for acceptance and not switched back: its sharing
+    // labels fail with what happened and how to restore it.
+    let window = super::whole_gpus::left_whole(blueprint, node);
     for (key, value, what) in want {
         let have = node.labels.get(&key);
+        let what = match &window {
+            Some(told)
+                if have != Some(&value)
+                    && (key == DEVICE_PLUGIN_CONFIG_LABEL || key == REPLICAS_LABEL) =>
+            {
+                told.as_str()
+            }
+            _ => what,
+        };
         out.push(
             &spec::LABEL,
             Some(&key),

@@ -17,7 +17,8 @@
 //!
 //! One file each: `capacity.rs` (capacity and allocatable), `labels.rs` (labels and
 //! taints), `status.rs` (conditions and runtime handlers), `runtime_classes.rs`,
-//! `components.rs`; [`check`] runs them in that order and [`judge_inputs`] finds the
+//! `components.rs`; `whole_gpus.rs` tells a shared class's node left with whole GPUs
+//! (the label and GPU capacity checks say so); [`check`] runs them in that order and [`judge_inputs`] finds the
 //! Node, Pods and RuntimeClasses among accept's inputs.
 
 mod capacity;
@@ -26,6 +27,7 @@ mod labels;
 pub mod mig;
 mod runtime_classes;
 mod status;
+mod whole_gpus;
 
 pub use capacity::{MEMORY_SLACK, STORAGE_SLACK};
 

@@ -276,6 +276,12 @@ pub const MIG_CONFIG_LABEL: &str = "nvidia.com/mig.config";
 /// The node label the NVIDIA device plugin reads the key of its
 /// configuration ConfigMap from.
 pub const DEVICE_PLUGIN_CONFIG_LABEL: &str = "nvidia.com/device-plugin.config";
+/// The key of the device plugin's configuration ConfigMap that shares
+/// nothing, beside each sharing class's own: the acceptance workloads that
+/// need whole GPUs run on a node switched to it for their window. A class
+/// key is the blueprint name, a DNS-1123 label, so the dot keeps every
+/// class off this key (and it stays a valid ConfigMap key and label value).
+pub const WHOLE_GPUS_CONFIG: &str = "nodeimg.whole-gpus";
 
 /// `sharing` as written: `mode` may be left out (none).
 #[derive(Deserialize)]

@@ -65,6 +65,44 @@ pub struct Acceptance<'a> {
     pub test_runner_logs: &'static str,
     /// Which workloads are rendered.
     pub runs: Runs,
+    /// GPUs the device plugin shares (time-slicing, MPS): the switch to whole GPUs that
+    /// the workloads asking for them select; absent where GPUs are whole.
+    pub whole: Option<WholeGpus<'a>>,
+    /// The folder under `acceptance/` of the workloads that ask for the node's GPUs:
+    /// [`WHOLE_GPUS_FOLDER`] where GPUs are shared, else the acceptance folder itself.
+    pub gpu_folder: &'static str,
+    /// The RDMA pair's: with GPUDirect its Pods ask for the node's GPUs too.
+    pub rdma_folder: &'static str,
+    /// A workload renders into [`WHOLE_GPUS_FOLDER`], so its window (`whole-gpus.sh`) renders.
+    pub any_whole: bool,
+}
+
+/// Where the workloads that need whole GPUs go on a class that shares them: a folder
+/// of their own, so `kubectl apply -f acceptance/` (not recursive) applies the shared
+/// phase only, and `whole-gpus.sh` the rest inside its window.
+pub const WHOLE_GPUS_FOLDER: &str = "whole-gpus/";
+
+/// The window of whole GPUs on a node whose GPUs the device plugin shares. Under
+/// time-slicing and MPS the plugin refuses a request for more than one replica
+/// (`failRequestsGreaterThanOne`), and an MPS replica is a fraction of a GPU's memory
+/// and threads: layers 4 and 5 measure the hardware, so they run on whole GPUs. The
+/// node is switched to the device plugin's configuration [`WHOLE_GPUS_CONFIG`] (its
+/// `nvidia.com/device-plugin.config` label) and back to its class's key afterwards;
+/// the workloads select the whole key, so on a node still sharing they stay Pending.
+#[derive(Debug, Clone, Serialize)]
+pub struct WholeGpus<'a> {
+    /// `nvidia.com/device-plugin.config`.
+    pub label: &'static str,
+    /// The key with no sharing.
+    pub key: &'static str,
+    /// The class's own key (the blueprint name), which the node registers with.
+    pub class_key: &'a str,
+    /// `nvidia.com/gpu` with its dot escaped for a kubectl JSONPath.
+    pub resource_path: &'static str,
+    /// Allocatable GPUs once the plugin hands out whole ones.
+    pub whole: u32,
+    /// Allocatable once it shares them again: GPUs × replicas.
+    pub shared: u32,
 }
 
 /// The storage Job's fio run: the node folder it writes its test file into (a hostPath),
@@ -269,6 +307,31 @@ pub(super) fn of(s: &Spec) -> Option<Acceptance<'_>> {
             && has(&a.images.inference),
     };
     runs.probe = runs.smoke || runs.framework;
+    let whole = gpu.as_ref().and_then(|g| {
+        g.replicas.map(|replicas| WholeGpus {
+            label: DEVICE_PLUGIN_CONFIG_LABEL,
+            key: WHOLE_GPUS_CONFIG,
+            class_key: s.metadata.name.as_str(),
+            resource_path: "nvidia\\.com/gpu",
+            whole: g.count,
+            shared: g.count * replicas,
+        })
+    });
+    let gpu_folder = if whole.is_some() {
+        WHOLE_GPUS_FOLDER
+    } else {
+        ""
+    };
+    let gpudirect = s.network.affinity.gpu_nic_same_pcie_switch;
+    let any_whole = whole.is_some()
+        && (runs.dcgm
+            || runs.nvbandwidth
+            || runs.nccl
+            || (runs.rdma && gpudirect)
+            || runs.multi_node_nccl
+            || runs.framework
+            || runs.jax
+            || runs.inference);
     let shm_bytes = s.system.shm_size.as_ref().map_or_else(
         || (k.capacity.memory.units_ceil() / 4).to_string(),
         |q| q.units_ceil().to_string(),
@@ -286,7 +349,7 @@ pub(super) fn of(s: &Spec) -> Option<Acceptance<'_>> {
         mpi,
         nodes: a.multi_node.nodes,
         rails,
-        gpudirect: s.network.affinity.gpu_nic_same_pcie_switch,
+        gpudirect,
         dma_buf: s.network.affinity.gpu_nic_same_pcie_switch && s.gpudirect_dma_buf(),
         shm_bytes,
         nccl_max: "16G",
@@ -318,5 +381,9 @@ pub(super) fn of(s: &Spec) -> Option<Acceptance<'_>> {
         test_runner_recipe: &a.test_runner.recipe,
         test_runner_logs: super::amd::TEST_RUNNER_LOGS,
         runs,
+        whole,
+        gpu_folder,
+        rdma_folder: if gpudirect { gpu_folder } else { "" },
+        any_whole,
     })
 }

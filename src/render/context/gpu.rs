@@ -28,6 +28,18 @@ pub struct Gpu<'a> {
     /// (its `version: v1` file, `sharing.timeSlicing` or `sharing.mps`),
     /// carried in the ConfigMap the operator's values create.
     pub device_plugin_sharing: Option<serde_json::Value>,
+    /// Beside it, under [`WHOLE_GPUS_CONFIG`] (the same key and text in
+    /// every sharing class's values, so `helm -f A -f B` merges them), the
+    /// configuration that shares nothing: a node switched to it for the
+    /// acceptance workloads that need whole GPUs gets them back.
+    pub device_plugin_whole: Option<WholeGpusConfig>,
+}
+
+/// The device plugin's configuration without sharing, and its ConfigMap key.
+#[derive(Debug, Clone, Serialize)]
+pub struct WholeGpusConfig {
+    pub key: &'static str,
+    pub config: serde_json::Value,
 }
 
 /// The GPU operator and which components it manages.
@@ -153,6 +165,10 @@ pub(super) fn of(s: &Spec) -> Option<Gpu<'_>> {
         }),
         sharing: &a.sharing,
         device_plugin_sharing: device_plugin_sharing(&a.sharing),
+        device_plugin_whole: device_plugin_sharing(&a.sharing).map(|_| WholeGpusConfig {
+            key: WHOLE_GPUS_CONFIG,
+            config: device_plugin_whole(),
+        }),
     })
 }
 
@@ -180,4 +196,15 @@ fn device_plugin_sharing(sharing: &Sharing) -> Option<serde_json::Value> {
             },
         },
     }))
+}
+
+/// The device plugin's configuration that shares nothing: `version: v1` and
+/// no `sharing` (k8s-device-plugin v0.18.1 `api/config/v1/config.go`: an
+/// absent `sharing` leaves both `timeSlicing` and `mps` empty, so every GPU
+/// is one `nvidia.com/gpu` and `failRequestsGreaterThanOne` does not apply;
+/// the command-line flags the operator sets still fill `flags`). The
+/// config-manager (`cmd/config-manager`) links the key the node label names
+/// and signals the plugin, which re-registers with the kubelet.
+fn device_plugin_whole() -> serde_json::Value {
+    serde_json::json!({ "version": "v1" })
 }

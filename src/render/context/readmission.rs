@@ -12,7 +12,10 @@
 //! the acceptance ones (`cluster/acceptance/`, the same images and judges), placed on the
 //! nodes that carry [`LABEL`]`=`[`VALUE`] and tolerating the cordon the remediation left
 //! (`node.kubernetes.io/unschedulable`), which the acceptance workloads never do: a
-//! remediated node is re-admitted while it is still out of service.
+//! remediated node is re-admitted while it is still out of service. On a class whose GPUs
+//! the device plugin shares, those asking for the node's GPUs also select the whole-GPU
+//! configuration (`acceptance::WholeGpus`), as the acceptance ones do, and run through
+//! the same window (`acceptance/whole-gpus.sh -f`).
 
 use std::collections::BTreeMap;
 
