@@ -302,3 +302,53 @@ fn nodes_outside_the_plan_are_named_as_unheld_by_class() {
         json!({"platform.example.com/node-class unset": 2, "platform.example.com/node-class=a100": 6})
     );
 }
+
+/// The DeviceConfig `spec.driver.upgradePolicy` the AMD chart values carry.
+fn amd_policy(v: &Variant) -> Value {
+    let values: Value = cluster_file(&rendered(&v.load()), "amd-gpu-operator-values.yaml");
+    values["deviceConfig"]["spec"]["driver"]["upgradePolicy"].clone()
+}
+
+/// The AMD GPU Operator's driver upgrades are bounded as NVIDIA's are: one failure domain's
+/// wave budget at a time (never more than a wave), as many failed nodes before it stops,
+/// each drained first within the rollout's drain timeout, then rebooted; a field only where
+/// the pinned chart's CRD has it.
+#[test]
+fn amd_operator_driver_upgrades_follow_the_rollout_budgets() {
+    // The example: chart v1.5.1, waveBudget 1, drainTimeout 30m.
+    let p = amd_policy(&Variant::of("mi300x-rhel"));
+    assert_eq!(
+        p,
+        json!({
+            "enable": true,
+            "maxParallelUpgrades": 1,
+            "maxUnavailableNodes": 1,
+            "nodeDrainPolicy": {"force": false, "timeoutSeconds": 1800, "gracePeriodSeconds": -1},
+            "rebootRequired": true,
+        })
+    );
+    let p = amd_policy(
+        &Variant::of("mi300x-rhel")
+            .set("rollout.waveBudget", json!(4))
+            .set("rollout.maxWaveSize", json!(3))
+            .set("rollout.engine.drainTimeout", json!("10m")),
+    );
+    assert_eq!(p["maxParallelUpgrades"], 3);
+    assert_eq!(p["maxUnavailableNodes"], 3);
+    assert_eq!(p["nodeDrainPolicy"]["timeoutSeconds"], 600);
+    let p = amd_policy(&Variant::of("mi300x-rhel").set("rollout.waveBudget", json!("25%")));
+    assert_eq!(p["maxParallelUpgrades"], 1);
+    // Chart v1.2.1 has the policy but no drain grace period (v1.2.2 on); its DeviceConfig
+    // is its own file.
+    let bp = Variant::of("mi300x-rhel")
+        .set("accelerators.operator.version", json!("v1.2.1"))
+        .set("kubernetes.taints", json!([]))
+        .load();
+    let dc: Value = cluster_file(&rendered(&bp), "amd-deviceconfig.yaml");
+    let p = &dc["spec"]["driver"]["upgradePolicy"];
+    assert_eq!(p["maxParallelUpgrades"], 1, "{dc}");
+    assert_eq!(
+        p["nodeDrainPolicy"],
+        json!({"force": false, "timeoutSeconds": 1800})
+    );
+}
