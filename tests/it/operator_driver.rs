@@ -352,3 +352,57 @@ fn amd_operator_driver_upgrades_follow_the_rollout_budgets() {
         json!({"force": false, "timeoutSeconds": 1800})
     );
 }
+
+/// The AMD GPU Operator's upgrade manager holds no node back, so its driver bump cannot be
+/// staged by the waves: `rollout plan` writes no hold or release scripts for it and says,
+/// in its text and its plan.json, that the operator rolls it beside the waves and what the
+/// site does instead; the gate does not ask for the driver.
+#[test]
+fn an_amd_operator_driver_bump_is_named_as_unstaged() {
+    let s = crate::rollout::Setup::new(|v| v, 12);
+    let write = |file: &str, version: &str, release: &str| {
+        Variant::of("mi300x-rhel")
+            .set("metadata.version", json!(release))
+            .set("accelerators.driver.version", json!(version))
+            .write(&s.path(file));
+    };
+    write("old.yaml", "6.2.4", "2026.10.1");
+    write("new.yaml", "6.3.3", "2026.12.1");
+    // The fleet as AMD's node labeller labels it.
+    let mut nodes: Value =
+        serde_json::from_str(&std::fs::read_to_string(s.path("nodes.json")).unwrap()).unwrap();
+    for n in nodes["items"].as_array_mut().unwrap() {
+        let labels = n["metadata"]["labels"].as_object_mut().unwrap();
+        labels.remove("nvidia.com/gpu.product");
+        labels.remove("nvidia.com/gpu.clique");
+        labels.insert(
+            "amd.com/gpu.product-name".into(),
+            json!("AMD_Instinct_MI300X_OAM"),
+        );
+    }
+    std::fs::write(s.path("nodes.json"), nodes.to_string()).unwrap();
+    let out = s.path("out");
+    let o = s.plan(&["-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("6.2.4 → 6.3.3, rolled by the GPU operator, NOT staged by these waves")
+            && text.contains("holds no node back")
+            && text
+                .contains("kmm.node.kubernetes.io/version-module.<namespace>.<deviceconfig>=6.3.3"),
+        "{text}"
+    );
+    assert!(!out.join("driver-hold.sh").exists());
+    assert!(!out.join("wave-000-driver.sh").exists());
+    let plan: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("plan.json")).unwrap()).unwrap();
+    assert!(plan.get("operator_driver").is_none(), "{plan:#}");
+    assert_eq!(plan["unstaged_driver"]["from"], "6.2.4");
+    assert_eq!(plan["unstaged_driver"]["to"], "6.3.3");
+    // The same driver on both sides: nothing to say.
+    write("new.yaml", "6.2.4", "2026.12.1");
+    let o = s.plan(&["--format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let plan: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!(plan.get("unstaged_driver").is_none(), "{plan:#}");
+}
