@@ -40,6 +40,10 @@ pub enum Feature {
     DeviceconfigValues,
     /// DeviceConfig `spec.driver.tolerations` (the KMM build and driver-load pods).
     DriverTolerations,
+    /// DeviceConfig `spec.driver.upgradePolicy`: how the operator rolls a driver change.
+    DriverUpgradePolicy,
+    /// DeviceConfig `spec.driver.upgradePolicy.nodeDrainPolicy.gracePeriodSeconds`.
+    DriverDrainGracePeriod,
 }
 
 /// One feature's row: the first release with it, and where that is written.
@@ -129,6 +133,11 @@ mod tests {
             t.since(Feature::DeviceconfigValues).version.to_string(),
             "v1.3.0"
         );
+        assert!(!t.has(&v("v1.1.0"), Feature::DriverUpgradePolicy));
+        assert!(t.has(&v("v1.2.0"), Feature::DriverUpgradePolicy));
+        assert!(!t.has(&v("v1.2.1"), Feature::DriverDrainGracePeriod));
+        assert!(t.has(&v("v1.2.2"), Feature::DriverDrainGracePeriod));
+        assert!(t.has(&v("v1.5.1"), Feature::DriverDrainGracePeriod));
     }
 
     #[test]

@@ -167,6 +167,7 @@ fn plan_cmd(args: &RolloutPlanArgs, env: &mut Env<'_>) -> Outcome {
             d.unheld = left_out.clone();
             d
         });
+    plan.unstaged_driver = crate::rollout::unstaged_driver::of(old.blueprint.spec(), new.spec());
     if let Some(dir) = &args.output {
         let applier = match rollout.engine.applier.as_deref() {
             Some(image) => manifests::Applier::Site(image),
@@ -361,6 +362,14 @@ fn plan_text(p: &Plan, env: &mut Env<'_>) -> std::io::Result<()> {
             d.to
         )?;
         writeln!(o, "  {}    {}", s.warning("WARNING"), d.warning(p.nodes()))?;
+    }
+    if let Some(d) = &p.unstaged_driver {
+        writeln!(
+            o,
+            "  driver     {} → {}, rolled by the GPU operator, NOT staged by these waves",
+            d.from, d.to
+        )?;
+        writeln!(o, "  {}    {}", s.warning("WARNING"), d.warning)?;
     }
     let skus: Vec<String> = p.skus.iter().map(|(k, n)| format!("{k} ({n})")).collect();
     writeln!(

@@ -200,7 +200,7 @@ pub const OVERLAY_FILE: (Impact, &str) = (
 /// it on both sides: the image does not carry it, the operator rolls it.
 pub const OPERATOR_DRIVER: (Impact, &str) = (
     Impact::Live,
-    "the GPU operator owns the driver and rolls it by the rendered driver.upgradePolicy (one failure domain's wave budget of nodes at a time, each drained first); the image does not change; `rollout plan` stages it by its waves (NVIDIA: the operator's skip label holds the nodes, each wave releases its own, the gate asks the records for the new driver)",
+    "the GPU operator owns the driver and rolls it by the rendered driver.upgradePolicy (one failure domain's wave budget of nodes at a time, each drained first); the image does not change; `rollout plan` stages it by its waves where the operator can hold a node (NVIDIA: the operator's skip label holds the nodes, each wave releases its own, the gate asks the records for the new driver; the AMD GPU Operator has no such hold, so its upgrades run beside the waves and `rollout plan` warns)",
 );
 
 /// A change under `accelerators.sharing`, by the modes on either side: MIG

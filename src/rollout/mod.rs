@@ -4,7 +4,8 @@
 //! may start ([`gate`]); a remediated node returns to service only on a passing record
 //! ([`readmit`]); [`simulate`] runs a plan over a synthetic fleet; [`baseline`]
 //! compares nodes of one SKU with their fleet median; [`operator_driver`] stages a driver
-//! the GPU operator owns by the same waves.
+//! the NVIDIA GPU operator owns by the same waves; [`unstaged_driver`] says why the AMD GPU
+//! operator's cannot be.
 
 pub mod baseline;
 pub mod faults;
@@ -17,3 +18,4 @@ pub mod plan;
 pub mod readmit;
 pub mod records;
 pub mod simulate;
+pub mod unstaged_driver;

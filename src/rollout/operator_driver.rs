@@ -74,11 +74,17 @@ impl OperatorDriver {
 
 /// The driver versions (old, new) where the NVIDIA GPU operator owns the driver on both
 /// sides and the change bumps it; `None` otherwise (the image carries the driver, or the
-/// operator is AMD's, whose upgrades this does not stage).
+/// operator is AMD's, which has no hold: [`super::unstaged_driver`]).
 pub fn bump(old: &Spec, new: &Spec) -> Option<(String, String)> {
+    bump_of(Vendor::Nvidia, old, new)
+}
+
+/// The driver versions (old, new) where `vendor`'s GPU operator owns the driver on both
+/// sides and the change bumps it.
+pub fn bump_of(vendor: Vendor, old: &Spec, new: &Spec) -> Option<(String, String)> {
     let driver = |s: &Spec| {
         let a = s.accelerators.as_ref()?;
-        if a.vendor != Vendor::Nvidia || a.driver.authority != DriverAuthority::Operator {
+        if a.vendor != vendor || a.driver.authority != DriverAuthority::Operator {
             return None;
         }
         a.driver.version.exact().map(|v| v.to_string())

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::fleet::Fleet;
 use super::operator_driver::OperatorDriver;
+use super::unstaged_driver::UnstagedDriver;
 use crate::blueprint::model::rollout::Budget;
 use crate::diff::impact::Impact;
 
@@ -125,6 +126,10 @@ pub struct Plan {
     /// node's record for its new version.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub operator_driver: Option<OperatorDriver>,
+    /// A driver bump the GPU operator rolls that these waves cannot stage (the AMD GPU
+    /// operator has no per-node hold); the gate does not ask for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unstaged_driver: Option<UnstagedDriver>,
 }
 
 /// Whether the images were checked against the trust policy before the Plans were made.
@@ -586,6 +591,7 @@ pub fn plan(
         tolerance_percent,
         rollback,
         operator_driver: None,
+        unstaged_driver: None,
     }
 }
 

@@ -302,3 +302,107 @@ fn nodes_outside_the_plan_are_named_as_unheld_by_class() {
         json!({"platform.example.com/node-class unset": 2, "platform.example.com/node-class=a100": 6})
     );
 }
+
+/// The DeviceConfig `spec.driver.upgradePolicy` the AMD chart values carry.
+fn amd_policy(v: &Variant) -> Value {
+    let values: Value = cluster_file(&rendered(&v.load()), "amd-gpu-operator-values.yaml");
+    values["deviceConfig"]["spec"]["driver"]["upgradePolicy"].clone()
+}
+
+/// The AMD GPU Operator's driver upgrades are bounded as NVIDIA's are: one failure domain's
+/// wave budget at a time (never more than a wave), as many failed nodes before it stops,
+/// each drained first within the rollout's drain timeout, then rebooted; a field only where
+/// the pinned chart's CRD has it.
+#[test]
+fn amd_operator_driver_upgrades_follow_the_rollout_budgets() {
+    // The example: chart v1.5.1, waveBudget 1, drainTimeout 30m.
+    let p = amd_policy(&Variant::of("mi300x-rhel"));
+    assert_eq!(
+        p,
+        json!({
+            "enable": true,
+            "maxParallelUpgrades": 1,
+            "maxUnavailableNodes": 1,
+            "nodeDrainPolicy": {"force": false, "timeoutSeconds": 1800, "gracePeriodSeconds": -1},
+            "rebootRequired": true,
+        })
+    );
+    let p = amd_policy(
+        &Variant::of("mi300x-rhel")
+            .set("rollout.waveBudget", json!(4))
+            .set("rollout.maxWaveSize", json!(3))
+            .set("rollout.engine.drainTimeout", json!("10m")),
+    );
+    assert_eq!(p["maxParallelUpgrades"], 3);
+    assert_eq!(p["maxUnavailableNodes"], 3);
+    assert_eq!(p["nodeDrainPolicy"]["timeoutSeconds"], 600);
+    let p = amd_policy(&Variant::of("mi300x-rhel").set("rollout.waveBudget", json!("25%")));
+    assert_eq!(p["maxParallelUpgrades"], 1);
+    // Chart v1.2.1 has the policy but no drain grace period (v1.2.2 on); its DeviceConfig
+    // is its own file.
+    let bp = Variant::of("mi300x-rhel")
+        .set("accelerators.operator.version", json!("v1.2.1"))
+        .set("kubernetes.taints", json!([]))
+        .load();
+    let dc: Value = cluster_file(&rendered(&bp), "amd-deviceconfig.yaml");
+    let p = &dc["spec"]["driver"]["upgradePolicy"];
+    assert_eq!(p["maxParallelUpgrades"], 1, "{dc}");
+    assert_eq!(
+        p["nodeDrainPolicy"],
+        json!({"force": false, "timeoutSeconds": 1800})
+    );
+}
+
+/// The AMD GPU Operator's upgrade manager holds no node back, so its driver bump cannot be
+/// staged by the waves: `rollout plan` writes no hold or release scripts for it and says,
+/// in its text and its plan.json, that the operator rolls it beside the waves and what the
+/// site does instead; the gate does not ask for the driver.
+#[test]
+fn an_amd_operator_driver_bump_is_named_as_unstaged() {
+    let s = crate::rollout::Setup::new(|v| v, 12);
+    let write = |file: &str, version: &str, release: &str| {
+        Variant::of("mi300x-rhel")
+            .set("metadata.version", json!(release))
+            .set("accelerators.driver.version", json!(version))
+            .write(&s.path(file));
+    };
+    write("old.yaml", "6.2.4", "2026.10.1");
+    write("new.yaml", "6.3.3", "2026.12.1");
+    // The fleet as AMD's node labeller labels it.
+    let mut nodes: Value =
+        serde_json::from_str(&std::fs::read_to_string(s.path("nodes.json")).unwrap()).unwrap();
+    for n in nodes["items"].as_array_mut().unwrap() {
+        let labels = n["metadata"]["labels"].as_object_mut().unwrap();
+        labels.remove("nvidia.com/gpu.product");
+        labels.remove("nvidia.com/gpu.clique");
+        labels.insert(
+            "amd.com/gpu.product-name".into(),
+            json!("AMD_Instinct_MI300X_OAM"),
+        );
+    }
+    std::fs::write(s.path("nodes.json"), nodes.to_string()).unwrap();
+    let out = s.path("out");
+    let o = s.plan(&["-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("6.2.4 → 6.3.3, rolled by the GPU operator, NOT staged by these waves")
+            && text.contains("holds no node back")
+            && text
+                .contains("kmm.node.kubernetes.io/version-module.<namespace>.<deviceconfig>=6.3.3"),
+        "{text}"
+    );
+    assert!(!out.join("driver-hold.sh").exists());
+    assert!(!out.join("wave-000-driver.sh").exists());
+    let plan: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("plan.json")).unwrap()).unwrap();
+    assert!(plan.get("operator_driver").is_none(), "{plan:#}");
+    assert_eq!(plan["unstaged_driver"]["from"], "6.2.4");
+    assert_eq!(plan["unstaged_driver"]["to"], "6.3.3");
+    // The same driver on both sides: nothing to say.
+    write("new.yaml", "6.2.4", "2026.12.1");
+    let o = s.plan(&["--format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let plan: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!(plan.get("unstaged_driver").is_none(), "{plan:#}");
+}

@@ -555,6 +555,19 @@ fn cluster_objects_validate_against_their_crds() {
     let dc = cluster(&rendered(&bp), "amd-deviceconfig.yaml");
     let e = schema_errors(&v1_2, &dc);
     assert!(e.is_empty(), "mi300x-rhel on v1.2.0: {e:?}");
+    // The driver's upgrade policy is in both CRDs; gracePeriodSeconds only from v1.2.2, so
+    // v1.2.0's policy has none and its CRD would refuse (prune) one.
+    let policy = &dc["spec"]["driver"]["upgradePolicy"];
+    assert_eq!(policy["enable"], true, "{dc}");
+    assert!(
+        policy["nodeDrainPolicy"]
+            .get("gracePeriodSeconds")
+            .is_none()
+    );
+    let mut graced = dc.clone();
+    graced["spec"]["driver"]["upgradePolicy"]["nodeDrainPolicy"]["gracePeriodSeconds"] = json!(-1);
+    assert!(!schema_errors(&v1_2, &graced).is_empty());
+    assert!(schema_errors(&v1_5, &graced).is_empty());
     let tr = &dc["spec"]["testRunner"];
     assert_eq!(tr["enable"], true);
     let runner = &v1_2["properties"]["spec"]["properties"]["testRunner"];

@@ -21,6 +21,22 @@
 //! none by default: `internal/plugin/plugin.go`) — on the driver's KMM
 //! pods only from chart v1.3.1, the first CRD with `spec.driver.tolerations`.
 //!
+//! A driver change rolls by `spec.driver.upgradePolicy` (in the CRD from v1.2.0) within
+//! the rollout's budgets, as the NVIDIA values do ([`super::gpu::UpgradePolicy`]): at most
+//! one failure domain's wave budget of nodes at a time (`maxParallelUpgrades`), and
+//! `maxUnavailableNodes` the same number, since the upgrade manager starts no more than
+//! `min(maxParallelUpgrades, maxUnavailableNodes - failed)` at once (its default, 25% of
+//! the selected nodes, could exceed a domain's budget, and it stops after that many
+//! failures); each node drained first (`nodeDrainPolicy`, which takes precedence over
+//! `podDeletionPolicy`, so that is not written) within the rollout's drain timeout, not
+//! forced, each pod given its own grace period (`gracePeriodSeconds: -1`, in the CRD from
+//! v1.2.2, as the wave's drain does); and rebooted after the install (`rebootRequired`,
+//! unset meaning no reboot before v1.3.0): the operator's driver upgrade guide
+//! (`docs/drivers/upgrading.md`) warns that a ROCm 6.3 or older driver may not finish
+//! loading without one. The upgrade manager has no per-node hold (v1.5.1
+//! `internal/controllers/upgrademgr.go`: every selected, schedulable, ready node is a
+//! candidate), so `rollout plan` cannot stage it by its waves and says so.
+//!
 //! Where the acceptance names the test runner's image and the operator runs the metrics
 //! exporter (whose GPU health the runner watches), the spec enables `testRunner` (in the
 //! CRD from v1.2.0): a DaemonSet that runs the blueprint's RVS recipe on a GPU the
@@ -57,6 +73,9 @@ pub struct Amd {
     pub name: String,
     /// The DeviceConfig `spec`.
     pub spec: Value,
+    /// How the operator rolls a driver change, where the pinned chart's CRD has the policy
+    /// and the operator owns the driver (for the files' comments; the spec carries it).
+    pub upgrade: Option<super::gpu::UpgradePolicy>,
     /// The test runner's ConfigMap (name, `config.json` for its unhealthy-GPU watch),
     /// when the spec enables it.
     pub test_runner: Option<TestRunnerConfig>,
@@ -101,6 +120,25 @@ pub(super) fn of(s: &Spec, tolerations: &[Toleration]) -> Option<Amd> {
         if chart.has(&o.version, Feature::DriverTolerations) {
             driver.insert("tolerations".into(), tol.clone());
         }
+    }
+    let upgrade = (manages(OperatorComponent::Driver)
+        && chart.has(&o.version, Feature::DriverUpgradePolicy))
+    .then(|| super::gpu::upgrade_policy(s));
+    if let Some(u) = &upgrade {
+        let mut drain = json!({"force": false, "timeoutSeconds": u.drain_timeout_s});
+        if chart.has(&o.version, Feature::DriverDrainGracePeriod) {
+            drain["gracePeriodSeconds"] = json!(-1);
+        }
+        driver.insert(
+            "upgradePolicy".into(),
+            json!({
+                "enable": true,
+                "maxParallelUpgrades": u.max_parallel,
+                "maxUnavailableNodes": u.max_parallel,
+                "nodeDrainPolicy": drain,
+                "rebootRequired": true,
+            }),
+        );
     }
     let name = "nodeimg-".to_string() + s.metadata.name.as_str();
     let image = s
@@ -155,6 +193,7 @@ pub(super) fn of(s: &Spec, tolerations: &[Toleration]) -> Option<Amd> {
         namespace: NAMESPACE,
         name,
         spec,
+        upgrade,
         test_runner: test_runner.map(|(_, c)| c),
     })
 }

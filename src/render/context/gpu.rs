@@ -70,7 +70,8 @@ pub struct Operator {
     pub upgrade: Option<UpgradePolicy>,
 }
 
-/// The GPU operator's driver upgrade policy, bounded like an image rollout:
+/// The GPU operator's driver upgrade policy (NVIDIA's `driver.upgradePolicy`, AMD's
+/// DeviceConfig `spec.driver.upgradePolicy`), bounded like an image rollout:
 /// the operator knows no failure domains, so at most one domain's wave
 /// budget of nodes at a time (a share of a domain counts as one node), each
 /// drained first within the rollout's drain timeout.
@@ -82,7 +83,7 @@ pub struct UpgradePolicy {
     pub from: String,
 }
 
-fn upgrade_policy(s: &Spec) -> UpgradePolicy {
+pub(super) fn upgrade_policy(s: &Spec) -> UpgradePolicy {
     let rollout = s.rollout.clone().unwrap_or_default();
     let per_domain = match &rollout.wave_budget {
         rollout::Budget::Nodes(n) => *n,
