@@ -69,11 +69,11 @@ pub struct Acceptance<'a> {
     /// the workloads asking for them select; absent where GPUs are whole.
     pub whole: Option<WholeGpus<'a>>,
     /// The folder under `acceptance/` of the workloads that ask for the node's GPUs:
-    /// [`WHOLE_GPUS_FOLDER`] where GPUs are shared, else the acceptance folder itself.
+    /// `whole-gpus/` where GPUs are shared, else the acceptance folder itself.
     pub gpu_folder: &'static str,
     /// The RDMA pair's: with GPUDirect its Pods ask for the node's GPUs too.
     pub rdma_folder: &'static str,
-    /// A workload renders into [`WHOLE_GPUS_FOLDER`], so its window (`whole-gpus.sh`) renders.
+    /// A workload renders into `whole-gpus/`, so its window (`whole-gpus.sh`) renders.
     pub any_whole: bool,
 }
 
