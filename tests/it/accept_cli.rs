@@ -1442,36 +1442,10 @@ fn shared_gpus_go_to_at_most_replicas_pods() {
     );
     let bench = Bench::of_any_host(&bp);
     let pods = ["nodeimg-acceptance-smoke", "nodeimg-acceptance-smoke-b"];
-    // Every GPU's series, once per pod that holds it (`vgpu` the replica).
-    let virtual_page = |holders: &dyn Fn(usize) -> Vec<&'static str>| -> String {
-        let single = fixture::dcgm_exporter(8, fixture::SMOKE_POD);
-        let mut out = String::new();
-        for line in single.lines() {
-            let gpu = (0..8).find(|i| line.contains(&fixture::gpu_uuid(*i)));
-            match gpu {
-                None => out.push_str(line),
-                Some(i) => {
-                    let copies: Vec<String> = holders(i)
-                        .iter()
-                        .enumerate()
-                        .map(|(replica, pod)| {
-                            line.replace(
-                                &format!("pod=\"{}\"}}", fixture::SMOKE_POD),
-                                &format!("pod=\"{pod}\",pod_uid=\"\",vgpu=\"{replica}\"}}"),
-                            )
-                        })
-                        .collect();
-                    out.push_str(&copies.join("\n"));
-                }
-            }
-            out.push('\n');
-        }
-        out
-    };
     let page = bench.path("outputs/dcgm-exporter-metrics.txt");
     let smoke = std::fs::read_to_string(bench.path("outputs/smoke.log")).unwrap();
     std::fs::write(bench.path("outputs/smoke-b.log"), smoke_of(pods[1], &smoke)).unwrap();
-    std::fs::write(&page, virtual_page(&|_| pods.to_vec())).unwrap();
+    std::fs::write(&page, virtual_page(&|_| pods.map(String::from).to_vec())).unwrap();
     assert!(
         std::fs::read_to_string(&page)
             .unwrap()
@@ -1497,11 +1471,11 @@ fn shared_gpus_go_to_at_most_replicas_pods() {
     std::fs::write(
         &page,
         virtual_page(&|i| {
+            let mut holders = pods.map(String::from).to_vec();
             if i == 0 {
-                vec![pods[0], pods[1], "nodeimg-acceptance-smoke-c"]
-            } else {
-                pods.to_vec()
+                holders.push("nodeimg-acceptance-smoke-c".into());
             }
+            holders
         }),
     )
     .unwrap();
