@@ -85,6 +85,110 @@ fn write(v: &Value, indent: Option<usize>, out: &mut Vec<u8>) {
     }
 }
 
+/// A JSON object written straight into a buffer, member by member, in the
+/// compact canonical encoding: for documents too large to build as values
+/// first (an SBOM names hundreds of packages and thousands of
+/// relationships, each of which would be a map of owned strings). The
+/// caller gives the members in the canonical order of their keys (byte
+/// order, as [`value_to_vec`] sorts them); a debug build checks it.
+pub(crate) struct Object<'a> {
+    out: &'a mut Vec<u8>,
+    first: bool,
+    #[cfg(debug_assertions)]
+    last: Option<&'static str>,
+}
+
+impl<'a> Object<'a> {
+    /// Opens the object.
+    pub(crate) fn new(out: &'a mut Vec<u8>) -> Self {
+        out.push(b'{');
+        Self {
+            out,
+            first: true,
+            #[cfg(debug_assertions)]
+            last: None,
+        }
+    }
+
+    /// Writes the member `key`'s name; its value goes next into the
+    /// returned buffer, written by the caller as canonical JSON.
+    pub(crate) fn key(&mut self, key: &'static str) -> &mut Vec<u8> {
+        #[cfg(debug_assertions)]
+        {
+            if let Some(last) = self.last {
+                assert!(
+                    last.as_bytes() < key.as_bytes(),
+                    "member `{key}` written after `{last}`: not canonical order"
+                );
+            }
+            self.last = Some(key);
+        }
+        if !std::mem::take(&mut self.first) {
+            self.out.push(b',');
+        }
+        string(key, self.out);
+        self.out.push(b':');
+        self.out
+    }
+
+    /// A member whose value is a string.
+    pub(crate) fn str(&mut self, key: &'static str, value: &str) -> &mut Self {
+        string(value, self.key(key));
+        self
+    }
+
+    /// A member whose value is `true` or `false`.
+    pub(crate) fn bool(&mut self, key: &'static str, value: bool) -> &mut Self {
+        let v: &[u8] = if value { b"true" } else { b"false" };
+        self.key(key).extend_from_slice(v);
+        self
+    }
+
+    /// Closes the object.
+    pub(crate) fn end(self) {
+        self.out.push(b'}');
+    }
+}
+
+/// A JSON array written straight into a buffer, item by item (see
+/// [`Object`]).
+pub(crate) struct Array<'a> {
+    out: &'a mut Vec<u8>,
+    first: bool,
+}
+
+impl<'a> Array<'a> {
+    /// Opens the array.
+    pub(crate) fn new(out: &'a mut Vec<u8>) -> Self {
+        out.push(b'[');
+        Self { out, first: true }
+    }
+
+    /// Starts the next item: it goes into the returned buffer, written by
+    /// the caller as canonical JSON.
+    pub(crate) fn item(&mut self) -> &mut Vec<u8> {
+        if !std::mem::take(&mut self.first) {
+            self.out.push(b',');
+        }
+        self.out
+    }
+
+    /// An item that is an object, opened.
+    pub(crate) fn object(&mut self) -> Object<'_> {
+        Object::new(self.item())
+    }
+
+    /// An item that is a string.
+    pub(crate) fn str(&mut self, value: &str) {
+        string(value, self.item());
+    }
+
+    /// Closes the array.
+    pub(crate) fn end(self) {
+        self.out.push(b']');
+    }
+}
+
 /// A JSON string literal, escaped as serde_json escapes it (`"`, `\`,
 /// control characters; everything else verbatim).
 pub(crate) fn string(s: &str, out: &mut Vec<u8>) {
@@ -163,6 +267,37 @@ mod tests {
             format!("{}\n", serde_json::to_string_pretty(&v).unwrap()),
             "pretty"
         );
+    }
+
+    #[test]
+    fn objects_written_member_by_member_are_the_canonical_encoding() {
+        let mut out = Vec::new();
+        let mut doc = Object::new(&mut out);
+        doc.str("A", "x\"y\n").bool("b", true);
+        let mut list = Array::new(doc.key("c"));
+        list.str("é");
+        let mut inner = list.object();
+        inner.bool("k", false).str("z", "");
+        inner.end();
+        Array::new(list.item()).end();
+        Object::new(list.item()).end();
+        list.end();
+        doc.key("d").extend_from_slice(b"1");
+        doc.end();
+        let v = serde_json::json!({"d": 1, "c": ["é", {"z": "", "k": false}, [], {}], "b": true, "A": "x\"y\n"});
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            String::from_utf8(value_to_vec(&v)).unwrap()
+        );
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "not canonical order")]
+    fn a_member_out_of_key_order_is_caught() {
+        let mut out = Vec::new();
+        let mut doc = Object::new(&mut out);
+        doc.str("name", "a").str("SPDXID", "b");
     }
 
     #[test]

@@ -305,6 +305,18 @@ fn the_sbom_lists_every_file_of_every_layer_with_the_digest_of_the_layer_blob() 
         !purls.iter().any(|p| p.starts_with("pkg:cargo/proptest@")),
         "a dev-dependency is not compiled in"
     );
+
+    // Both documents are canonical JSON (written member by member, in key
+    // order): read and encoded again, they are the same bytes.
+    for a in &attached {
+        let bytes = blob(&out, &a.document.digest.to_string());
+        let value: Value = serde_json::from_slice(&bytes).unwrap();
+        assert!(
+            nodeimg::canonical_json::value_to_vec(&value) == bytes,
+            "the {:?} document is not canonical JSON",
+            a.format
+        );
+    }
 }
 
 #[test]

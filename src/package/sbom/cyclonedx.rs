@@ -15,127 +15,138 @@
 
 use std::collections::BTreeSet;
 
-use serde_json::{Value, json};
-
 use super::contents::{Contents, Item, ItemKind};
 use super::pins::purl as pin_purl;
 use super::{PROPERTY_PREFIX, crate_purl, image_purl, uuid_v5};
+use crate::canonical_json::{Array, Object};
 use crate::package::plan::LayerRole;
 
-fn prop(name: &str, value: impl Into<String>) -> Value {
-    json!({"name": format!("{PROPERTY_PREFIX}{name}"), "value": value.into()})
+/// `properties`: one `{name, value}` per (name, value), names prefixed.
+fn properties(o: &mut Object<'_>, props: &[(&str, &str)]) {
+    let mut list = Array::new(o.key("properties"));
+    for (name, value) in props {
+        let mut p = list.object();
+        p.str("name", &format!("{PROPERTY_PREFIX}{name}"))
+            .str("value", value);
+        p.end();
+    }
+    list.end();
 }
 
-fn sha256(hex: &str) -> Value {
-    json!({"alg": "SHA-256", "content": hex})
+/// `hashes`: one `{alg, content}` per (algorithm, hex).
+fn hashes(o: &mut Object<'_>, sums: &[(&str, &str)]) {
+    let mut list = Array::new(o.key("hashes"));
+    for (alg, hex) in sums {
+        let mut h = list.object();
+        h.str("alg", alg).str("content", hex);
+        h.end();
+    }
+    list.end();
 }
 
-/// The CycloneDX document, as canonical JSON.
+/// The CycloneDX document, as canonical JSON. Written straight into its
+/// bytes, members in key order: the file components (one per file of every
+/// layer: tens of thousands for a large overlay) and the crates never
+/// become JSON values first.
 pub fn write(c: &Contents<'_>) -> Vec<u8> {
     let m = c.meta;
     let s = c.source;
-    let mut image_props = vec![
-        prop("blueprint-id", &m.blueprint_id),
-        prop("tag", m.tag.as_str()),
-        prop("config", c.config.digest.to_string()),
-    ];
-    for l in &c.layers {
-        image_props.push(prop(
-            &format!("layer:{}", l.info.role.as_str()),
-            format!(
-                "{} diff_id {} ({}, {} entries)",
-                l.info.digest, l.info.diff_id, l.info.media_type, l.info.entries
-            ),
-        ));
-    }
-    for p in &c.pins.patterns {
-        image_props.push(prop(
-            "pin-pattern",
-            format!(
-                "`{}` ({}) in /{}: {}; a pattern, not a package",
-                p.pattern,
-                p.pin,
-                c.pins.file.unwrap_or(""),
-                p.why
-            ),
-        ));
-    }
-    let image = json!({
-        "type": "container",
-        "bom-ref": "image",
-        "name": m.name,
-        "version": m.version,
-        "hashes": [sha256(c.manifest.digest.hex())],
-        "purl": image_purl(c),
-        "properties": image_props,
-    });
+    let v = &c.verifier;
+    let files: usize = c.layers.iter().map(|l| l.items.len()).sum();
+    let crates = v.crates.as_ref().map_or(0, |i| i.packages.len());
+    let mut out = Vec::with_capacity(4096 + files * 320 + crates * 500);
+    let mut doc = Object::new(&mut out);
+    doc.str("bomFormat", "CycloneDX");
 
-    let mut components = vec![
-        json!({
-            "type": "data",
-            "bom-ref": "blueprint",
-            "name": format!("{} blueprint", m.name),
-            "version": m.version,
-            "hashes": [sha256(m.blueprint_id.strip_prefix("sha256:").unwrap_or(&m.blueprint_id))],
-            "description": "the blueprint the image was generated from; its hash is the blueprint id (etc/nodeimg/blueprint.lock.json in the image)",
-        }),
-        json!({
-            "type": "operating-system",
-            "bom-ref": "os",
-            "name": s.distro.as_str(),
-            "version": s.os_version,
-            "description": "the base OS the image is applied onto",
-            "properties": [prop("patch-level", &s.patch_level), prop("kernel", &s.kernel)],
-        }),
-    ];
+    let mut components = Array::new(doc.key("components"));
+    let mut blueprint = components.object();
+    blueprint
+        .str("bom-ref", "blueprint")
+        .str("description", "the blueprint the image was generated from; its hash is the blueprint id (etc/nodeimg/blueprint.lock.json in the image)");
+    hashes(
+        &mut blueprint,
+        &[(
+            "SHA-256",
+            m.blueprint_id
+                .strip_prefix("sha256:")
+                .unwrap_or(&m.blueprint_id),
+        )],
+    );
+    blueprint
+        .str("name", &format!("{} blueprint", m.name))
+        .str("type", "data")
+        .str("version", &m.version);
+    blueprint.end();
+
+    let mut os = components.object();
+    os.str("bom-ref", "os")
+        .str("description", "the base OS the image is applied onto")
+        .str("name", s.distro.as_str());
+    properties(
+        &mut os,
+        &[("patch-level", &s.patch_level), ("kernel", &s.kernel)],
+    );
+    os.str("type", "operating-system")
+        .str("version", &s.os_version);
+    os.end();
+
     let mut image_deps: BTreeSet<String> = BTreeSet::from(["os".to_string(), "verifier".into()]);
     for p in &c.pins.packages {
         let purl = pin_purl(p, s.distro, &s.os_version, &m.architecture);
         if !image_deps.insert(purl.clone()) {
             continue;
         }
-        let mut comp = json!({
-            "type": "library",
-            "bom-ref": purl,
-            "name": p.name,
-            "purl": purl,
-            "properties": [
-                prop("pin", format!("{} (/{})", p.pin, c.pins.file.unwrap_or(""))),
-                prop("pinned-for", &p.why),
+        let mut comp = components.object();
+        comp.str("bom-ref", &purl)
+            .str("description", "held by the image's holds file; installed on the base OS, not carried in the layers")
+            .str("name", &p.name);
+        properties(
+            &mut comp,
+            &[
+                (
+                    "pin",
+                    &format!("{} (/{})", p.pin, c.pins.file.unwrap_or("")),
+                ),
+                ("pinned-for", &p.why),
             ],
-            "description": "held by the image's holds file; installed on the base OS, not carried in the layers",
-        });
-        if let Some(v) = &p.version {
-            comp["version"] = json!(v);
+        );
+        comp.str("purl", &purl).str("type", "library");
+        if let Some(version) = &p.version {
+            comp.str("version", version);
         }
-        components.push(comp);
+        comp.end();
     }
 
-    let v = &c.verifier;
     let root = v.crates.as_ref().and_then(super::crates::root);
-    let mut verifier = json!({
-        "type": "application",
-        "bom-ref": "verifier",
-        "name": root.map_or("nodeimg", |r| r.name.as_str()),
-        "hashes": [{"alg": "SHA-1", "content": v.sha1}, sha256(&v.sha256)],
-        "properties": [
-            prop("path", format!("/{}", crate::package::verifier::NODE_PATH)),
-            prop("crates", match &v.crates {
-                Some(i) => format!("{} from its .dep-v0 section (cargo auditable format {})", i.packages.len(), i.format),
-                None => "none: the binary carries no .dep-v0 section".to_string(),
-            }),
+    let mut verifier = components.object();
+    verifier.str("bom-ref", "verifier");
+    hashes(&mut verifier, &[("SHA-1", &v.sha1), ("SHA-256", &v.sha256)]);
+    verifier.str("name", root.map_or("nodeimg", |r| r.name.as_str()));
+    let crate_count = match &v.crates {
+        Some(i) => format!(
+            "{} from its .dep-v0 section (cargo auditable format {})",
+            i.packages.len(),
+            i.format
+        ),
+        None => "none: the binary carries no .dep-v0 section".to_string(),
+    };
+    properties(
+        &mut verifier,
+        &[
+            ("path", &format!("/{}", crate::package::verifier::NODE_PATH)),
+            ("crates", &crate_count),
         ],
-    });
+    );
+    verifier.str("type", "application");
     if let Some(r) = root {
-        verifier["version"] = json!(r.version.to_string());
+        verifier.str("version", &r.version.to_string());
     }
-    components.push(verifier);
+    verifier.end();
 
-    let mut dependencies = vec![json!({"ref": "image", "dependsOn": image_deps})];
-    dependencies.push(json!({"ref": "os"}));
-    if let Some(info) = &v.crates {
-        let refs: Vec<String> = info
-            .packages
+    // The crates' references, and whether each is the first of its name
+    // (a crate listed twice is one component).
+    let refs: Vec<String> = v.crates.as_ref().map_or_else(Vec::new, |info| {
+        info.packages
             .iter()
             .map(|p| {
                 if p.root {
@@ -151,79 +162,142 @@ pub fn write(c: &Contents<'_>) -> Vec<u8> {
                     })
                 }
             })
-            .collect();
-        let mut seen = BTreeSet::new();
+            .collect()
+    });
+    let mut seen = BTreeSet::new();
+    let first: Vec<bool> = refs.iter().map(|r| seen.insert(r.as_str())).collect();
+    if let Some(info) = &v.crates {
         for (i, p) in info.packages.iter().enumerate() {
-            if !seen.insert(refs[i].clone()) {
+            if !first[i] || p.root {
                 continue;
             }
-            if !p.root {
-                let mut comp = json!({
-                    "type": "library",
-                    "bom-ref": refs[i],
-                    "name": p.name,
-                    "version": p.version.to_string(),
-                    "scope": match p.kind {
-                        auditable_serde::DependencyKind::Build => "excluded",
-                        auditable_serde::DependencyKind::Runtime => "required",
-                    },
-                    "properties": [prop("crate-source", String::from(p.source.clone()))],
-                });
-                if let Some(purl) = crate_purl(p) {
-                    comp["purl"] = json!(purl);
-                }
-                components.push(comp);
+            let mut comp = components.object();
+            comp.str("bom-ref", &refs[i]).str("name", &p.name);
+            properties(
+                &mut comp,
+                &[("crate-source", &String::from(p.source.clone()))],
+            );
+            if let Some(purl) = crate_purl(p) {
+                comp.str("purl", &purl);
             }
-            let deps: BTreeSet<&String> = p.dependencies.iter().map(|&d| &refs[d]).collect();
-            dependencies.push(json!({"ref": refs[i], "dependsOn": deps}));
+            comp.str(
+                "scope",
+                match p.kind {
+                    auditable_serde::DependencyKind::Build => "excluded",
+                    auditable_serde::DependencyKind::Runtime => "required",
+                },
+            )
+            .str("type", "library")
+            .str("version", &p.version.to_string());
+            comp.end();
         }
-    } else {
-        dependencies.push(json!({"ref": "verifier"}));
-    }
-    for p in image_deps.iter().filter(|r| r.starts_with("pkg:")) {
-        dependencies.push(json!({"ref": p}));
-    }
-
-    let metadata = json!({
-        "timestamp": c.created,
-        "tools": {"components": [{"type": "application", "name": "nodeimg"}]},
-        "component": image,
-    });
-    let serial = format!(
-        "urn:uuid:{}",
-        uuid_v5(&format!("cyclonedx {}", c.manifest.digest))
-    );
-    // The canonical encoding of the whole document, written in key order
-    // by hand so that the file components (one per file of every layer:
-    // tens of thousands for a large overlay) go straight into the output
-    // instead of becoming JSON values first.
-    let files: usize = c.layers.iter().map(|l| l.items.len()).sum();
-    let mut out = Vec::with_capacity(4096 + files * 320);
-    out.extend_from_slice(br#"{"bomFormat":"CycloneDX","components":["#);
-    let mut first = true;
-    for comp in &components {
-        if !std::mem::take(&mut first) {
-            out.push(b',');
-        }
-        out.extend_from_slice(&crate::canonical_json::value_to_vec(comp));
     }
     for l in &c.layers {
         for item in &l.items {
-            if !std::mem::take(&mut first) {
-                out.push(b',');
-            }
-            file_component(l.info.role, item, &mut out);
+            file_component(l.info.role, item, components.item());
         }
     }
-    out.extend_from_slice(br#"],"dependencies":"#);
-    out.extend_from_slice(&crate::canonical_json::value_to_vec(&Value::Array(
-        dependencies,
-    )));
-    out.extend_from_slice(br#","metadata":"#);
-    out.extend_from_slice(&crate::canonical_json::value_to_vec(&metadata));
-    out.extend_from_slice(br#","serialNumber":"#);
-    crate::canonical_json::string(&serial, &mut out);
-    out.extend_from_slice(br#","specVersion":"1.6","version":1}"#);
+    components.end();
+
+    let mut dependencies = Array::new(doc.key("dependencies"));
+    let depends = |list: &mut Array<'_>, on: &mut dyn Iterator<Item = &str>, of: &str| {
+        let mut d = list.object();
+        let mut names = Array::new(d.key("dependsOn"));
+        for name in on {
+            names.str(name);
+        }
+        names.end();
+        d.str("ref", of);
+        d.end();
+    };
+    let alone = |list: &mut Array<'_>, of: &str| {
+        let mut d = list.object();
+        d.str("ref", of);
+        d.end();
+    };
+    depends(
+        &mut dependencies,
+        &mut image_deps.iter().map(String::as_str),
+        "image",
+    );
+    alone(&mut dependencies, "os");
+    if let Some(info) = &v.crates {
+        for (i, p) in info.packages.iter().enumerate() {
+            if !first[i] {
+                continue;
+            }
+            let deps: BTreeSet<&str> = p.dependencies.iter().map(|&d| refs[d].as_str()).collect();
+            depends(&mut dependencies, &mut deps.into_iter(), &refs[i]);
+        }
+    } else {
+        alone(&mut dependencies, "verifier");
+    }
+    for p in image_deps.iter().filter(|r| r.starts_with("pkg:")) {
+        alone(&mut dependencies, p);
+    }
+    dependencies.end();
+
+    let mut metadata = Object::new(doc.key("metadata"));
+    let mut image = Object::new(metadata.key("component"));
+    image.str("bom-ref", "image");
+    hashes(&mut image, &[("SHA-256", c.manifest.digest.hex())]);
+    image.str("name", &m.name);
+    let mut image_props = vec![
+        ("blueprint-id".to_string(), m.blueprint_id.clone()),
+        ("tag".to_string(), m.tag.to_string()),
+        ("config".to_string(), c.config.digest.to_string()),
+    ];
+    for l in &c.layers {
+        image_props.push((
+            format!("layer:{}", l.info.role.as_str()),
+            format!(
+                "{} diff_id {} ({}, {} entries)",
+                l.info.digest, l.info.diff_id, l.info.media_type, l.info.entries
+            ),
+        ));
+    }
+    for p in &c.pins.patterns {
+        image_props.push((
+            "pin-pattern".to_string(),
+            format!(
+                "`{}` ({}) in /{}: {}; a pattern, not a package",
+                p.pattern,
+                p.pin,
+                c.pins.file.unwrap_or(""),
+                p.why
+            ),
+        ));
+    }
+    let image_props: Vec<(&str, &str)> = image_props
+        .iter()
+        .map(|(n, v)| (n.as_str(), v.as_str()))
+        .collect();
+    properties(&mut image, &image_props);
+    image
+        .str("purl", &image_purl(c))
+        .str("type", "container")
+        .str("version", &m.version);
+    image.end();
+    metadata.str("timestamp", &c.created);
+    let mut tools = Object::new(metadata.key("tools"));
+    let mut tool_list = Array::new(tools.key("components"));
+    let mut tool = tool_list.object();
+    tool.str("name", "nodeimg").str("type", "application");
+    tool.end();
+    tool_list.end();
+    tools.end();
+    metadata.end();
+
+    doc.str(
+        "serialNumber",
+        &format!(
+            "urn:uuid:{}",
+            uuid_v5(&format!("cyclonedx {}", c.manifest.digest))
+        ),
+    )
+    .str("specVersion", "1.6");
+    doc.key("version").push(b'1');
+    doc.end();
     out
 }
 
@@ -294,7 +368,16 @@ fn file_component(role: LayerRole, item: &Item<'_>, out: &mut Vec<u8>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::{Value, json};
     use std::borrow::Cow;
+
+    fn prop(name: &str, value: impl Into<String>) -> Value {
+        json!({"name": format!("{PROPERTY_PREFIX}{name}"), "value": value.into()})
+    }
+
+    fn sha256(hex: &str) -> Value {
+        json!({"alg": "SHA-256", "content": hex})
+    }
 
     /// The component as a JSON value, the way the rest of the document is
     /// built, for comparison.

@@ -22,11 +22,10 @@
 //! GENERATED_FROM the blueprint; a crate DEPENDS_ON its dependencies (a
 //! build-time one is a BUILD_DEPENDENCY_OF it).
 
-use serde_json::{Value, json};
-
 use super::contents::{Contents, ItemKind};
 use super::pins::purl as pin_purl;
 use super::{NAMESPACE_BASE, TOOL, crate_purl, image_purl, uuid_v5};
+use crate::canonical_json::{Array, Object};
 use crate::package::plan::LayerRole;
 
 /// The document's namespace: unique per image manifest, stable across builds.
@@ -39,119 +38,188 @@ pub fn namespace(c: &Contents<'_>) -> String {
     )
 }
 
-fn checksum(alg: &str, hex: &str) -> Value {
-    json!({"algorithm": alg, "checksumValue": hex})
+/// `checksums`: one `{algorithm, checksumValue}` per (algorithm, hex).
+fn checksums(o: &mut Object<'_>, sums: &[(&str, &str)]) {
+    let mut list = Array::new(o.key("checksums"));
+    for (alg, hex) in sums {
+        let mut c = list.object();
+        c.str("algorithm", alg).str("checksumValue", hex);
+        c.end();
+    }
+    list.end();
 }
 
-fn rel(a: &str, kind: &str, b: &str) -> Value {
-    json!({"spdxElementId": a, "relationshipType": kind, "relatedSpdxElement": b})
+/// `externalRefs`: the package's purl.
+fn purl_ref(o: &mut Object<'_>, purl: &str) {
+    let mut list = Array::new(o.key("externalRefs"));
+    let mut r = list.object();
+    r.str("referenceCategory", "PACKAGE-MANAGER")
+        .str("referenceLocator", purl)
+        .str("referenceType", "purl");
+    r.end();
+    list.end();
 }
 
-fn purl_ref(purl: &str) -> Value {
-    json!({"referenceCategory": "PACKAGE-MANAGER", "referenceType": "purl", "referenceLocator": purl})
+fn rel(rels: &mut Array<'_>, a: &str, kind: &str, b: &str) {
+    let mut r = rels.object();
+    r.str("relatedSpdxElement", b)
+        .str("relationshipType", kind)
+        .str("spdxElementId", a);
+    r.end();
 }
 
-/// The SPDX document, as canonical JSON.
+/// The SPDX document, as canonical JSON. Written straight into its bytes,
+/// members in key order: packages, files and relationships each into a
+/// buffer of their own, joined at the end.
 pub fn write(c: &Contents<'_>) -> Vec<u8> {
     let m = c.meta;
-    let mut packages = Vec::new();
-    let mut files = Vec::new();
-    let mut rels = vec![rel("SPDXRef-DOCUMENT", "DESCRIBES", "SPDXRef-Image")];
-
-    let mut annotations = Vec::new();
-    for p in &c.pins.patterns {
-        annotations.push(json!({
-            "annotationDate": c.created,
-            "annotationType": "OTHER",
-            "annotator": TOOL,
-            "comment": format!(
-                "pinned by pattern, not a package: `{}` ({}) in /{}: {}",
-                p.pattern, p.pin, c.pins.file.unwrap_or(""), p.why
-            ),
-        }));
-    }
-    let mut image = json!({
-        "SPDXID": "SPDXRef-Image",
-        "name": m.name,
-        "versionInfo": m.version,
-        "downloadLocation": "NOASSERTION",
-        "filesAnalyzed": false,
-        "primaryPackagePurpose": "CONTAINER",
-        "checksums": [checksum("SHA256", c.manifest.digest.hex())],
-        "externalRefs": [purl_ref(&image_purl(c))],
-        "comment": format!(
-            "OCI image manifest {} (config {}), tag {}, platform {}/{}, built from blueprint {} {}",
-            c.manifest.digest, c.config.digest, m.tag, m.os, m.architecture, m.name, m.blueprint_id
-        ),
-    });
-    if !annotations.is_empty() {
-        image["annotations"] = Value::Array(annotations);
-    }
-    packages.push(image);
-    packages.push(json!({
-        "SPDXID": "SPDXRef-Blueprint",
-        "name": format!("{} blueprint", m.name),
-        "versionInfo": m.version,
-        "downloadLocation": "NOASSERTION",
-        "filesAnalyzed": false,
-        "primaryPackagePurpose": "SOURCE",
-        "checksums": [checksum("SHA256", m.blueprint_id.strip_prefix("sha256:").unwrap_or(&m.blueprint_id))],
-        "comment": "the blueprint id: SHA-256 of the canonical resolved blueprint, its matrix entries and its overlay (etc/nodeimg/blueprint.lock.json in the image)",
-    }));
-    rels.push(rel("SPDXRef-Image", "GENERATED_FROM", "SPDXRef-Blueprint"));
     let s = c.source;
-    packages.push(json!({
-        "SPDXID": "SPDXRef-OS",
-        "name": s.distro.as_str(),
-        "versionInfo": s.os_version,
-        "downloadLocation": "NOASSERTION",
-        "filesAnalyzed": false,
-        "primaryPackagePurpose": "OPERATING-SYSTEM",
-        "comment": format!("the base OS the image is applied onto: patch level {}, kernel {}", s.patch_level, s.kernel),
-    }));
-    rels.push(rel("SPDXRef-Image", "DEPENDS_ON", "SPDXRef-OS"));
+    let crates = c.verifier.crates.as_ref().map_or(0, |i| i.packages.len());
+    let files_n: usize = c.layers.iter().map(|l| l.items.len()).sum();
+    let (mut pk, mut fl, mut rl) = (
+        Vec::with_capacity(4096 + crates * 400),
+        Vec::with_capacity(files_n * 300),
+        Vec::with_capacity(4096 + (files_n + 2 * crates) * 110),
+    );
+    let mut packages = Array::new(&mut pk);
+    let mut files = Array::new(&mut fl);
+    let mut rels = Array::new(&mut rl);
+    rel(&mut rels, "SPDXRef-DOCUMENT", "DESCRIBES", "SPDXRef-Image");
+
+    let mut image = packages.object();
+    image.str("SPDXID", "SPDXRef-Image");
+    if !c.pins.patterns.is_empty() {
+        let mut list = Array::new(image.key("annotations"));
+        for p in &c.pins.patterns {
+            let mut a = list.object();
+            a.str("annotationDate", &c.created)
+                .str("annotationType", "OTHER")
+                .str("annotator", TOOL)
+                .str(
+                    "comment",
+                    &format!(
+                        "pinned by pattern, not a package: `{}` ({}) in /{}: {}",
+                        p.pattern,
+                        p.pin,
+                        c.pins.file.unwrap_or(""),
+                        p.why
+                    ),
+                );
+            a.end();
+        }
+        list.end();
+    }
+    checksums(&mut image, &[("SHA256", c.manifest.digest.hex())]);
+    image
+        .str(
+            "comment",
+            &format!(
+                "OCI image manifest {} (config {}), tag {}, platform {}/{}, built from blueprint {} {}",
+                c.manifest.digest, c.config.digest, m.tag, m.os, m.architecture, m.name, m.blueprint_id
+            ),
+        )
+        .str("downloadLocation", "NOASSERTION");
+    purl_ref(&mut image, &image_purl(c));
+    image
+        .bool("filesAnalyzed", false)
+        .str("name", &m.name)
+        .str("primaryPackagePurpose", "CONTAINER")
+        .str("versionInfo", &m.version);
+    image.end();
+
+    let mut blueprint = packages.object();
+    blueprint.str("SPDXID", "SPDXRef-Blueprint");
+    checksums(
+        &mut blueprint,
+        &[(
+            "SHA256",
+            m.blueprint_id
+                .strip_prefix("sha256:")
+                .unwrap_or(&m.blueprint_id),
+        )],
+    );
+    blueprint
+        .str("comment", "the blueprint id: SHA-256 of the canonical resolved blueprint, its matrix entries and its overlay (etc/nodeimg/blueprint.lock.json in the image)")
+        .str("downloadLocation", "NOASSERTION")
+        .bool("filesAnalyzed", false)
+        .str("name", &format!("{} blueprint", m.name))
+        .str("primaryPackagePurpose", "SOURCE")
+        .str("versionInfo", &m.version);
+    blueprint.end();
+    rel(
+        &mut rels,
+        "SPDXRef-Image",
+        "GENERATED_FROM",
+        "SPDXRef-Blueprint",
+    );
+
+    let mut os = packages.object();
+    os.str("SPDXID", "SPDXRef-OS")
+        .str(
+            "comment",
+            &format!(
+                "the base OS the image is applied onto: patch level {}, kernel {}",
+                s.patch_level, s.kernel
+            ),
+        )
+        .str("downloadLocation", "NOASSERTION")
+        .bool("filesAnalyzed", false)
+        .str("name", s.distro.as_str())
+        .str("primaryPackagePurpose", "OPERATING-SYSTEM")
+        .str("versionInfo", &s.os_version);
+    os.end();
+    rel(&mut rels, "SPDXRef-Image", "DEPENDS_ON", "SPDXRef-OS");
 
     for (i, p) in c.pins.packages.iter().enumerate() {
         let id = format!("SPDXRef-Pinned-{i}");
-        let mut pkg = json!({
-            "SPDXID": id,
-            "name": p.name,
-            "downloadLocation": "NOASSERTION",
-            "filesAnalyzed": false,
-            "primaryPackagePurpose": "INSTALL",
-            "externalRefs": [purl_ref(&pin_purl(p, s.distro, &s.os_version, &m.architecture))],
-            "comment": format!(
-                "held at {} by /{} ({}); installed on the base OS, not carried in the layers",
-                p.pin, c.pins.file.unwrap_or(""), p.why
-            ),
-        });
+        let mut pkg = packages.object();
+        pkg.str("SPDXID", &id)
+            .str(
+                "comment",
+                &format!(
+                    "held at {} by /{} ({}); installed on the base OS, not carried in the layers",
+                    p.pin,
+                    c.pins.file.unwrap_or(""),
+                    p.why
+                ),
+            )
+            .str("downloadLocation", "NOASSERTION");
+        purl_ref(
+            &mut pkg,
+            &pin_purl(p, s.distro, &s.os_version, &m.architecture),
+        );
+        pkg.bool("filesAnalyzed", false)
+            .str("name", &p.name)
+            .str("primaryPackagePurpose", "INSTALL");
         if let Some(v) = &p.version {
-            pkg["versionInfo"] = json!(v);
+            pkg.str("versionInfo", v);
         }
-        packages.push(pkg);
-        rels.push(rel("SPDXRef-Image", "DEPENDS_ON", &id));
+        pkg.end();
+        rel(&mut rels, "SPDXRef-Image", "DEPENDS_ON", &id);
     }
 
     for l in &c.layers {
         let role = l.info.role.as_str();
         let id = format!("SPDXRef-Layer-{role}");
         let listed = l.info.role != LayerRole::Overlay;
-        let files_n = l.items.len();
-        packages.push(json!({
-            "SPDXID": id,
-            "name": format!("{role} layer"),
-            "downloadLocation": "NOASSERTION",
-            "filesAnalyzed": listed,
-            "primaryPackagePurpose": "ARCHIVE",
-            "packageFileName": format!("blobs/sha256/{}", l.info.digest.hex()),
-            "checksums": [checksum("SHA256", l.info.digest.hex())],
-            "comment": format!(
+        let mut pkg = packages.object();
+        pkg.str("SPDXID", &id);
+        checksums(&mut pkg, &[("SHA256", l.info.digest.hex())]);
+        pkg.str(
+            "comment",
+            &format!(
                 "{} layer, diff_id {}, {} entries ({} files and links, {} folders){}",
-                l.info.media_type, l.info.diff_id, l.info.entries, files_n, l.dirs,
+                l.info.media_type, l.info.diff_id, l.info.entries, l.items.len(), l.dirs,
                 if listed { "" } else { "; its files, each with its SHA-256, are in the CycloneDX SBOM of this image (SPDX 2.3 would need a SHA-1 of each)" }
             ),
-        }));
-        rels.push(rel("SPDXRef-Image", "CONTAINS", &id));
+        )
+        .str("downloadLocation", "NOASSERTION")
+        .bool("filesAnalyzed", listed)
+        .str("name", &format!("{role} layer"))
+        .str("packageFileName", &format!("blobs/sha256/{}", l.info.digest.hex()))
+        .str("primaryPackagePurpose", "ARCHIVE");
+        pkg.end();
+        rel(&mut rels, "SPDXRef-Image", "CONTAINS", &id);
         if !listed {
             continue;
         }
@@ -165,16 +233,16 @@ pub fn write(c: &Contents<'_>) -> Vec<u8> {
                 continue;
             };
             let fid = format!("SPDXRef-File-{role}-{i}");
-            files.push(json!({
-                "SPDXID": fid,
-                "fileName": format!("./{}", item.path),
-                "checksums": [checksum("SHA1", sha1), checksum("SHA256", sha256)],
-                "comment": format!("mode {:04o}", item.mode),
-            }));
-            rels.push(rel(&id, "CONTAINS", &fid));
+            let mut file = files.object();
+            file.str("SPDXID", &fid);
+            checksums(&mut file, &[("SHA1", sha1), ("SHA256", sha256)]);
+            file.str("comment", &format!("mode {:04o}", item.mode))
+                .str("fileName", &format!("./{}", item.path));
+            file.end();
+            rel(&mut rels, &id, "CONTAINS", &fid);
             match l.info.role {
-                LayerRole::Config => rels.push(rel(&fid, "GENERATED_FROM", "SPDXRef-Blueprint")),
-                LayerRole::Verifier => rels.push(rel("SPDXRef-Verifier", "CONTAINS", &fid)),
+                LayerRole::Config => rel(&mut rels, &fid, "GENERATED_FROM", "SPDXRef-Blueprint"),
+                LayerRole::Verifier => rel(&mut rels, "SPDXRef-Verifier", "CONTAINS", &fid),
                 LayerRole::Overlay => {}
             }
         }
@@ -182,24 +250,30 @@ pub fn write(c: &Contents<'_>) -> Vec<u8> {
 
     let v = &c.verifier;
     let root = v.crates.as_ref().and_then(super::crates::root);
-    let mut verifier = json!({
-        "SPDXID": "SPDXRef-Verifier",
-        "name": root.map_or("nodeimg", |r| r.name.as_str()),
-        "downloadLocation": "NOASSERTION",
-        "filesAnalyzed": true,
-        "primaryPackagePurpose": "APPLICATION",
-        "packageFileName": format!("./{}", crate::package::verifier::NODE_PATH),
-        "checksums": [checksum("SHA1", &v.sha1), checksum("SHA256", &v.sha256)],
-        "comment": match &v.crates {
-            Some(info) => format!("the verifier the image's units run; {} crates from its .dep-v0 section (cargo auditable format {})", info.packages.len(), info.format),
-            None => "the verifier the image's units run; the binary carries no crate list (.dep-v0 section)".to_string(),
-        },
-    });
+    let mut verifier = packages.object();
+    verifier.str("SPDXID", "SPDXRef-Verifier");
+    checksums(&mut verifier, &[("SHA1", &v.sha1), ("SHA256", &v.sha256)]);
+    verifier
+        .str(
+            "comment",
+            &match &v.crates {
+                Some(info) => format!("the verifier the image's units run; {} crates from its .dep-v0 section (cargo auditable format {})", info.packages.len(), info.format),
+                None => "the verifier the image's units run; the binary carries no crate list (.dep-v0 section)".to_string(),
+            },
+        )
+        .str("downloadLocation", "NOASSERTION")
+        .bool("filesAnalyzed", true)
+        .str("name", root.map_or("nodeimg", |r| r.name.as_str()))
+        .str(
+            "packageFileName",
+            &format!("./{}", crate::package::verifier::NODE_PATH),
+        )
+        .str("primaryPackagePurpose", "APPLICATION");
     if let Some(r) = root {
-        verifier["versionInfo"] = json!(r.version.to_string());
+        verifier.str("versionInfo", &r.version.to_string());
     }
-    packages.push(verifier);
-    rels.push(rel("SPDXRef-Image", "CONTAINS", "SPDXRef-Verifier"));
+    verifier.end();
+    rel(&mut rels, "SPDXRef-Image", "CONTAINS", "SPDXRef-Verifier");
     if let Some(info) = &v.crates {
         let id = |i: usize| {
             if info.packages[i].root {
@@ -210,52 +284,71 @@ pub fn write(c: &Contents<'_>) -> Vec<u8> {
         };
         for (i, p) in info.packages.iter().enumerate() {
             if !p.root {
-                let mut pkg = json!({
-                    "SPDXID": id(i),
-                    "name": p.name,
-                    "versionInfo": p.version.to_string(),
-                    "downloadLocation": "NOASSERTION",
-                    "filesAnalyzed": false,
-                    "primaryPackagePurpose": "LIBRARY",
-                    "comment": format!("Rust crate, source {}, {}", String::from(p.source.clone()), kind_words(p.kind)),
-                });
-                if let Some(purl) = crate_purl(p) {
-                    pkg["externalRefs"] = json!([purl_ref(&purl)]);
-                    pkg["downloadLocation"] = json!(format!(
-                        "https://crates.io/api/v1/crates/{}/{}/download",
-                        p.name, p.version
-                    ));
+                let purl = crate_purl(p);
+                let mut pkg = packages.object();
+                pkg.str("SPDXID", &id(i)).str(
+                    "comment",
+                    &format!(
+                        "Rust crate, source {}, {}",
+                        String::from(p.source.clone()),
+                        kind_words(p.kind)
+                    ),
+                );
+                match &purl {
+                    Some(purl) => {
+                        pkg.str(
+                            "downloadLocation",
+                            &format!(
+                                "https://crates.io/api/v1/crates/{}/{}/download",
+                                p.name, p.version
+                            ),
+                        );
+                        purl_ref(&mut pkg, purl);
+                    }
+                    None => {
+                        pkg.str("downloadLocation", "NOASSERTION");
+                    }
                 }
-                packages.push(pkg);
+                pkg.bool("filesAnalyzed", false)
+                    .str("name", &p.name)
+                    .str("primaryPackagePurpose", "LIBRARY")
+                    .str("versionInfo", &p.version.to_string());
+                pkg.end();
             }
             for &d in &p.dependencies {
                 match info.packages[d].kind {
                     auditable_serde::DependencyKind::Build => {
-                        rels.push(rel(&id(d), "BUILD_DEPENDENCY_OF", &id(i)))
+                        rel(&mut rels, &id(d), "BUILD_DEPENDENCY_OF", &id(i))
                     }
                     auditable_serde::DependencyKind::Runtime => {
-                        rels.push(rel(&id(i), "DEPENDS_ON", &id(d)))
+                        rel(&mut rels, &id(i), "DEPENDS_ON", &id(d))
                     }
                 }
             }
         }
     }
+    packages.end();
+    files.end();
+    rels.end();
 
-    let doc = json!({
-        "spdxVersion": "SPDX-2.3",
-        "dataLicense": "CC0-1.0",
-        "SPDXID": "SPDXRef-DOCUMENT",
-        "name": format!("nodeimg image {} {}", m.name, m.version),
-        "documentNamespace": namespace(c),
-        "creationInfo": {
-            "created": c.created,
-            "creators": [TOOL],
-        },
-        "packages": packages,
-        "files": files,
-        "relationships": rels,
-    });
-    crate::canonical_json::value_to_vec(&doc)
+    let mut out = Vec::with_capacity(pk.len() + fl.len() + rl.len() + 1024);
+    let mut doc = Object::new(&mut out);
+    doc.str("SPDXID", "SPDXRef-DOCUMENT");
+    let mut info = Object::new(doc.key("creationInfo"));
+    info.str("created", &c.created);
+    let mut creators = Array::new(info.key("creators"));
+    creators.str(TOOL);
+    creators.end();
+    info.end();
+    doc.str("dataLicense", "CC0-1.0")
+        .str("documentNamespace", &namespace(c));
+    doc.key("files").extend_from_slice(&fl);
+    doc.str("name", &format!("nodeimg image {} {}", m.name, m.version));
+    doc.key("packages").extend_from_slice(&pk);
+    doc.key("relationships").extend_from_slice(&rl);
+    doc.str("spdxVersion", "SPDX-2.3");
+    doc.end();
+    out
 }
 
 fn kind_words(k: auditable_serde::DependencyKind) -> &'static str {
