@@ -515,7 +515,10 @@ fn holds(path: &Path, digest: &Digest, size: u64) -> bool {
         return false;
     }
     let mut h = Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
+    // Small enough to be hashed while still in the processor's cache, and
+    // few fresh pages to fault in: the check runs beside the rest of a
+    // warm build, which waits for it before committing.
+    let mut buf = vec![0u8; 256 << 10];
     let mut n = 0u64;
     loop {
         match f.read(&mut buf) {
