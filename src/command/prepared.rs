@@ -66,21 +66,26 @@ impl Prepared {
         stdin_base: Option<&Path>,
         env: &mut Env<'_>,
     ) -> Result<Self, Failure> {
-        // The blueprint schema's validator is built while the matrix, the
-        // templates and the blueprint are read.
+        // The blueprint schema's validator is built, and the built-in
+        // templates compiled, while the matrix and the blueprint are read.
         std::thread::spawn(crate::blueprint::schema::prepare);
+        let overrides = templates.and_then(|t| t.templates.as_deref());
+        if overrides.is_none() {
+            std::thread::spawn(|| drop(Templates::embedded()));
+        }
         let matrix = self::matrix(matrix, env)?;
-        let templates = match templates.and_then(|t| t.templates.as_deref()) {
-            None => Templates::embedded(),
+        let templates = match overrides {
+            None => None,
             Some(dir) => {
                 let t = Templates::with_overrides(dir).unusable()?;
                 for name in &t.overridden {
                     env.note(&format!("template {name} overridden"));
                 }
-                t
+                Some(t)
             }
         };
         let blueprint = valid_with(file, &matrix, digests, stdin_base, env)?;
+        let templates = templates.unwrap_or_else(Templates::embedded);
         Ok(Self {
             matrix,
             templates,
