@@ -144,6 +144,24 @@ impl<'a> Object<'a> {
         self
     }
 
+    /// A member whose value is an array of two-member objects, one per
+    /// pair: `[{k1: a, k2: b}, …]` (`k1` before `k2` in byte order).
+    pub(crate) fn pairs(
+        &mut self,
+        key: &'static str,
+        (k1, k2): (&'static str, &'static str),
+        pairs: &[(&str, &str)],
+    ) -> &mut Self {
+        let mut list = Array::new(self.key(key));
+        for (a, b) in pairs {
+            let mut o = list.object();
+            o.str(k1, a).str(k2, b);
+            o.end();
+        }
+        list.end();
+        self
+    }
+
     /// Closes the object.
     pub(crate) fn end(self) {
         self.out.push(b'}');

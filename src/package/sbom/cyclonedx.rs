@@ -35,13 +35,7 @@ fn properties(o: &mut Object<'_>, props: &[(&str, &str)]) {
 
 /// `hashes`: one `{alg, content}` per (algorithm, hex).
 fn hashes(o: &mut Object<'_>, sums: &[(&str, &str)]) {
-    let mut list = Array::new(o.key("hashes"));
-    for (alg, hex) in sums {
-        let mut h = list.object();
-        h.str("alg", alg).str("content", hex);
-        h.end();
-    }
-    list.end();
+    o.pairs("hashes", ("alg", "content"), sums);
 }
 
 /// The CycloneDX document, as canonical JSON. Written straight into its

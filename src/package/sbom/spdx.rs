@@ -40,13 +40,7 @@ pub fn namespace(c: &Contents<'_>) -> String {
 
 /// `checksums`: one `{algorithm, checksumValue}` per (algorithm, hex).
 fn checksums(o: &mut Object<'_>, sums: &[(&str, &str)]) {
-    let mut list = Array::new(o.key("checksums"));
-    for (alg, hex) in sums {
-        let mut c = list.object();
-        c.str("algorithm", alg).str("checksumValue", hex);
-        c.end();
-    }
-    list.end();
+    o.pairs("checksums", ("algorithm", "checksumValue"), sums);
 }
 
 /// `externalRefs`: the package's purl.
