@@ -27,8 +27,13 @@ impl Digest {
 
     /// The digest a hasher has computed so far.
     pub fn from_sha256(hasher: Sha256) -> Self {
+        Self::from_bytes(hasher.finalize().into())
+    }
+
+    /// The digest whose 32 bytes are `sum`.
+    pub fn from_bytes(sum: [u8; 32]) -> Self {
         let mut hex = String::with_capacity(64);
-        for b in hasher.finalize().iter() {
+        for b in sum {
             hex.push(char::from(b"0123456789abcdef"[usize::from(b >> 4)]));
             hex.push(char::from(b"0123456789abcdef"[usize::from(b & 0xf)]));
         }

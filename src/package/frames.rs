@@ -4,9 +4,10 @@
 //! One pass, on threads joined by bounded queues:
 //!
 //! ```text
-//! tar writer (caller's thread) ─chunk─▶ tar hasher ─▶ workers: zstd -3 frame or raw frame ─▶ writer: sha256, file
-//!   reads files straight into the chunk   sha256 of                                          in chunk order,
-//!   (and hashes each file, where asked)   the tar (diff_id)                                  writeback started as it goes
+//! tar writer (caller's thread) ─chunk─▶ workers: zstd -3 frame or raw frame ─▶ writer: sha256, file
+//!   reads files straight into the chunk,                                      in chunk order,
+//!   sha256 of the tar (diff_id) and of                                        writeback started as it goes
+//!   each file (where asked) in one pass
 //! ```
 //!
 //! A frame depends on its chunk alone, and chunk boundaries on the tar
@@ -35,6 +36,7 @@ use super::digest::Digest;
 use super::error::PackageError;
 use super::incompressible::incompressible;
 use super::raw_frame;
+use super::sha256_pair::{self, Sha256 as StreamSha256};
 use super::tar_stream::TarOut;
 
 /// Bytes of tar stream per frame. Smaller frames spread over more cores
@@ -97,7 +99,6 @@ pub fn pack(
 ) -> Result<Packed, PackageError> {
     let workers = usize::try_from(workers).unwrap_or(1).clamp(1, MAX_WORKERS);
     let (free_tx, free_rx) = sync_channel::<Slot>(slots(workers));
-    let (hash_tx, hash_rx) = sync_channel::<(u64, Slot)>(slots(workers));
     let (work_tx, work_rx) = sync_channel::<(u64, Slot)>(slots(workers));
     let (done_tx, done_rx) = sync_channel::<io::Result<(u64, Slot)>>(slots(workers));
     let work_rx = Arc::new(Mutex::new(work_rx));
@@ -113,25 +114,19 @@ pub fn pack(
         }
         drop(done_tx);
         let writer = scope.spawn(move || write_frames(done_rx, free_tx, file));
-        let hashing = scope.spawn(move || hash_chunks(hash_rx, work_tx));
         let mut chunker = Chunker {
             free: free_rx,
-            next: Some(hash_tx),
+            next: Some(work_tx),
             current: None,
             seq: 0,
+            tar: StreamSha256::new(),
         };
         let produced = produce(&mut chunker)
             .and_then(|()| chunker.dispatch().map_err(|e| PackageError::io(path)(e)));
-        chunker.finish();
-        let hashed = hashing.join();
+        let (diff_id, tar_size) = chunker.finish();
         let written = writer
             .join()
-            .unwrap_or_else(|_| Err(io::Error::other("the blob writer panicked")))
-            .and_then(|w| {
-                let (diff_id, tar_size) =
-                    hashed.map_err(|_| io::Error::other("the tar hasher panicked"))?;
-                Ok((w, diff_id, tar_size))
-            });
+            .unwrap_or_else(|_| Err(io::Error::other("the blob writer panicked")));
         // The writer's error explains a producer that found the pipeline
         // closed; otherwise the producer's own error is the cause.
         let written = match (produced, written) {
@@ -139,7 +134,6 @@ pub fn pack(
             (Err(e), Ok(_)) => return Err(e),
             (Ok(()), Ok(w)) => w,
         };
-        let (written, diff_id, tar_size) = written;
         Ok(Packed {
             diff_id,
             tar_size,
@@ -151,31 +145,15 @@ pub fn pack(
     })
 }
 
-/// The tar writer's end of the pipeline: fills chunks and hands each one,
-/// once complete, to the tar hasher.
+/// The tar writer's end of the pipeline: fills chunks, hashing the tar
+/// stream (the diff_id) as it goes, and hands each chunk, once complete,
+/// to the workers.
 pub struct Chunker {
     free: Receiver<Slot>,
     next: Option<SyncSender<(u64, Slot)>>,
     current: Option<Slot>,
     seq: u64,
-}
-
-/// The tar hasher: the diff_id over the chunks in order, on a thread of its
-/// own (the tar writer already hashes every file it reads, and the blob
-/// writer the frames), each chunk then passed on to the workers. Returns
-/// the digest and size of the whole tar.
-fn hash_chunks(chunks: Receiver<(u64, Slot)>, work: SyncSender<(u64, Slot)>) -> (Digest, u64) {
-    let mut hasher = Sha256::new();
-    let mut size = 0u64;
-    for (seq, slot) in chunks {
-        hasher.update(&slot.input[..slot.used]);
-        size += slot.used as u64;
-        // Closed: a worker failed, and the writer says why.
-        if work.send((seq, slot)).is_err() {
-            break;
-        }
-    }
-    (Digest::from_sha256(hasher), size)
+    tar: StreamSha256,
 }
 
 fn closed() -> io::Error {
@@ -211,10 +189,11 @@ impl Chunker {
         Ok(())
     }
 
-    /// Ends the stream: the hasher and then the workers stop once their
-    /// queues are empty.
-    fn finish(mut self) {
-        self.next = None;
+    /// Ends the stream (the workers stop once their queue is empty);
+    /// returns the digest and size of the whole tar.
+    fn finish(self) -> (Digest, u64) {
+        let size = self.tar.len();
+        (Digest::from_bytes(self.tar.finalize()), size)
     }
 }
 
@@ -225,6 +204,7 @@ impl TarOut for Chunker {
             let n = bytes.len().min(CHUNK - slot.used);
             slot.input[slot.used..slot.used + n].copy_from_slice(&bytes[..n]);
             slot.used += n;
+            self.tar.update(&bytes[..n]);
             bytes = &bytes[n..];
         }
         Ok(())
@@ -235,9 +215,15 @@ impl TarOut for Chunker {
         Ok(&mut slot.input[slot.used..])
     }
 
-    fn filled(&mut self, n: usize) -> io::Result<()> {
+    fn filled(&mut self, n: usize, file: Option<&mut StreamSha256>) -> io::Result<()> {
         if let Some(slot) = self.current.as_mut() {
-            slot.used = (slot.used + n).min(CHUNK);
+            let end = (slot.used + n).min(CHUNK);
+            let bytes = &slot.input[slot.used..end];
+            match file {
+                Some(f) => sha256_pair::update_both(&mut self.tar, f, bytes),
+                None => self.tar.update(bytes),
+            }
+            slot.used = end;
         }
         Ok(())
     }
@@ -404,7 +390,7 @@ mod tests {
                         let room = c.room().map_err(PackageError::io(&path))?;
                         let n = room.len().min(rest.len());
                         room[..n].copy_from_slice(&rest[..n]);
-                        c.filled(n).map_err(PackageError::io(&path))?;
+                        c.filled(n, None).map_err(PackageError::io(&path))?;
                         rest = &rest[n..];
                     }
                 }

@@ -45,6 +45,7 @@ pub mod referrers;
 pub mod registry;
 pub mod repro;
 pub mod sbom;
+pub mod sha256_pair;
 pub mod source_date;
 pub mod tar_stream;
 pub mod user_cache;

@@ -11,20 +11,20 @@
 use std::fs::File;
 use std::io::{self, Read, Write};
 
-use sha2::{Digest as _, Sha256};
 use tar::{EntryType, Header};
 
 use super::error::PackageError;
 use super::plan::{Content, EntryKind, PlanEntry, Sha256Sum};
 use super::progress::{Progress, Silent};
+use super::sha256_pair::Sha256;
 use super::source_date::SourceDate;
 
 const BLOCK: usize = 512;
 /// The buffer of [`Buffered`].
 const COPY_BUF: usize = 1 << 20;
-/// The most read at once from a file that is also hashed: small enough to
-/// be hashed while it is still in the processor's cache.
-const HASHED_READ: usize = 256 << 10;
+/// The most read from a file at once: small enough to be hashed (the file,
+/// the stream, or both) while it is still in the processor's cache.
+const READ: usize = 256 << 10;
 
 /// Where the tar stream goes: bytes put, and room to read file contents
 /// into directly, so that a file's bytes are copied once, from the page
@@ -34,8 +34,10 @@ pub trait TarOut {
     fn put(&mut self, bytes: &[u8]) -> io::Result<()>;
     /// Free room at the end of the stream's current buffer (never empty).
     fn room(&mut self) -> io::Result<&mut [u8]>;
-    /// The first `n` bytes of the last [`room`](Self::room) now hold data.
-    fn filled(&mut self, n: usize) -> io::Result<()>;
+    /// The first `n` bytes of the last [`room`](Self::room) now hold data:
+    /// content of a file, also hashed into `file` when one is given (in the
+    /// same pass as the stream's own hash, where the out keeps one).
+    fn filled(&mut self, n: usize, file: Option<&mut Sha256>) -> io::Result<()>;
 }
 
 /// A [`TarOut`] over any writer, through a buffer of its own.
@@ -87,8 +89,12 @@ impl<W: Write> TarOut for Buffered<W> {
         Ok(&mut self.buf[self.used..])
     }
 
-    fn filled(&mut self, n: usize) -> io::Result<()> {
-        self.used = (self.used + n).min(self.buf.len());
+    fn filled(&mut self, n: usize, file: Option<&mut Sha256>) -> io::Result<()> {
+        let end = (self.used + n).min(self.buf.len());
+        if let Some(f) = file {
+            f.update(&self.buf[self.used..end]);
+        }
+        self.used = end;
         Ok(())
     }
 }
@@ -184,7 +190,10 @@ impl TarOut for Count {
         Ok(&mut self.scratch)
     }
 
-    fn filled(&mut self, n: usize) -> io::Result<()> {
+    fn filled(&mut self, n: usize, file: Option<&mut Sha256>) -> io::Result<()> {
+        if let Some(f) = file {
+            f.update(&self.scratch[..n.min(BLOCK)]);
+        }
         self.bytes += n as u64;
         Ok(())
     }
@@ -346,8 +355,9 @@ fn pad(len: u64, out: &mut dyn TarOut) -> io::Result<()> {
 /// Streams exactly `size` bytes of `path`, read straight into the
 /// stream's buffer; a file that changed size since it was listed is an
 /// error, never a silently short or long entry. With `hash`, returns the
-/// SHA-256 of the bytes streamed, each piece hashed right after it is read,
-/// while it is still in the processor's cache.
+/// SHA-256 of the bytes streamed, each piece hashed (with the stream's own
+/// hash, where the out keeps one) right after it is read, while it is
+/// still in the processor's cache.
 fn copy_exact(
     path: &std::path::Path,
     size: u64,
@@ -365,18 +375,15 @@ fn copy_exact(
         let want = room
             .len()
             .min(usize::try_from(left).unwrap_or(usize::MAX))
-            .min(if hash { HASHED_READ } else { usize::MAX });
+            .min(READ);
         let n = read_some(&mut f, &mut room[..want]).map_err(PackageError::io(path))?;
-        if let Some(h) = hasher.as_mut() {
-            h.update(&room[..n]);
-        }
         if n == 0 {
             return Err(PackageError::Overlay {
                 path: path.to_path_buf(),
                 message: "the file shrank while it was being packaged".into(),
             });
         }
-        out.filled(n)
+        out.filled(n, hasher.as_mut())
             .map_err(|e| out_err(e, &path.display().to_string()))?;
         progress.advance(n as u64, 0);
         left -= n as u64;
@@ -388,7 +395,7 @@ fn copy_exact(
             message: "the file grew while it was being packaged".into(),
         });
     }
-    Ok(hasher.map(|h| h.finalize().into()))
+    Ok(hasher.map(Sha256::finalize))
 }
 
 /// Opens the overlay file `path`, which must still be the regular file the
@@ -518,9 +525,7 @@ mod tests {
     #[test]
     fn files_are_hashed_from_the_bytes_packed_and_the_size_is_known_ahead() {
         let dir = tempfile::tempdir().unwrap();
-        let big: Vec<u8> = (0..3 * HASHED_READ + 77)
-            .map(|i| (i * 7 % 251) as u8)
-            .collect();
+        let big: Vec<u8> = (0..3 * READ + 77).map(|i| (i * 7 % 251) as u8).collect();
         std::fs::write(dir.path().join("big"), &big).unwrap();
         std::fs::write(dir.path().join("empty"), b"").unwrap();
         let disk = |name: &str, size: usize| {
@@ -550,7 +555,7 @@ mod tests {
         let mut summed = Buffered::new(Vec::new());
         let sums = write_tar_summing(&entries, date, &mut summed, &mut Silent).unwrap();
         assert_eq!(summed.into_inner().unwrap(), plain, "the same stream");
-        let sha = |b: &[u8]| -> Sha256Sum { Sha256::digest(b).into() };
+        let sha = |b: &[u8]| -> Sha256Sum { <sha2::Sha256 as sha2::Digest>::digest(b).into() };
         assert_eq!(
             sums,
             [None, Some(sha(&big)), Some(sha(b"")), None, None],
