@@ -113,6 +113,9 @@ pub fn pack(
             scope.spawn(move || compress_chunks(&work_rx, &done_tx));
         }
         drop(done_tx);
+        // The workers hold the queue's only ends: once they have all
+        // stopped, the tar writer's next send fails instead of waiting.
+        drop(work_rx);
         let writer = scope.spawn(move || write_frames(done_rx, free_tx, file));
         let mut chunker = Chunker {
             free: free_rx,
