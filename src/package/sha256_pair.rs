@@ -340,17 +340,17 @@ mod tests {
         sha2::Sha256::digest(bytes).into()
     }
 
-    /// Deterministic bytes of any length.
+    /// Deterministic bytes of any length: SHA-256 of the seed and a counter.
     fn bytes(n: usize, seed: u32) -> Vec<u8> {
-        let mut x = seed.wrapping_mul(2_654_435_761) | 1;
-        (0..n)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 17;
-                x ^= x << 5;
-                x as u8
-            })
-            .collect()
+        let mut out = Vec::with_capacity(n + 32);
+        for i in 0u32.. {
+            if out.len() >= n {
+                break;
+            }
+            out.extend(reference(&[seed.to_le_bytes(), i.to_le_bytes()].concat()));
+        }
+        out.truncate(n);
+        out
     }
 
     #[test]
