@@ -32,18 +32,24 @@ impl Digest {
 
     /// The digest whose 32 bytes are `sum`.
     pub fn from_bytes(sum: [u8; 32]) -> Self {
-        let mut hex = String::with_capacity(64);
-        for b in sum {
-            hex.push(char::from(b"0123456789abcdef"[usize::from(b >> 4)]));
-            hex.push(char::from(b"0123456789abcdef"[usize::from(b & 0xf)]));
-        }
-        Self { hex }
+        Self { hex: hex(&sum) }
     }
 
     /// The 64 hex digits, which name the blob under `blobs/sha256/`.
     pub fn hex(&self) -> &str {
         &self.hex
     }
+}
+
+/// `bytes` as lowercase hex digits, as digests are written.
+pub fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        s.push(char::from(DIGITS[usize::from(b >> 4)]));
+        s.push(char::from(DIGITS[usize::from(b & 0x0f)]));
+    }
+    s
 }
 
 impl fmt::Display for Digest {

@@ -151,5 +151,5 @@ fn cached_maybe(plan: &LayerPlan, opts: &BuildOptions, cached: &Cache) -> bool {
 
 /// `sha256:` and the hex of `sum`.
 fn sum_text(sum: &[u8; 32]) -> String {
-    format!("sha256:{}", super::sbom::contents::hex(sum))
+    format!("sha256:{}", super::digest::hex(sum))
 }

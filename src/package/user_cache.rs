@@ -343,8 +343,8 @@ impl UserCache {
         }
         let text = format!(
             "{} {}\n",
-            super::sbom::contents::hex(&sums.sha256),
-            super::sbom::contents::hex(&sums.sha1)
+            super::digest::hex(&sums.sha256),
+            super::digest::hex(&sums.sha1)
         );
         let _ = fs::DirBuilder::new()
             .recursive(true)
@@ -597,7 +597,7 @@ mod tests {
     #[test]
     fn digests_parse_back_from_their_hex() {
         let sums = Sums::of(b"verifier");
-        let text = super::super::sbom::contents::hex(&sums.sha256);
+        let text = super::super::digest::hex(&sums.sha256);
         assert_eq!(parse_hex::<32>(&text), Some(sums.sha256));
         assert_eq!(parse_hex::<32>(&text.to_uppercase()), None);
         assert_eq!(parse_hex::<20>(&text), None);

@@ -15,7 +15,7 @@ use crate::blueprint::Blueprint;
 use crate::blueprint::identity::{OverlayRecord, RecordKind};
 use crate::blueprint::model::Distro;
 
-use super::super::digest::BlobRef;
+use super::super::digest::{BlobRef, hex};
 use super::super::error::PackageError;
 use super::super::layer::LayerInfo;
 use super::super::meta::ImageMeta;
@@ -113,16 +113,6 @@ pub struct Contents<'a> {
 
 fn hex_sha1(bytes: &[u8]) -> String {
     hex(&Sha1::digest(bytes))
-}
-
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        s.push(DIGITS[usize::from(b >> 4)] as char);
-        s.push(DIGITS[usize::from(b & 0x0f)] as char);
-    }
-    s
 }
 
 /// Puts the model together. `plans` and `layers` are in the same order.

@@ -99,7 +99,7 @@ pub fn uuid_v5(name: &str) -> String {
     b.copy_from_slice(&d[..16]);
     b[6] = (b[6] & 0x0f) | 0x50;
     b[8] = (b[8] & 0x3f) | 0x80;
-    let x = contents::hex(&b);
+    let x = super::digest::hex(&b);
     format!(
         "{}-{}-{}-{}-{}",
         &x[..8],
